@@ -1,7 +1,16 @@
 package report
 
 import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/filter"
+	"github.com/profq/profq/internal/graph"
 )
 
 // Config is what a caller asks of a top report; zero values are not defaults, use DefaultConfig.
@@ -17,23 +26,287 @@ type Config struct {
 	NoInlines bool
 	// NodeCount caps the rows; 0 means no cap.
 	NodeCount int
-	// NodeFraction and EdgeFraction are pprof's trimming fractions.
+	// NodeFraction and EdgeFraction are the trimming fractions.
 	NodeFraction, EdgeFraction float64
 	// Sort is "flat" or "cum".
 	Sort string
-	// Filters, in pprof's spelling; "" means unset.
+	// Filters, in pprof's spelling; "" leaves one unset.
 	Focus, Ignore, Hide, Show, ShowFrom, PruneFrom, TagFocus, TagIgnore string
 	// RelativePercentages takes the total after filtering.
 	RelativePercentages bool
 }
+
+// Granularities lists the accepted granularities, finest last but one.
+var granularities = []string{"functions", "filefunctions", "files", "lines", "addresses"}
+
+// Granularities returns the accepted values of Config.Granularity.
+func Granularities() []string { return slices.Clone(granularities) }
 
 // DefaultConfig returns the defaults of a top report, which are pprof's.
 func DefaultConfig() Config {
 	return Config{Granularity: "functions", NodeFraction: 0.005, EdgeFraction: 0.001, Sort: "flat"}
 }
 
-// NewTop builds a top report from p, which it modifies (filters and aggregation run in place).
-// inputs describes the profiles p was made from.
+// OptionError reports an option that is invalid for the profile or in itself, such as an
+// unknown sample index. It is a usage error.
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+func optionErrorf(format string, args ...any) error {
+	return &OptionError{Err: fmt.Errorf(format, args...)}
+}
+
+func (c *Config) filterOptions() filter.Options {
+	return filter.Options{
+		Focus: c.Focus, Ignore: c.Ignore, Hide: c.Hide, Show: c.Show,
+		ShowFrom: c.ShowFrom, PruneFrom: c.PruneFrom, TagFocus: c.TagFocus, TagIgnore: c.TagIgnore,
+	}
+}
+
+// Validate checks the options that do not depend on a profile.
+func (c *Config) Validate() error {
+	if !slices.Contains(granularities, c.Granularity) {
+		return optionErrorf("--granularity: %q is not one of %s", c.Granularity, strings.Join(granularities, ", "))
+	}
+	if c.Sort != "flat" && c.Sort != "cum" {
+		return optionErrorf("--sort: %q is not flat or cum", c.Sort)
+	}
+	if c.NodeCount < 0 {
+		return optionErrorf("--nodecount: %d is negative", c.NodeCount)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"nodefraction", c.NodeFraction}, {"edgefraction", c.EdgeFraction}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return optionErrorf("--%s: %v is not between 0 and 1", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// NewTop builds a top report from p, which it modifies: filters and aggregation run in place.
+// inputs describes the profiles p was made from. The steps follow pprof: choose the sample
+// value, take the total (before filtering unless RelativePercentages), filter, aggregate to
+// the granularity, build the graph, trim, sort.
 func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
-	panic("not implemented yet")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	filters, err := filter.Compile(cfg.filterOptions())
+	if err != nil {
+		return nil, err
+	}
+	if len(p.SampleType) == 0 {
+		return nil, fmt.Errorf("profile has no sample types")
+	}
+	index, err := p.SampleIndexByName(cfg.SampleIndex)
+	if err != nil {
+		return nil, &OptionError{Err: fmt.Errorf("--sample-index: %w", err)}
+	}
+	if cfg.Mean && len(p.SampleType) == 1 {
+		// The divisor is sample type 0, the count; a single type would divide by itself.
+		return nil, optionErrorf("--mean needs a profile with a count sample type besides the value")
+	}
+
+	var warnings []string
+	numLabelUnits, _ := p.NumLabelUnits()
+	if cfg.RelativePercentages {
+		warnings = filters.Apply(p, numLabelUnits)
+	}
+	total := computeTotal(p, index, cfg.Mean)
+	if !cfg.RelativePercentages {
+		warnings = filters.Apply(p, numLabelUnits)
+	}
+	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
+		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
+	}
+	trimPaths(p)
+
+	g := graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean})
+	res := g.Trim(graph.TrimOptions{
+		NodeFraction: cfg.NodeFraction,
+		EdgeFraction: cfg.EdgeFraction,
+		NodeCount:    cfg.NodeCount,
+		CumSort:      cfg.Sort == "cum",
+	})
+
+	st := p.SampleType[index]
+	t := &Top{
+		SchemaVersion:  SchemaVersion,
+		Kind:           KindTop,
+		SampleType:     SampleType{Type: st.Type, Unit: st.Unit},
+		Total:          total,
+		NodeCutoff:     res.NodeCutoff,
+		DroppedNodes:   res.DroppedNodes,
+		CandidateNodes: res.CandidateNodes,
+		Options:        effectiveOptions(cfg, index),
+		Profile:        profileInfo(p),
+		Inputs:         inputs,
+		Warnings:       append([]string{}, warnings...),
+		Rows:           make([]Row, 0, len(res.Entries)),
+	}
+	if cfg.Mean {
+		t.SampleType.Type = "mean_" + st.Type
+	}
+	if t.Inputs == nil {
+		t.Inputs = []Input{}
+	}
+	var running int64
+	for _, e := range res.Entries {
+		flat, cum := e.FlatValue(), e.CumValue()
+		running += flat
+		t.Rows = append(t.Rows, Row{
+			Name:     e.Name,
+			Flat:     flat,
+			FlatPct:  percent(flat, total),
+			SumPct:   percent(running, total),
+			Cum:      cum,
+			CumPct:   percent(cum, total),
+			Inline:   inlineLabel(e.Inline),
+			Function: e.Info.Name,
+			File:     e.Info.File,
+			Line:     e.Info.Line,
+			Column:   e.Info.Column,
+			Address:  hexAddress(e.Info.Address),
+			Object:   e.Info.Objfile,
+		})
+	}
+	t.Shown = running
+	t.ShownPct = percent(running, total)
+	return t, nil
+}
+
+// computeTotal is the denominator of the report's percentages: Σ|v| over the samples (or over
+// the diff-base samples when there are any), divided by Σ count under a mean.
+func computeTotal(p *profile.Profile, index int, mean bool) int64 {
+	var total, div, baseTotal, baseDiv int64
+	for _, s := range p.Sample {
+		v := s.Value[index]
+		if v < 0 {
+			v = -v
+		}
+		var d int64
+		if mean {
+			d = s.Value[0]
+		}
+		total += v
+		div += d
+		if s.DiffBaseSample() {
+			baseTotal += v
+			baseDiv += d
+		}
+	}
+	if baseTotal > 0 {
+		total, div = baseTotal, baseDiv
+	}
+	if div != 0 {
+		return total / div
+	}
+	return total
+}
+
+// aggregate merges frame details the granularity does not distinguish.
+func aggregate(p *profile.Profile, granularity string, noInlines bool) error {
+	inlines := !noInlines
+	var function, filename, linenumber, address bool
+	switch granularity {
+	case "functions":
+		function = true
+	case "filefunctions":
+		function, filename = true, true
+	case "files":
+		filename = true
+	case "lines":
+		function, filename, linenumber = true, true, true
+	case "addresses":
+		if inlines {
+			// Every frame keeps all of its details, columns included.
+			return nil
+		}
+		function, filename, linenumber, address = true, true, true, true
+	}
+	return p.Aggregate(inlines, function, filename, linenumber, false, address)
+}
+
+// trimPaths removes the /proc/self/cwd/ prefix that Bazel-built and containerised binaries
+// record, as graph reports do.
+func trimPaths(p *profile.Profile) {
+	for _, f := range p.Function {
+		for _, prefix := range []string{"/proc/self/cwd/./", "/proc/self/cwd/"} {
+			if strings.HasPrefix(f.Filename, prefix) {
+				f.Filename = f.Filename[len(prefix):]
+				break
+			}
+		}
+	}
+}
+
+func percent(v, total int64) *float64 {
+	if total == 0 {
+		return nil
+	}
+	pct := float64(v) / float64(total) * 100
+	return &pct
+}
+
+func inlineLabel(i graph.Inline) string {
+	switch i {
+	case graph.Inlined:
+		return InlineFull
+	case graph.PartlyInlined:
+		return InlinePartial
+	}
+	return InlineNone
+}
+
+func hexAddress(a uint64) string {
+	if a == 0 {
+		return ""
+	}
+	return "0x" + strconv.FormatUint(a, 16)
+}
+
+func effectiveOptions(cfg Config, index int) TopOptions {
+	o := TopOptions{
+		SampleIndex:         index,
+		Mean:                cfg.Mean,
+		Granularity:         cfg.Granularity,
+		NoInlines:           cfg.NoInlines,
+		NodeCount:           cfg.NodeCount,
+		NodeFraction:        cfg.NodeFraction,
+		EdgeFraction:        cfg.EdgeFraction,
+		Sort:                cfg.Sort,
+		Filters:             []Filter{},
+		RelativePercentages: cfg.RelativePercentages,
+	}
+	f := cfg
+	for _, kv := range [][2]string{
+		{"focus", f.Focus}, {"ignore", f.Ignore}, {"hide", f.Hide}, {"show", f.Show},
+		{"show_from", f.ShowFrom}, {"tagfocus", f.TagFocus}, {"tagignore", f.TagIgnore},
+		{"prune_from", f.PruneFrom},
+	} {
+		if kv[1] != "" {
+			o.Filters = append(o.Filters, Filter{Name: kv[0], Value: kv[1]})
+		}
+	}
+	return o
+}
+
+func profileInfo(p *profile.Profile) ProfileInfo {
+	info := ProfileInfo{Comments: []string{}, TimeNanos: p.TimeNanos, DurationNanos: p.DurationNanos}
+	if len(p.Mapping) > 0 {
+		if f := p.Mapping[0].File; f != "" {
+			info.File = filepath.Base(f)
+		}
+		info.BuildID = p.Mapping[0].BuildID
+	}
+	for _, c := range p.Comments {
+		if !strings.HasPrefix(c, "#") {
+			info.Comments = append(info.Comments, c)
+		}
+	}
+	return info
 }

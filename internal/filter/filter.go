@@ -1,0 +1,256 @@
+// Package filter compiles profq's sample and frame filters and applies them to a profile in
+// the order pprof applies them.
+package filter
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/units"
+)
+
+// Options are the filter expressions as the user gave them; "" leaves a filter unset.
+type Options struct {
+	Focus, Ignore, Hide, Show, ShowFrom, PruneFrom string
+	TagFocus, TagIgnore                            string
+}
+
+// ExprError reports a filter expression that does not compile. It is a usage error.
+type ExprError struct {
+	Flag string // the flag name, e.g. "focus"
+	Err  error
+}
+
+func (e *ExprError) Error() string { return fmt.Sprintf("--%s: %v", e.Flag, e.Err) }
+func (e *ExprError) Unwrap() error { return e.Err }
+
+// Set is a compiled, ready-to-apply set of filters.
+type Set struct {
+	focus, ignore, hide, show, showFrom, pruneFrom *regexp.Regexp
+	tagFocus, tagIgnore                            *tagFilter
+	opts                                           Options
+}
+
+// Compile checks and compiles every expression in o.
+func Compile(o Options) (*Set, error) {
+	s := &Set{opts: o}
+	for _, re := range []struct {
+		flag, expr string
+		dst        **regexp.Regexp
+	}{
+		{"focus", o.Focus, &s.focus},
+		{"ignore", o.Ignore, &s.ignore},
+		{"hide", o.Hide, &s.hide},
+		{"show", o.Show, &s.show},
+		{"show-from", o.ShowFrom, &s.showFrom},
+		{"prune-from", o.PruneFrom, &s.pruneFrom},
+	} {
+		if re.expr == "" {
+			continue
+		}
+		rx, err := regexp.Compile(re.expr)
+		if err != nil {
+			return nil, &ExprError{Flag: re.flag, Err: err}
+		}
+		*re.dst = rx
+	}
+	var err error
+	if s.tagFocus, err = compileTagFilter("tagfocus", o.TagFocus); err != nil {
+		return nil, err
+	}
+	if s.tagIgnore, err = compileTagFilter("tagignore", o.TagIgnore); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Empty reports whether no filter is set.
+func (s *Set) Empty() bool { return s.opts == Options{} }
+
+// Apply filters p in place, in pprof's order: focus/ignore/hide/show, show_from,
+// tagfocus/tagignore, prune_from. It returns one warning for each filter that matched no
+// samples. numLabelUnits gives the unit of each numeric label key (profile.NumLabelUnits).
+func (s *Set) Apply(p *profile.Profile, numLabelUnits map[string]string) []string {
+	var warnings []string
+	warn := func(matched bool, flag, expr string) {
+		if !matched {
+			warnings = append(warnings, fmt.Sprintf("--%s expression %q matched no samples", flag, expr))
+		}
+	}
+	if s.focus != nil || s.ignore != nil || s.hide != nil || s.show != nil {
+		fm, im, hm, hnm := p.FilterSamplesByName(s.focus, s.ignore, s.hide, s.show)
+		warn(s.focus == nil || fm, "focus", s.opts.Focus)
+		warn(s.ignore == nil || im, "ignore", s.opts.Ignore)
+		warn(s.hide == nil || hm, "hide", s.opts.Hide)
+		warn(s.show == nil || hnm, "show", s.opts.Show)
+	}
+	if s.showFrom != nil {
+		warn(p.ShowFrom(s.showFrom), "show-from", s.opts.ShowFrom)
+	}
+	if s.tagFocus != nil || s.tagIgnore != nil {
+		tfm, tim := p.FilterSamplesByTag(s.tagFocus.matcher(numLabelUnits), s.tagIgnore.matcher(numLabelUnits))
+		warn(s.tagFocus == nil || tfm, "tagfocus", s.opts.TagFocus)
+		warn(s.tagIgnore == nil || tim, "tagignore", s.opts.TagIgnore)
+	}
+	if s.pruneFrom != nil {
+		p.PruneFrom(s.pruneFrom)
+	}
+	return warnings
+}
+
+// tagFilter is a compiled --tagfocus or --tagignore expression: "[key=]value", where value is
+// either a numeric range ("64kb", "1mb:", ":10ms", "1kb:2mb") or comma-separated regexps.
+type tagFilter struct {
+	key     string
+	numeric *numRange
+	regexps []*regexp.Regexp
+}
+
+func compileTagFilter(flag, expr string) (*tagFilter, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	f := &tagFilter{}
+	value := expr
+	if k, v, ok := strings.Cut(expr, "="); ok {
+		f.key, value = k, v
+	}
+	r, err := parseRange(value)
+	if err != nil {
+		return nil, &ExprError{Flag: flag, Err: err}
+	}
+	if r != nil {
+		f.numeric = r
+		return f, nil
+	}
+	for _, part := range strings.Split(value, ",") {
+		rx, err := regexp.Compile(part)
+		if err != nil {
+			return nil, &ExprError{Flag: flag, Err: err}
+		}
+		f.regexps = append(f.regexps, rx)
+	}
+	return f, nil
+}
+
+// matcher returns the sample predicate of f, or nil when f is nil.
+func (f *tagFilter) matcher(numLabelUnits map[string]string) func(*profile.Sample) bool {
+	switch {
+	case f == nil:
+		return nil
+	case f.numeric != nil:
+		match := func(key string, vals []int64) bool {
+			unit := numLabelUnits[key]
+			return slices.ContainsFunc(vals, func(v int64) bool { return f.numeric.contains(v, unit) })
+		}
+		if f.key != "" {
+			return func(s *profile.Sample) bool {
+				vals, ok := s.NumLabel[f.key]
+				return ok && match(f.key, vals)
+			}
+		}
+		return func(s *profile.Sample) bool {
+			for key, vals := range s.NumLabel {
+				if match(key, vals) {
+					return true
+				}
+			}
+			return false
+		}
+	case f.key != "":
+		// With a key, any regexp matching any value of that key is enough.
+		return func(s *profile.Sample) bool {
+			vals, ok := s.Label[f.key]
+			if !ok {
+				return false
+			}
+			for _, rx := range f.regexps {
+				if slices.ContainsFunc(vals, rx.MatchString) {
+					return true
+				}
+			}
+			return false
+		}
+	default:
+		// Without a key, every regexp must match some "key:value" of the sample.
+		return func(s *profile.Sample) bool {
+			for _, rx := range f.regexps {
+				if !matchesAnyLabel(rx, s.Label) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+}
+
+func matchesAnyLabel(rx *regexp.Regexp, labels map[string][]string) bool {
+	for key, vals := range labels {
+		for _, v := range vals {
+			if rx.MatchString(key + ":" + v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// numRange is an inclusive range of label values, in unit (a canonical unit, or the
+// expression's own unit string when it belongs to no known family).
+type numRange struct {
+	lo, hi         float64
+	hasLo, hasHi   bool
+	unit           string
+}
+
+var rangeTerm = regexp.MustCompile(`([+-]?[[:digit:]]+)([[:alpha:]]+)?`)
+
+// parseRange recognises "N[unit]", "N[unit]:", ":N[unit]" and "N[unit]:M[unit]"; any other
+// text is not a range (nil, nil) and is read as regexps instead.
+func parseRange(expr string) (*numRange, error) {
+	terms := rangeTerm.FindAllStringSubmatch(expr, 2)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	first, err := strconv.ParseInt(terms[0][1], 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("number out of range in %q", expr)
+	}
+	lo, unit := units.Scale(first, terms[0][2], terms[0][2])
+	if len(terms) == 1 {
+		switch whole := terms[0][0]; expr {
+		case whole:
+			return &numRange{lo: lo, hi: lo, hasLo: true, hasHi: true, unit: unit}, nil
+		case whole + ":":
+			return &numRange{lo: lo, hasLo: true, unit: unit}, nil
+		case ":" + whole:
+			return &numRange{hi: lo, hasHi: true, unit: unit}, nil
+		}
+		return nil, nil
+	}
+	if expr != terms[0][0]+":"+terms[1][0] {
+		return nil, nil
+	}
+	second, err := strconv.ParseInt(terms[1][1], 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("number out of range in %q", expr)
+	}
+	hi, unit2 := units.Scale(second, terms[1][2], unit)
+	if unit2 != unit {
+		return nil, nil
+	}
+	return &numRange{lo: lo, hi: hi, hasLo: true, hasHi: true, unit: unit}, nil
+}
+
+func (r *numRange) contains(v int64, labelUnit string) bool {
+	sv, su := units.Scale(v, labelUnit, r.unit)
+	if su != r.unit {
+		return false
+	}
+	return (!r.hasLo || sv >= r.lo) && (!r.hasHi || sv <= r.hi)
+}

@@ -1,0 +1,249 @@
+package graph
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/profq/profq/internal/proftest"
+)
+
+// row is what a test checks of an entry.
+type row struct {
+	Name      string
+	Flat, Cum int64
+	Inline    Inline
+}
+
+func rows(r *Result) []row {
+	out := make([]row, len(r.Entries))
+	for i, e := range r.Entries {
+		out[i] = row{e.Name, e.FlatValue(), e.CumValue(), e.Inline}
+	}
+	return out
+}
+
+// all trims nothing: every live node, in flat order.
+var all = TrimOptions{}
+
+func top(t *testing.T, text string, o Options, to TrimOptions) []row {
+	t.Helper()
+	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
+	if o.SampleIndex == 0 {
+		o.SampleIndex = 1
+	}
+	return rows(Build(p, o).Trim(to))
+}
+
+func check(t *testing.T, got, want []row) {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestDirectRecursionCountsCumOnce(t *testing.T) {
+	got := top(t, `
+main;f;f;f 1 10
+main;f 1 5
+`, Options{}, all)
+	check(t, got, []row{
+		{"f", 15, 15, NotInlined},
+		{"main", 0, 15, NotInlined},
+	})
+}
+
+func TestMutualRecursion(t *testing.T) {
+	got := top(t, `
+main;a;b;a;b 1 10
+main;a;b;a 1 4
+`, Options{}, all)
+	check(t, got, []row{
+		{"b", 10, 14, NotInlined},
+		{"a", 4, 14, NotInlined},
+		{"main", 0, 14, NotInlined},
+	})
+}
+
+func TestInlinedFrames(t *testing.T) {
+	// "outer+inner": inner was inlined into outer; both are nodes, inner gets the flat.
+	got := top(t, `
+main;outer+inner 1 100
+main;inner 1 40
+main;outer+inner;leaf 1 10
+`, Options{}, all)
+	check(t, got, []row{
+		{"inner", 140, 150, PartlyInlined},
+		{"leaf", 10, 10, NotInlined},
+		{"main", 0, 150, NotInlined},
+		{"outer", 0, 110, NotInlined},
+	})
+}
+
+func TestFullyInlined(t *testing.T) {
+	got := top(t, `main;outer+mid+inner 1 7`, Options{}, all)
+	check(t, got, []row{
+		{"inner", 7, 7, Inlined},
+		{"main", 0, 7, NotInlined},
+		{"mid", 0, 7, Inlined},
+		{"outer", 0, 7, NotInlined},
+	})
+}
+
+func TestEdgeCutoffChangesInlineLabel(t *testing.T) {
+	// The only non-inlined call into x is tiny; once its edge is cut, x is fully inlined.
+	text := `
+main;a+x 1 10000
+main;b;x 1 1
+`
+	check(t, top(t, text, Options{}, TrimOptions{EdgeFraction: 0.001})[:1], []row{{"x", 10001, 10001, Inlined}})
+	check(t, top(t, text, Options{}, TrimOptions{})[:1], []row{{"x", 10001, 10001, PartlyInlined}})
+}
+
+func TestAddressOnlyAndUnmappedFrames(t *testing.T) {
+	got := top(t, `
+main;0x1000 1 5
+main;0x2000 1 7
+main;0x3000! 1 3
+`, Options{}, all)
+	check(t, got, []row{
+		{"0000000000002000 [app]", 7, 7, NotInlined},
+		{"0000000000001000 [app]", 5, 5, NotInlined},
+		{"0000000000003000 <unknown>", 3, 3, NotInlined},
+		{"main", 0, 15, NotInlined},
+	})
+}
+
+func TestZeroAndNegativeValues(t *testing.T) {
+	got := top(t, `
+main;zero 1 0
+main;neg 1 -30
+main;pos 1 20
+main;cancel 1 5
+main;cancel 1 -5
+`, Options{}, all)
+	// "zero" never appears; "cancel" sums to zero and is dropped; order is by |flat|.
+	check(t, got, []row{
+		{"neg", -30, -30, NotInlined},
+		{"pos", 20, 20, NotInlined},
+		{"main", 0, -10, NotInlined},
+	})
+	dropped := top(t, `
+main;neg 1 -30
+main;pos 1 20
+`, Options{DropNegative: true}, all)
+	check(t, dropped, []row{{"pos", 20, 20, NotInlined}})
+}
+
+func TestZeroValueWithCountStillCountsUnderMean(t *testing.T) {
+	// Under a mean, a sample with value 0 but a count still adds to the divisor.
+	got := top(t, `
+main;f 2 100
+main;f 2 0
+`, Options{Mean: true}, all)
+	check(t, got, []row{
+		{"f", 25, 25, NotInlined},
+		{"main", 0, 25, NotInlined},
+	})
+}
+
+func TestEmptyProfileAndEmptyStacks(t *testing.T) {
+	check(t, top(t, ``, Options{}, all), []row{})
+	// A sample with no stack produces no node.
+	check(t, top(t, `
+1 30
+main 1 20
+`, Options{}, all), []row{{"main", 20, 20, NotInlined}})
+}
+
+func TestNodeFractionAndCount(t *testing.T) {
+	text := `
+main;a 1 50
+main;b 1 30
+main;c 1 15
+main;d 1 5
+`
+	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
+	g := Build(p, Options{SampleIndex: 1})
+	// Cutoff 10 (0.1 of 100): d (cum 5) is dropped; a cum equal to the cutoff is kept.
+	r := g.Trim(TrimOptions{NodeFraction: 0.1})
+	if r.NodeCutoff != 10 || r.DroppedNodes != 1 || r.CandidateNodes != 4 {
+		t.Errorf("cutoff %d dropped %d candidates %d, want 10 1 4", r.NodeCutoff, r.DroppedNodes, r.CandidateNodes)
+	}
+	r = g.Trim(TrimOptions{NodeFraction: 0.05})
+	if r.DroppedNodes != 0 || len(r.Entries) != 5 {
+		t.Errorf("at cutoff 5: dropped %d, entries %d; want 0 and 5", r.DroppedNodes, len(r.Entries))
+	}
+	r = g.Trim(TrimOptions{NodeCount: 2, CumSort: true})
+	check(t, rows(r), []row{{"main", 0, 100, NotInlined}, {"a", 50, 50, NotInlined}})
+}
+
+func TestTiesOrderByNameBytewise(t *testing.T) {
+	got := top(t, `
+main;zeta 1 10
+main;alpha 1 10
+main;Mid 1 10
+`, Options{}, all)
+	check(t, got, []row{
+		{"Mid", 10, 10, NotInlined},
+		{"alpha", 10, 10, NotInlined},
+		{"zeta", 10, 10, NotInlined},
+		{"main", 0, 30, NotInlined},
+	})
+}
+
+func TestPrintableName(t *testing.T) {
+	for _, tc := range []struct {
+		info NodeInfo
+		want string
+	}{
+		{NodeInfo{Name: "main.f"}, "main.f"},
+		{NodeInfo{Name: "main.f", File: "f.go", Line: 12}, "main.f f.go:12"},
+		{NodeInfo{Name: "main.f", File: "f.go", Line: 12, Column: 3}, "main.f f.go:12:3"},
+		{NodeInfo{Name: "main.f", File: "f.go", Line: 12, Address: 0x401000}, "0000000000401000 main.f f.go:12"},
+		{NodeInfo{Objfile: "/lib/libc.so.6"}, "[libc.so.6]"},
+		{NodeInfo{Address: 0x3000, Objfile: "/bin/app"}, "0000000000003000 [app]"},
+		{NodeInfo{}, "<unknown>"},
+		{NodeInfo{File: "pkg/s.go", StartLine: 10}, "pkg/s.go"},
+		{NodeInfo{Name: "main.f", File: "f.go"}, "main.f f.go"},
+	} {
+		if got := tc.info.PrintableName(); got != tc.want {
+			t.Errorf("%+v: got %q, want %q", tc.info, got, tc.want)
+		}
+	}
+}
+
+func TestInvariants(t *testing.T) {
+	// Σ flat = Σ values of samples with a stack; cum >= flat for non-negative values; a root's
+	// cum is the sum of its samples.
+	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, `
+main;a;b;c 1 3
+main;a;b 1 5
+main;b;a 1 7
+main;c+b+a;a 1 11
+main 1 13
+other;a 1 17
+1 19
+`)
+	g := Build(p, Options{SampleIndex: 1})
+	var flat int64
+	for _, n := range g.Nodes {
+		flat += n.Flat
+		if n.Cum < n.Flat {
+			t.Errorf("%s: cum %d < flat %d", n.Info.PrintableName(), n.Cum, n.Flat)
+		}
+		switch n.Info.Name {
+		case "main":
+			if n.Cum != 3+5+7+11+13 {
+				t.Errorf("main cum = %d", n.Cum)
+			}
+		case "a":
+			if n.Cum != 3+5+7+11+17 {
+				t.Errorf("a cum = %d", n.Cum)
+			}
+		}
+	}
+	if want := int64(3 + 5 + 7 + 11 + 13 + 17); flat != want {
+		t.Errorf("Σ flat = %d, want %d", flat, want)
+	}
+}

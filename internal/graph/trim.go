@@ -1,0 +1,211 @@
+package graph
+
+import (
+	"cmp"
+	"slices"
+)
+
+// TrimOptions are pprof's trimming and ordering options for a node report.
+type TrimOptions struct {
+	// NodeFraction drops nodes whose |cum| is below this fraction of the graph's flat sum.
+	NodeFraction float64
+	// EdgeFraction drops call edges whose |weight| is below this fraction of the flat sum; the
+	// edges that survive decide the inline labels.
+	EdgeFraction float64
+	// NodeCount keeps only the first NodeCount nodes in report order; 0 keeps all.
+	NodeCount int
+	// CumSort orders by |cum| instead of |flat|.
+	CumSort bool
+}
+
+// Inline says how the calls into a node were made.
+type Inline uint8
+
+// Inline labels.
+const (
+	NotInlined     Inline = iota // no surviving call into the node was inlined, or it has none
+	Inlined                      // every surviving call into the node was inlined
+	PartlyInlined                // some surviving calls were inlined and some were not
+)
+
+// Entry is one reported node.
+type Entry struct {
+	*Node
+	// Name is the node's printed name.
+	Name string
+	// Inline describes the calls into the node.
+	Inline Inline
+
+	id int32
+}
+
+// Result is a trimmed, ordered selection of a graph's nodes.
+type Result struct {
+	// Entries are the reported nodes in report order.
+	Entries []Entry
+	// NodeCutoff is the |cum| below which nodes were dropped; 0 when the cutoff is off.
+	NodeCutoff int64
+	// DroppedNodes counts the nodes below NodeCutoff.
+	DroppedNodes int
+	// CandidateNodes counts the nodes at or above NodeCutoff, before NodeCount applied.
+	CandidateNodes int
+}
+
+// Trim selects and orders the nodes to report as pprof does: cutoffs are fractions of the sum
+// of every node's raw flat, nodes under the cum cutoff are dropped, the rest are sorted by
+// |flat| (or |cum|) and then by printed name, and the first NodeCount are kept. Flat and cum
+// do not change when nodes are dropped; only the call edges into the kept nodes do, which is
+// why the inline labels are computed for the final selection.
+func (g *Graph) Trim(o TrimOptions) *Result {
+	var live []int32
+	var flatSum int64
+	for i := range g.Nodes {
+		if n := &g.Nodes[i]; g.live(n) {
+			live = append(live, int32(i))
+			flatSum += n.Flat
+		}
+	}
+	nodeCutoff := abs64(int64(float64(flatSum) * o.NodeFraction))
+	edgeCutoff := abs64(int64(float64(flatSum) * o.EdgeFraction))
+
+	res := &Result{}
+	selected := live
+	var kept []bool // nil: every node takes part in the final walk
+	if nodeCutoff > 0 {
+		above := make([]int32, 0, len(live))
+		for _, id := range live {
+			if abs64(g.Nodes[id].Cum) >= nodeCutoff {
+				above = append(above, id)
+			}
+		}
+		res.NodeCutoff = nodeCutoff
+		if len(above) != len(live) {
+			res.DroppedNodes = len(live) - len(above)
+			selected = above
+			kept = g.mark(above)
+		}
+	}
+	res.CandidateNodes = len(selected)
+
+	entries := make([]Entry, len(selected))
+	for i, id := range selected {
+		n := &g.Nodes[id]
+		entries[i] = Entry{Node: n, Name: n.Info.PrintableName(), id: id}
+	}
+	sortEntries(entries, o.CumSort)
+	if o.NodeCount > 0 && len(entries) > o.NodeCount {
+		entries = entries[:o.NodeCount]
+		ids := make([]int32, len(entries))
+		for i := range entries {
+			ids[i] = entries[i].id
+		}
+		kept = g.mark(ids)
+	}
+	g.labelInline(entries, kept, edgeCutoff)
+	res.Entries = entries
+	return res
+}
+
+func (g *Graph) mark(ids []int32) []bool {
+	m := make([]bool, len(g.Nodes))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// sortEntries orders entries by |flat| (or |cum|) descending, then by printed name (bytewise),
+// then by the other value and the node identity, so the order is total and deterministic.
+func sortEntries(entries []Entry, cumSort bool) {
+	slices.SortFunc(entries, func(a, b Entry) int {
+		first, second := func(e Entry) int64 { return abs64(e.Flat) }, func(e Entry) int64 { return abs64(e.Cum) }
+		if cumSort {
+			first, second = second, first
+		}
+		return cmp.Or(
+			cmp.Compare(first(b), first(a)),
+			cmp.Compare(a.Name, b.Name),
+			cmp.Compare(second(b), second(a)),
+			a.Info.compare(&b.Info),
+		)
+	})
+}
+
+// labelInline sets the inline label of every entry from the call edges into it that survive
+// edgeCutoff in a graph made of the kept nodes (all nodes when kept is nil). Only nodes that
+// are an inlined line somewhere can have an inlined edge, so only edges into those are built.
+func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
+	want := make([]bool, len(g.Nodes))
+	any := false
+	for i := range entries {
+		if id := entries[i].id; g.idx.inlined[id] {
+			want[id] = true
+			any = true
+		}
+	}
+	if !any {
+		return
+	}
+	type edge struct {
+		child  int32
+		stamp  int
+		weight int64
+		inline bool
+	}
+	var edges []edge
+	byPair := make(map[uint64]int32)
+	for si, s := range g.prof.Sample {
+		w, dw := g.values(s)
+		if w == 0 && dw == 0 {
+			continue
+		}
+		parent := int32(-1)
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			frames := g.idx.frames(s.Location[i])
+			for k := len(frames) - 1; k >= 0; k-- {
+				n := frames[k]
+				if kept != nil && !kept[n] {
+					continue
+				}
+				if want[n] && parent >= 0 && parent != n {
+					key := uint64(parent)<<32 | uint64(n)
+					e, ok := byPair[key]
+					if !ok {
+						e = int32(len(edges))
+						byPair[key] = e
+						edges = append(edges, edge{child: n, inline: true})
+					}
+					if ed := &edges[e]; ed.stamp != si+1 {
+						// An edge counts once per sample, and only its first occurrence in the
+						// sample says whether it was inlined.
+						ed.stamp = si + 1
+						ed.weight += w
+						ed.inline = ed.inline && k != len(frames)-1
+					}
+				}
+				parent = n
+			}
+		}
+	}
+	inlined := make([]bool, len(g.Nodes))
+	called := make([]bool, len(g.Nodes))
+	for _, e := range edges {
+		if abs64(e.weight) < edgeCutoff {
+			continue
+		}
+		if e.inline {
+			inlined[e.child] = true
+		} else {
+			called[e.child] = true
+		}
+	}
+	for i := range entries {
+		id := entries[i].id
+		switch {
+		case inlined[id] && called[id]:
+			entries[i].Inline = PartlyInlined
+		case inlined[id]:
+			entries[i].Inline = Inlined
+		}
+	}
+}
