@@ -1,11 +1,38 @@
 // Package source turns profile arguments (paths or "-") into one *profile.Profile, reading,
 // decompressing, parsing and merging them the way pprof does.
+//
+// Load follows pprof's fetchProfiles with -symbolize=none, step by step:
+//
+//  1. Each argument is read whole and parsed with profile.ParseData, which detects gzip and
+//     understands profile.proto and pprof's legacy text and binary formats, and validates
+//     the result.
+//  2. A profile without mappings gets a fake one (ID 1, no file) that every location points
+//     to, as pprof's locateBinaries does.
+//  3. The profiles are combined in chunks of up to 128, like pprof's chunkedGrab: sample
+//     types are reduced to those all profiles share (profile.CompatibilizeSampleTypes), units
+//     are rescaled to the finest one of each type (scaleProfiles), and the profiles are
+//     merged (profile.Merge) when there is more than one.
+//  4. Frames matched by the profile's drop_frames/keep_frames are removed
+//     (RemoveUninteresting), mapping files that are absolute URLs are cleared (pprof's
+//     unsourceMappings) and the result is validated.
+//
+// Unlike pprof, which warns and carries on when some (but not all) sources fail, Load fails
+// on the first argument that cannot be read or parsed: a report silently built from fewer
+// profiles than were asked for would give wrong numbers.
 package source
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/units"
 )
 
 // Input describes one profile argument after it was read.
@@ -18,8 +45,266 @@ type Input struct {
 	Samples int
 }
 
+// Stdin is the argument that stands for standard input.
+const Stdin = "-"
+
+// chunkSize is how many profiles pprof combines at once before merging the result into
+// what it has so far (driver/fetch.go chunkedGrab). Combining in the same chunks keeps
+// sample-type intersection, unit choice and merge order identical to pprof's.
+const chunkSize = 128
+
+// Errors that Load wraps, for errors.Is.
+var (
+	// ErrEmpty is an input that holds no data at all.
+	ErrEmpty = errors.New("empty input")
+	// ErrNoSampleTypes is an input without sample types (and so without samples).
+	ErrNoSampleTypes = errors.New("profile has no sample types")
+)
+
 // Load reads every argument, parses it and combines the results into one profile.
-// (Stub: the real implementation replaces this file.)
+//
+// Each argument is a file path or "-" for stdin, which may appear only once. Inputs
+// describes every argument in order, as it was before combining. Every error is about the
+// input (unreadable, malformed or incompatible profiles) and names the argument it concerns.
 func Load(args []string, stdin io.Reader) (*profile.Profile, []Input, error) {
-	panic("not implemented yet")
+	return load(args, func(arg string) ([]byte, error) {
+		if arg == Stdin {
+			if stdin == nil {
+				return nil, errors.New("no standard input")
+			}
+			return io.ReadAll(stdin)
+		}
+		return os.ReadFile(arg)
+	})
+}
+
+// load is Load with the reading of one argument supplied by the caller.
+func load(args []string, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
+	if len(args) == 0 {
+		return nil, nil, errors.New("no profile to read")
+	}
+	stdinSeen := false
+	for _, arg := range args {
+		if arg != Stdin {
+			continue
+		}
+		if stdinSeen {
+			return nil, nil, fmt.Errorf("reading %s: standard input given more than once", Stdin)
+		}
+		stdinSeen = true
+	}
+
+	inputs := make([]Input, 0, len(args))
+	var acc *profile.Profile
+	for start := 0; start < len(args); start += chunkSize {
+		chunk := args[start:min(start+chunkSize, len(args))]
+		ps := make([]*profile.Profile, 0, len(chunk))
+		for _, arg := range chunk {
+			p, err := parse(arg, read)
+			if err != nil {
+				return nil, nil, err
+			}
+			// A profile without sample types can never be combined (pprof fails with
+			// "profiles have empty common sample type list"); say which input it is.
+			if len(p.SampleType) == 0 {
+				return nil, nil, fmt.Errorf("parsing %s: %w", arg, ErrNoSampleTypes)
+			}
+			addFakeMapping(p)
+			inputs = append(inputs, Input{
+				Source:      arg,
+				SampleTypes: copyValueTypes(p.SampleType),
+				Samples:     len(p.Sample),
+			})
+			ps = append(ps, p)
+		}
+		p, err := combine(ps, chunk)
+		if err != nil {
+			return nil, nil, err
+		}
+		if acc == nil {
+			acc = p
+			continue
+		}
+		// The running result and this chunk are combined as two profiles, as pprof does.
+		if acc, err = combine([]*profile.Profile{acc, p}, args[:start+len(chunk)]); err != nil {
+			return nil, nil, err
+		}
+	}
+
+	// pprof ignores RemoveUninteresting's error (a drop_frames or keep_frames pattern that
+	// does not compile): the profile is then left unpruned, and so it is here.
+	_ = acc.RemoveUninteresting()
+	unsourceMappings(acc)
+	if err := acc.CheckValid(); err != nil {
+		return nil, nil, fmt.Errorf("checking %s: malformed profile: %w", describe(args), err)
+	}
+	return acc, inputs, nil
+}
+
+// parse reads and parses one argument. The raw bytes are dropped as soon as the profile
+// is decoded, so that only one copy of a large input is held at a time.
+func parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, error) {
+	data, err := read(arg)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", arg, err)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("parsing %s: %w", arg, ErrEmpty)
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, &parseError{arg: arg, err: err}
+	}
+	// ParseData validated the profile, as pprof's grabProfile does again.
+	return p, nil
+}
+
+// parseError reports a profile that could not be parsed. It shortens the profile
+// package's "parsing profile: " prefix, which repeats the context, and keeps the
+// package's error for errors.Is and errors.As.
+type parseError struct {
+	arg string
+	err error
+}
+
+func (e *parseError) Error() string {
+	msg := strings.TrimPrefix(e.err.Error(), "parsing profile: ")
+	// Errors from the legacy text parsers can quote input lines; keep the message on one
+	// line.
+	msg = strings.Join(strings.Fields(msg), " ")
+	return "parsing " + e.arg + ": " + msg
+}
+
+func (e *parseError) Unwrap() error { return e.err }
+
+// addFakeMapping gives a profile without mappings a single mapping with no file that
+// every location points to, as pprof's locateBinaries does. Reports then show such
+// profiles (often from the Go runtime's legacy formats) like pprof does, and merging treats
+// all of these fake mappings as one.
+func addFakeMapping(p *profile.Profile) {
+	if len(p.Mapping) != 0 {
+		return
+	}
+	m := &profile.Mapping{ID: 1}
+	p.Mapping = []*profile.Mapping{m}
+	for _, l := range p.Location {
+		l.Mapping = m
+	}
+}
+
+// unsourceMappings clears mapping files that are absolute URLs and have no build ID, as
+// pprof does after symbolization: pprof names mappings after the URL a profile came from,
+// and such names print as "<unknown>" in pprof, so they must in profq too.
+func unsourceMappings(p *profile.Profile) {
+	for _, m := range p.Mapping {
+		if m.BuildID != "" || filepath.VolumeName(m.File) != "" {
+			continue
+		}
+		if u, err := url.Parse(m.File); err == nil && u.IsAbs() {
+			m.File = ""
+		}
+	}
+}
+
+// combine makes the sample types of ps compatible and merges them into one profile. args
+// are the arguments the profiles came from, for error messages.
+func combine(ps []*profile.Profile, args []string) (*profile.Profile, error) {
+	if err := profile.CompatibilizeSampleTypes(ps); err != nil {
+		return nil, fmt.Errorf("combining %s: %w", describe(args), err)
+	}
+	if err := scaleProfiles(ps); err != nil {
+		return nil, fmt.Errorf("combining %s: %w", describe(args), err)
+	}
+	if len(ps) == 1 {
+		return ps[0], nil
+	}
+	p, err := profile.Merge(ps)
+	if err != nil {
+		return nil, fmt.Errorf("combining %s: merging: %w", describe(args), err)
+	}
+	return p, nil
+}
+
+// describe names the arguments in an error message: "profile a.pb", "profiles a.pb and
+// b.pb", "profiles a.pb, b.pb, c.pb and 7 more".
+func describe(args []string) string {
+	const maxShown = 3
+	switch {
+	case len(args) == 1:
+		return "profile " + args[0]
+	case len(args) <= maxShown:
+		return "profiles " + strings.Join(args[:len(args)-1], ", ") + " and " + args[len(args)-1]
+	default:
+		return fmt.Sprintf("profiles %s and %d more", strings.Join(args[:maxShown], ", "), len(args)-maxShown)
+	}
+}
+
+// scaleProfiles converts the profiles' values so that each sample type, and the period,
+// has the same unit in every profile: the finest unit among them (pprof's
+// measurement.ScaleProfiles). The sample types must already be in the same order
+// (CompatibilizeSampleTypes). A single profile is left as it is.
+func scaleProfiles(ps []*profile.Profile) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	periodTypes := make([]*profile.ValueType, 0, len(ps))
+	for _, p := range ps {
+		if p.PeriodType != nil {
+			periodTypes = append(periodTypes, p.PeriodType)
+		}
+	}
+	periodType, err := units.CommonValueType(periodTypes)
+	if err != nil {
+		return fmt.Errorf("period type: %w", err)
+	}
+
+	n := len(ps[0].SampleType)
+	for _, p := range ps[1:] {
+		if len(p.SampleType) != n {
+			return fmt.Errorf("inconsistent sample type count: %d != %d", n, len(p.SampleType))
+		}
+	}
+	common := make([]*profile.ValueType, n)
+	column := make([]*profile.ValueType, len(ps))
+	for i := range n {
+		for j, p := range ps {
+			column[j] = p.SampleType[i]
+		}
+		if common[i], err = units.CommonValueType(column); err != nil {
+			return fmt.Errorf("sample types: %w", err)
+		}
+	}
+
+	for _, p := range ps {
+		if p.PeriodType != nil && periodType != nil {
+			// pprof truncates the scaled period toward zero.
+			period, _ := units.Scale(p.Period, p.PeriodType.Unit, periodType.Unit)
+			p.Period, p.PeriodType.Unit = int64(period), periodType.Unit
+		}
+		ratios := make([]float64, len(p.SampleType))
+		for i, st := range p.SampleType {
+			if common[i] == nil {
+				ratios[i] = 1
+				continue
+			}
+			ratios[i], _ = units.Scale(1, st.Unit, common[i].Unit)
+			st.Unit = common[i].Unit
+		}
+		if err := p.ScaleN(ratios); err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+	}
+	return nil
+}
+
+// copyValueTypes copies types deeply, so that later changes to the profile's sample types
+// (combining rescales units in place) do not show through.
+func copyValueTypes(ts []*profile.ValueType) []*profile.ValueType {
+	out := make([]*profile.ValueType, len(ts))
+	for i, t := range ts {
+		if t != nil {
+			out[i] = &profile.ValueType{Type: t.Type, Unit: t.Unit}
+		}
+	}
+	return out
 }

@@ -1,0 +1,41 @@
+# profq's developer commands. `make test` is what CI runs (with lint).
+GO ?= go
+PPROF_VERSION := v0.0.0-20260906184651-6331bc6350fe
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: build test lint bench golden fuzz tools
+
+build:
+	$(GO) build -o profq ./cmd/profq
+
+## test: the whole suite: unit, golden, testscript and pprof parity tests.
+test:
+	$(GO) test -count=1 ./...
+
+## lint: gofmt, go vet and staticcheck.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+## bench: Go benchmarks plus profq-vs-pprof wall time and peak memory (docs/performance.md).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
+	./scripts/bench-pprof.sh
+
+## golden: regenerate golden files and testscript expectations after an intended change.
+golden:
+	PROFQ_UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
+
+## fuzz: run every fuzz target for FUZZTIME each (default 30s).
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+## tools: install the pprof oracle used by the parity tests and benchmarks.
+tools:
+	$(GO) install github.com/google/pprof@$(PPROF_VERSION)

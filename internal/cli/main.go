@@ -1,0 +1,128 @@
+// Package cli wires profq's commands and maps their errors to exit codes.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/profq/profq/internal/filter"
+	"github.com/profq/profq/internal/report"
+)
+
+// Exit codes; each means one thing (docs/exit-codes.md).
+const (
+	ExitOK         = 0 // success
+	ExitRegression = 1 // a gate found a regression
+	ExitUsage      = 2 // the command line is wrong
+	ExitInput      = 3 // an input could not be read or used, or output could not be written
+)
+
+// IO is what a command reads and writes.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Main runs profq with the process's arguments and streams and returns its exit code.
+func Main() int {
+	return Run(os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+}
+
+// Run runs profq with args and returns its exit code. It is the one place where errors
+// become exit codes and messages: "profq: <context>: <reason>" on one line of stderr.
+func Run(args []string, stdio IO) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stdio.Err, "profq: internal error: %v\n", r)
+			code = ExitInput
+		}
+	}()
+	root := newRootCmd(stdio)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stdio.Err, "profq: %s\n", oneLine(err.Error()))
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var run *runError
+	if !errors.As(err, &run) {
+		// Everything cobra rejects before a command runs is a usage error.
+		return ExitUsage
+	}
+	var usage *usageError
+	var expr *filter.ExprError
+	var opt *report.OptionError
+	if errors.As(err, &usage) || errors.As(err, &expr) || errors.As(err, &opt) {
+		return ExitUsage
+	}
+	return ExitInput
+}
+
+// oneLine keeps a message on one line, so each error is one line of stderr.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// usageError is a command line that cannot be right: a bad flag value or argument.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// runError marks an error returned by a command's run function, as opposed to one cobra
+// raised while parsing the command line.
+type runError struct{ err error }
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
+
+// runE adapts a command's run function so that its errors are told apart from cobra's.
+func runE(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := run(cmd, args); err != nil {
+			return &runError{err: err}
+		}
+		return nil
+	}
+}
+
+func newRootCmd(stdio IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "profq",
+		Short: "Profile analyzer for people, scripts and CI",
+		Long: `profq reads pprof profiles and reports pprof's numbers as tables for terminals and
+versioned JSON for scripts.
+
+Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/O error.`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetGlobalNormalizationFunc(underscoreToDash)
+	root.AddCommand(newCmdTop(stdio))
+	return root
+}
+
+// underscoreToDash lets pprof habits work: --sample_index is --sample-index.
+func underscoreToDash(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
+}

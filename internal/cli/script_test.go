@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"profq": func() { os.Exit(Main()) },
+	})
+}
+
+// TestScripts runs the CLI contract in testdata/script: flags, formats, streams, exit codes
+// and the README's examples.
+func TestScripts(t *testing.T) {
+	profiles, err := filepath.Abs("../../testdata/profiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:           "../../testdata/script",
+		UpdateScripts: os.Getenv("PROFQ_UPDATE_GOLDEN") != "",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PROFILES", profiles)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits": cmdExits,
+		},
+	})
+}
+
+// cmdExits runs a command and checks its exit code: exits CODE command [args...].
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		got = exit.ExitCode()
+	case err != nil:
+		ts.Fatalf("running %s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/units"
+)
+
+// TopOptions are the options of profq top.
+type TopOptions struct {
+	Report report.Config
+	Unit   string
+	Output outputFlags
+	sort   sortFlags
+}
+
+func newCmdTop(stdio IO) *cobra.Command {
+	o := &TopOptions{
+		Report: report.DefaultConfig(),
+		Unit:   "minimum",
+		Output: outputFlags{formats: render.TopFormats()},
+	}
+	cmd := &cobra.Command{
+		Use:   "top [flags] PROFILE...",
+		Short: "List the nodes with the highest flat or cumulative values, as pprof -top",
+		Long: `List the call-graph nodes with the highest flat or cumulative values.
+
+PROFILE is a path or - for standard input: a pprof profile (gzip-compressed or not) or a
+legacy text or binary profile. Several profiles are merged. The numbers are pprof's:
+` + "`profq top`" + ` lists the same nodes, values and order as ` + "`pprof -top -symbolize=none`" + `.`,
+		Example: `  profq top cpu.pb.gz
+  profq top --format json cpu.pb.gz | jq '.rows[:5][] | {name, flat}'
+  profq top --sort cum --nodecount 20 --granularity lines heap.pb.gz`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("top needs at least one PROFILE argument")
+			}
+			return nil
+		},
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
+				return err
+			}
+			return runTop(stdio, o, args)
+		}),
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	addGraphFlags(fs, &o.Report, &o.sort)
+	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
+	addOutputFlags(fs, &o.Output)
+	return cmd
+}
+
+func runTop(stdio IO, o *TopOptions, args []string) error {
+	if err := o.Output.validate(); err != nil {
+		return err
+	}
+	if !units.Known(o.Unit) {
+		return usageErrorf("--unit: unknown unit %q", o.Unit)
+	}
+	if err := o.Report.Validate(); err != nil {
+		return err
+	}
+	p, inputs, err := source.Load(args, stdio.In)
+	if err != nil {
+		return err
+	}
+	t, err := report.NewTop(p, reportInputs(inputs), o.Report)
+	if err != nil {
+		return err
+	}
+	for _, w := range t.Warnings {
+		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
+	}
+	return o.Output.write(stdio.Out, func(w io.Writer) error {
+		return render.Top(w, t, render.TopOptions{Format: o.Output.format, Unit: o.Unit})
+	})
+}

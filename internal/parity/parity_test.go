@@ -1,0 +1,433 @@
+package parity
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+)
+
+// profqFlags maps each pprof flag the matrix uses onto profq's report.Config. It is the only
+// place where the two option sets meet.
+var profqFlags = map[string]func(c *report.Config, v string) error{
+	"sample_index":         func(c *report.Config, v string) error { c.SampleIndex = v; return nil },
+	"mean":                 boolOpt(func(c *report.Config, b bool) { c.Mean = b }),
+	"noinlines":            boolOpt(func(c *report.Config, b bool) { c.NoInlines = b }),
+	"relative_percentages": boolOpt(func(c *report.Config, b bool) { c.RelativePercentages = b }),
+	"functions":            granularityOpt("functions"),
+	"filefunctions":        granularityOpt("filefunctions"),
+	"files":                granularityOpt("files"),
+	"lines":                granularityOpt("lines"),
+	"addresses":            granularityOpt("addresses"),
+	"flat":                 sortOpt("flat"),
+	"cum":                  sortOpt("cum"),
+	"nodecount": func(c *report.Config, v string) (err error) {
+		c.NodeCount, err = strconv.Atoi(v)
+		return err
+	},
+	"nodefraction": func(c *report.Config, v string) (err error) {
+		c.NodeFraction, err = strconv.ParseFloat(v, 64)
+		return err
+	},
+	"edgefraction": func(c *report.Config, v string) (err error) {
+		c.EdgeFraction, err = strconv.ParseFloat(v, 64)
+		return err
+	},
+	"focus":      stringOpt(func(c *report.Config) *string { return &c.Focus }),
+	"ignore":     stringOpt(func(c *report.Config) *string { return &c.Ignore }),
+	"hide":       stringOpt(func(c *report.Config) *string { return &c.Hide }),
+	"show":       stringOpt(func(c *report.Config) *string { return &c.Show }),
+	"show_from":  stringOpt(func(c *report.Config) *string { return &c.ShowFrom }),
+	"prune_from": stringOpt(func(c *report.Config) *string { return &c.PruneFrom }),
+	"tagfocus":   stringOpt(func(c *report.Config) *string { return &c.TagFocus }),
+	"tagignore":  stringOpt(func(c *report.Config) *string { return &c.TagIgnore }),
+}
+
+func boolOpt(set func(*report.Config, bool)) func(*report.Config, string) error {
+	return func(c *report.Config, v string) error {
+		if v == "" {
+			v = "true"
+		}
+		b, err := strconv.ParseBool(v)
+		set(c, b)
+		return err
+	}
+}
+
+func granularityOpt(g string) func(*report.Config, string) error {
+	return boolOpt(func(c *report.Config, b bool) {
+		if b {
+			c.Granularity = g
+		}
+	})
+}
+
+func sortOpt(s string) func(*report.Config, string) error {
+	return boolOpt(func(c *report.Config, b bool) {
+		if b {
+			c.Sort = s
+		}
+	})
+}
+
+func stringOpt(field func(*report.Config) *string) func(*report.Config, string) error {
+	return func(c *report.Config, v string) error { *field(c) = v; return nil }
+}
+
+// configFromFlags turns pprof flags ("-name" or "-name=value") into a profq Config.
+func configFromFlags(flags []string) (report.Config, error) {
+	cfg := report.DefaultConfig()
+	for _, f := range flags {
+		name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "=")
+		set, ok := profqFlags[name]
+		if !ok {
+			return cfg, fmt.Errorf("flag %s has no profq equivalent in profqFlags", f)
+		}
+		if err := set(&cfg, value); err != nil {
+			return cfg, fmt.Errorf("flag %s: %w", f, err)
+		}
+	}
+	return cfg, nil
+}
+
+// profqTop builds profq's top report for the sources and reduces it to a table in the oracle's
+// units.
+func profqTop(flags, sources []string) (tab *table, err error) {
+	cfg, err := configFromFlags(flags)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	p, inputs, err := source.Load(sources, nil)
+	if err != nil {
+		return nil, fmt.Errorf("source.Load: %w", err)
+	}
+	rin := make([]report.Input, len(inputs))
+	for i, in := range inputs {
+		rin[i] = report.Input{Source: in.Source, Samples: in.Samples, SampleTypes: []report.SampleType{}}
+		for _, st := range in.SampleTypes {
+			rin[i].SampleTypes = append(rin[i].SampleTypes, report.SampleType{Type: st.Type, Unit: st.Unit})
+		}
+	}
+	top, err := report.NewTop(p, rin, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("report.NewTop: %w", err)
+	}
+	f := unitFactor(top.SampleType.Unit)
+	tab = &table{
+		Type:       top.SampleType.Type,
+		Total:      top.Total * f,
+		Shown:      top.Shown * f,
+		Dropped:    top.DroppedNodes,
+		Candidates: top.CandidateNodes,
+		Rows:       []row{},
+	}
+	for _, r := range top.Rows {
+		tab.Rows = append(tab.Rows, row{Name: r.Name, Flat: r.Flat * f, Cum: r.Cum * f, Inline: r.Inline})
+	}
+	return tab, nil
+}
+
+// parityCase is one set of pprof flags to run on a profile.
+type parityCase struct {
+	flags []string
+	// allowEmpty marks cases whose report may legitimately have no rows (a focus that matches
+	// nothing). Any other case with no rows on both sides fails, so that a broken run cannot
+	// pass by comparing two empty tables.
+	allowEmpty bool
+}
+
+func (c parityCase) name() string {
+	if len(c.flags) == 0 {
+		return "default"
+	}
+	return strings.Join(c.flags, " ")
+}
+
+// runCase compares profq with pprof on one case.
+func runCase(t *testing.T, c parityCase, sources []string) {
+	t.Helper()
+	want, cmdline, err := pprofTop(c.flags, sources)
+	if err != nil {
+		t.Fatalf("pprof: %v", err)
+	}
+	got, err := profqTop(c.flags, sources)
+	if err != nil {
+		t.Fatalf("profq on %q: %v", cmdline, err)
+	}
+	if msg := compareTables(want, got, slices.Contains(c.flags, "-cum")); msg != "" {
+		t.Errorf("%s: profq differs from pprof (-pprof +profq):\n%s\npprof:\n%s\nprofq:\n%s",
+			cmdline, msg, formatTable(want), formatTable(got))
+	}
+	if len(want.Rows) == 0 && len(got.Rows) == 0 && !c.allowEmpty {
+		t.Errorf("%s: both reports are empty; the case should select something", cmdline)
+	}
+}
+
+// compareTables returns a diff of the two tables, or "" if they agree. pprof's node sort is not
+// stable and treats two nodes with the same printed name as equal, so a run of consecutive rows
+// with the same name and the same sort key (|flat|, or |cum| under -cum) may come in any order;
+// such runs are compared as multisets. This covers the files granularity, where one file can be
+// printed twice (profq may print it twice too, as pprof does).
+func compareTables(want, got *table, cum bool) string {
+	return cmp.Diff(canonical(want, cum), canonical(got, cum))
+}
+
+func canonical(tab *table, cum bool) *table {
+	c := *tab
+	c.Rows = slices.Clone(tab.Rows)
+	if c.Rows == nil {
+		c.Rows = []row{}
+	}
+	key := func(r row) int64 {
+		if cum {
+			return absInt64(r.Cum)
+		}
+		return absInt64(r.Flat)
+	}
+	for i := 0; i < len(c.Rows); {
+		j := i + 1
+		for j < len(c.Rows) && c.Rows[j].Name == c.Rows[i].Name && key(c.Rows[j]) == key(c.Rows[i]) {
+			j++
+		}
+		slices.SortFunc(c.Rows[i:j], func(a, b row) int {
+			if a.Flat != b.Flat {
+				return cmpInt64(a.Flat, b.Flat)
+			}
+			if a.Cum != b.Cum {
+				return cmpInt64(a.Cum, b.Cum)
+			}
+			return strings.Compare(a.Inline, b.Inline)
+		})
+		i = j
+	}
+	return &c
+}
+
+func absInt64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func formatTable(tab *table) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Type: %s\ntotal %d, shown %d, dropped %d nodes, %d candidate nodes, %d rows\n",
+		tab.Type, tab.Total, tab.Shown, tab.Dropped, tab.Candidates, len(tab.Rows))
+	fmt.Fprintf(&b, "%16s %16s  %s\n", "flat", "cum", "name")
+	for _, r := range tab.Rows {
+		inl := ""
+		if r.Inline != "" {
+			inl = " (" + r.Inline + ")"
+		}
+		fmt.Fprintf(&b, "%16d %16d  %s%s\n", r.Flat, r.Cum, r.Name, inl)
+	}
+	return b.String()
+}
+
+var granularities = []string{"-functions", "-filefunctions", "-files", "-lines", "-addresses"}
+
+// casesFor builds the option matrix for one profile. It is not the full cross product: every
+// granularity is crossed with both sorts and with/without -nodefraction=0, and every other
+// option is crossed with a couple of granularities and sorts.
+func casesFor(fv filterValues, reduced bool) []parityCase {
+	var cs []parityCase
+	add := func(flags ...string) { cs = append(cs, parityCase{flags: flags}) }
+	addEmpty := func(flags ...string) { cs = append(cs, parityCase{flags: flags, allowEmpty: true}) }
+
+	for _, g := range granularities {
+		for _, s := range []string{"", "-cum"} {
+			flags := []string{g}
+			if s != "" {
+				flags = append(flags, s)
+			}
+			add(flags...)
+			if !reduced {
+				add(append(flags, "-nodefraction=0")...)
+			}
+		}
+	}
+	if reduced {
+		// large.cpu has about 23000 nodes: each run takes a noticeable fraction of a second,
+		// so it gets one case per dimension.
+		add("-nodefraction=0", "-nodecount=20")
+		add("-nodefraction=0.0001", "-nodecount=10", "-cum")
+		add("-nodecount=5", "-lines")
+		add("-sample_index=0", "-cum")
+		add("-sample_index="+fv.SampleTypes[len(fv.SampleTypes)-1], "-nodecount=20")
+		add("-mean", "-nodecount=20")
+		add("-noinlines", "-lines", "-nodecount=20")
+		add("-focus=" + fv.Focus)
+		add("-focus="+fv.Focus, "-nodefraction=0.02")
+		add("-focus="+fv.Focus, "-relative_percentages")
+		add("-ignore="+fv.Ignore, "-cum")
+		add("-hide=" + fv.Hide)
+		add("-show="+fv.Show, "-nodecount=20")
+		add("-show_from="+fv.ShowFrom, "-lines")
+		add("-prune_from=" + fv.PruneFrom)
+		addEmpty("-focus=" + noMatch)
+		return cs
+	}
+
+	for i := range fv.SampleTypes {
+		add("-sample_index=" + strconv.Itoa(i))
+		add("-sample_index="+strconv.Itoa(i), "-lines", "-cum")
+	}
+	add("-sample_index=" + fv.SampleTypes[0])
+	add("-sample_index="+fv.SampleTypes[len(fv.SampleTypes)-1], "-addresses", "-nodefraction=0")
+
+	for _, n := range []string{"5", "20"} {
+		add("-nodecount=" + n)
+		add("-nodecount="+n, "-lines", "-cum")
+		add("-nodecount="+n, "-nodefraction=0", "-addresses")
+	}
+	add("-nodefraction=0.05", "-edgefraction=0.05")
+	add("-edgefraction=0", "-lines")
+	add("-nodefraction=0", "-edgefraction=0", "-filefunctions")
+
+	if len(fv.SampleTypes) > 1 {
+		add("-mean")
+		add("-mean", "-lines", "-cum")
+		add("-mean", "-nodefraction=0", "-files")
+		add("-mean", "-sample_index=0", "-nodecount=5")
+	}
+
+	add("-noinlines")
+	add("-noinlines", "-lines")
+	add("-noinlines", "-addresses", "-nodefraction=0")
+	add("-noinlines", "-files", "-cum")
+
+	for _, g := range []string{"-functions", "-lines"} {
+		add("-focus="+fv.Focus, g)
+		add("-ignore="+fv.Ignore, g)
+		add("-hide="+fv.Hide, g)
+		add("-show="+fv.Show, g)
+		add("-show_from="+fv.ShowFrom, g)
+		add("-prune_from="+fv.PruneFrom, g)
+		add("-focus="+fv.Focus, "-relative_percentages", g)
+	}
+	add("-focus="+fv.Focus, "-cum", "-nodefraction=0")
+	add("-hide="+fv.Hide, "-files", "-cum")
+	add("-show="+fv.Show, "-addresses")
+	add("-focus="+fv.Focus, "-ignore="+fv.Ignore, "-hide="+fv.Hide, "-nodecount=10", "-cum")
+	add("-ignore="+fv.Ignore, "-relative_percentages", "-nodefraction=0")
+
+	addEmpty("-focus=" + noMatch)
+	addEmpty("-focus="+noMatch, "-relative_percentages")
+	addEmpty("-show_from=" + noMatch)
+	addEmpty("-show=" + noMatch)
+	add("-ignore=" + noMatch)
+	add("-hide=" + noMatch)
+	add("-prune_from=" + noMatch)
+
+	for _, tf := range fv.TagFocus {
+		add("-tagfocus=" + tf)
+		add("-tagfocus="+tf, "-lines", "-cum")
+	}
+	for _, ti := range fv.TagIgnore {
+		add("-tagignore=" + ti)
+		add("-tagignore="+ti, "-relative_percentages", "-nodefraction=0")
+	}
+	if len(fv.TagFocus) > 0 {
+		addEmpty("-tagfocus=profq_no_such_label=x")
+		add("-tagignore=profq_no_such_label=x")
+	}
+	return cs
+}
+
+// corpus lists the profiles of the matrix: pprof's test profiles and the Go runtime profiles
+// the tests generate.
+func corpus(t *testing.T) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, rel := range pprofTestdata {
+		m[filepath.Base(rel)] = pprofProfile(t, rel)
+	}
+	g := generatedProfile(t)
+	m["go.cpu"] = g.CPU
+	m["go.heap"] = g.Heap
+	m["go.mutex"] = g.Mutex
+	m["go.block"] = g.Block
+	return m
+}
+
+func TestParity(t *testing.T) {
+	profiles := corpus(t)
+	for _, name := range sortedKeys(profiles) {
+		path := profiles[name]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fv, err := deriveFilters(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range casesFor(fv, name == "large.cpu") {
+				t.Run(c.name(), func(t *testing.T) {
+					runCase(t, c, []string{path})
+				})
+			}
+		})
+	}
+}
+
+// TestParityMerge compares reports on two profiles given as two arguments, which both tools
+// merge (intersecting sample types and rescaling units where needed).
+func TestParityMerge(t *testing.T) {
+	profiles := corpus(t)
+	pairs := [][2]string{
+		{"sample.cpu", "sample.cpu"},               // the same stacks twice: values add up
+		{"java.cpu", "cppbench.cpu"},               // same sample types, different binaries
+		{"gobench.cpu", "go.crc32.cpu"},            // legacy Go CPU profiles
+		{"cppbench.heap", "cppbench.growth"},       // legacy heap profiles with numeric labels
+		{"gobench.heap", "java.heap"},              // sample types intersected and reordered
+		{"java.contention", "cppbench.contention"}, // delay in microseconds and nanoseconds
+		{"go.mutex", "go.block"},                   // Go runtime contention profiles
+		{"go.cpu", "sample.cpu"},                   // a generated profile with labels and a fixed one
+	}
+	for _, pair := range pairs {
+		sources := []string{profiles[pair[0]], profiles[pair[1]]}
+		t.Run(pair[0]+"+"+pair[1], func(t *testing.T) {
+			t.Parallel()
+			fv, err := deriveFilters(sources[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases := []parityCase{
+				{flags: nil},
+				{flags: []string{"-lines", "-cum"}},
+				{flags: []string{"-addresses", "-nodefraction=0"}},
+				{flags: []string{"-files", "-nodefraction=0", "-cum"}},
+				{flags: []string{"-sample_index=0", "-nodecount=10"}},
+				{flags: []string{"-focus=" + fv.Focus, "-relative_percentages"}},
+				{flags: []string{"-hide=" + fv.Hide, "-filefunctions"}},
+			}
+			for _, c := range cases {
+				t.Run(c.name(), func(t *testing.T) {
+					runCase(t, c, sources)
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package render
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/profq/profq/internal/report"
+)
+
+// topCSVHeader is the column header of the CSV form of a top report.
+func topCSVHeader() []string {
+	return []string{
+		"name", "flat", "flat_pct", "sum_pct", "cum", "cum_pct", "inline",
+		"function", "file", "line", "column", "address", "object",
+	}
+}
+
+// topCSV writes one record per row with raw values, as the JSON rows hold them. A null
+// percentage is an empty field.
+func topCSV(w io.Writer, t *report.Top) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(topCSVHeader()); err != nil {
+		return fmt.Errorf("writing CSV: %w", err)
+	}
+	for _, r := range t.Rows {
+		rec := []string{
+			r.Name,
+			strconv.FormatInt(r.Flat, 10),
+			csvPct(r.FlatPct),
+			csvPct(r.SumPct),
+			strconv.FormatInt(r.Cum, 10),
+			csvPct(r.CumPct),
+			r.Inline,
+			r.Function,
+			r.File,
+			strconv.FormatInt(r.Line, 10),
+			strconv.FormatInt(r.Column, 10),
+			r.Address,
+			r.Object,
+		}
+		if err := cw.Write(rec); err != nil {
+			return fmt.Errorf("writing CSV: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("writing CSV: %w", err)
+	}
+	return nil
+}
+
+func csvPct(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
+}

@@ -1,0 +1,32 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/profq/profq/internal/report"
+)
+
+// topJSON writes t as one indented JSON document. The struct tags of report.Top are the schema;
+// this only makes sure that absent lists print as [] rather than null.
+func topJSON(w io.Writer, t *report.Top) error {
+	doc := *t // a shallow copy: the caller's value is never modified
+	doc.Warnings = nonNil(t.Warnings)
+	doc.Rows = nonNil(t.Rows)
+	doc.Options.Filters = nonNil(t.Options.Filters)
+	doc.Profile.Comments = nonNil(t.Profile.Comments)
+	doc.Inputs = make([]report.Input, len(t.Inputs))
+	for i, in := range t.Inputs {
+		in.SampleTypes = nonNil(in.SampleTypes)
+		doc.Inputs[i] = in
+	}
+
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&doc); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+// Package render writes profq's report model as JSON, pprof-style text tables, CSV and markdown.
+package render
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/units"
+)
+
+// TopFormats returns the output formats of the top report, the first being the default. It is
+// meant for flag validation and help text; each call returns a new slice.
+func TopFormats() []string {
+	return []string{"table", "json", "csv", "markdown"}
+}
+
+// TopOptions controls how a top report is written.
+type TopOptions struct {
+	// Format is one of TopFormats; "" means "table".
+	Format string
+	// Unit is the unit of the formatted values of the human-readable formats (table and
+	// markdown): "minimum" (the default, also for "") picks one unit for the whole report as
+	// pprof does, "auto" scales each value on its own, anything else (ms, s, kB, MB, ...) forces
+	// that unit. JSON and CSV always carry raw values in the sample unit.
+	Unit string
+}
+
+// Top writes t to w in the format o.Format.
+func Top(w io.Writer, t *report.Top, o TopOptions) error {
+	if t == nil {
+		return fmt.Errorf("rendering top: no report")
+	}
+	switch o.Format {
+	case "", "table":
+		return topTable(w, t, o)
+	case "json":
+		return topJSON(w, t)
+	case "csv":
+		return topCSV(w, t)
+	case "markdown":
+		return topMarkdown(w, t, o)
+	}
+	return fmt.Errorf("unknown format %q for top (want one of %v)", o.Format, TopFormats())
+}
+
+// textCell formats values and percentages of one top report the way pprof's text reports do.
+// table and markdown share it so that the two print the same numbers.
+type textCell struct {
+	sampleUnit string
+	outUnit    string
+	total      int64
+}
+
+// newTextCell picks the output unit of t. With "minimum" the unit follows pprof's
+// selectOutputUnit over the displayed rows, so it depends on which rows survived trimming; a
+// report without rows keeps "minimum", which scales every value on its own.
+func newTextCell(t *report.Top, unit string) textCell {
+	c := textCell{sampleUnit: t.SampleType.Unit, outUnit: unit, total: t.Total}
+	if c.outUnit == "" {
+		c.outUnit = units.Minimum
+	}
+	if c.outUnit == units.Minimum && len(t.Rows) > 0 {
+		var minValue int64
+		for _, r := range t.Rows {
+			v := abs64(r.Flat)
+			if v == 0 {
+				v = abs64(r.Cum)
+			}
+			if v > 0 && (minValue == 0 || v < minValue) {
+				minValue = v
+			}
+		}
+		if minValue == 0 {
+			minValue = t.Total
+		}
+		c.outUnit = units.OutputUnit(minValue, t.Total, c.sampleUnit)
+	}
+	return c
+}
+
+// value formats v in the report's output unit.
+func (c textCell) value(v int64) string {
+	return units.ScaledLabel(v, c.sampleUnit, c.outUnit)
+}
+
+// pct formats v as an absolute percentage of the total, padded as pprof pads it.
+func (c textCell) pct(v int64) string {
+	return units.Percentage(v, c.total)
+}
+
+// rowName is the row's name followed by its inline label, as pprof prints it.
+func rowName(r report.Row) string {
+	if r.Inline == report.InlineNone {
+		return r.Name
+	}
+	return r.Name + " (" + r.Inline + ")"
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// activeFilters returns the "name=value" entries of pprof's "Active filters:" header in pprof's
+// order, skipping unset filters and the ones pprof never lists (prune_from, tagroot, tagleaf).
+func activeFilters(filters []report.Filter) []string {
+	order := [...]string{
+		"focus", "ignore", "hide", "show", "show_from", "tagfocus", "tagignore", "tagshow", "taghide",
+	}
+	var out []string
+	for _, name := range order {
+		for _, f := range filters {
+			if f.Name == name && f.Value != "" {
+				out = append(out, f.Name+"="+f.Value)
+			}
+		}
+	}
+	return out
+}
+
+// nonNil returns s, or an empty slice when s is nil, so that JSON prints [] and not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

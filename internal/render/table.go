@@ -1,0 +1,175 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/units"
+)
+
+// topTable writes t as `pprof -top` does: the header lines, then a borderless table with the
+// columns flat, flat%, sum%, cum, cum% and the name.
+func topTable(w io.Writer, t *report.Top, o TopOptions) error {
+	c := newTextCell(t, o.Unit)
+
+	var buf bytes.Buffer
+	for _, l := range topHeaderLines(t, c) {
+		buf.WriteString(l)
+		buf.WriteByte('\n')
+	}
+
+	var table bytes.Buffer
+	tbl := newTopTable(&table)
+	// pprof prints the header as "%10s %5s%% %5s%% %10s %5s%%"; padding the header cells to
+	// those widths gives the columns pprof's minimum widths, and wider values widen the whole
+	// column instead of shifting one line.
+	tbl.Header([]string{"      flat", " flat%", "  sum%", "       cum", "  cum%", ""})
+	var sum int64
+	for _, r := range t.Rows {
+		sum += r.Flat
+		row := []string{c.value(r.Flat), c.pct(r.Flat), c.pct(sum), c.value(r.Cum), c.pct(r.Cum), tableCell(rowName(r))}
+		if err := tbl.Append(row); err != nil {
+			return fmt.Errorf("writing table: %w", err)
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	// The name column is left-aligned and padded to its width; pprof's lines end at the name.
+	sc := bufio.NewScanner(&table)
+	sc.Buffer(nil, 1<<30)
+	for sc.Scan() {
+		buf.WriteString(strings.TrimRight(sc.Text(), " "))
+		buf.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	return nil
+}
+
+// tableCell makes s safe for a one-line cell. tablewriter splits a cell at line breaks and
+// expands tabs to a width it guesses from the environment (TABWIDTH, .editorconfig, the
+// terminal), which would make the output depend on where profq runs; names practically never
+// hold such characters, so they are printed as spaces.
+func tableCell(s string) string {
+	if !strings.ContainsAny(s, "\t\n\r") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\t', '\n', '\r':
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// newTopTable returns a tablewriter table without borders or separators: numbers right-aligned
+// and separated by one space, the name left-aligned after two spaces, cells never wrapped,
+// trimmed or re-cased.
+func newTopTable(w io.Writer) *tablewriter.Table {
+	align := tw.CellAlignment{PerColumn: []tw.Align{
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft,
+	}}
+	pad := tw.CellPadding{PerColumn: []tw.Padding{
+		{Overwrite: true},
+		{Left: " ", Overwrite: true},
+		{Left: " ", Overwrite: true},
+		{Left: " ", Overwrite: true},
+		{Left: " ", Overwrite: true},
+		{Left: "  ", Overwrite: true},
+	}}
+	cell := tw.CellConfig{
+		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
+		Alignment:  align,
+		Padding:    pad,
+	}
+	off := tw.Off
+	return tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{ShowHeader: off, ShowFooter: off, BetweenRows: off, BetweenColumns: off},
+				Lines:      tw.Lines{ShowTop: off, ShowBottom: off, ShowHeaderLine: off, ShowFooterLine: off},
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Header:   cell,
+			Row:      cell,
+			Behavior: tw.Behavior{TrimSpace: off, AutoHide: off},
+		}),
+	)
+}
+
+// topHeaderLines returns the lines pprof prints above a top table (its ProfileLabels and
+// reportLabels), with two deliberate differences: Time is printed in UTC rather than the local
+// zone so that output does not depend on the machine, and the Duration line has no trailing
+// space when there is no ratio to print.
+func topHeaderLines(t *report.Top, c textCell) []string {
+	var lines []string
+	p := t.Profile
+	if p.File != "" {
+		lines = append(lines, "File: "+p.File)
+	}
+	if p.BuildID != "" {
+		lines = append(lines, "Build ID: "+p.BuildID)
+	}
+	lines = append(lines, p.Comments...)
+	if t.SampleType.Type != "" {
+		lines = append(lines, "Type: "+t.SampleType.Type)
+	}
+	if p.TimeNanos != 0 {
+		lines = append(lines, "Time: "+time.Unix(0, p.TimeNanos).UTC().Format("2006-01-02 15:04:05 MST"))
+	}
+	if p.DurationNanos != 0 {
+		l := "Duration: " + units.Label(p.DurationNanos, "nanoseconds") + ", Total samples = " + c.value(t.Total)
+		// The ratio of total to duration only makes sense for time-valued samples.
+		if ns, unit := units.Scale(t.Total, t.SampleType.Unit, "nanoseconds"); unit == "ns" && ns != 0 {
+			l += " (" + units.Percentage(int64(ns), p.DurationNanos) + ")"
+		}
+		lines = append(lines, l)
+	}
+
+	if fs := activeFilters(t.Options.Filters); len(fs) > 0 {
+		lines = append(lines, "Active filters:")
+		for _, f := range fs {
+			// pprof cuts the whole "name=value" entry at 80 bytes.
+			if len(f) > 80 {
+				f = f[:80] + "…"
+			}
+			lines = append(lines, "   "+f)
+		}
+	}
+
+	lines = append(lines, fmt.Sprintf("Showing nodes accounting for %s, %s of %s total",
+		c.value(t.Shown), strings.TrimSpace(c.pct(t.Shown)), c.value(t.Total)))
+	if t.Total != 0 {
+		if t.DroppedNodes > 0 {
+			// pprof prints total*nodefraction here, not the cutoff it applied.
+			cut := abs64(int64(float64(t.Total) * t.Options.NodeFraction))
+			noun := "node"
+			if t.DroppedNodes > 1 {
+				noun = "nodes"
+			}
+			lines = append(lines, fmt.Sprintf("Dropped %d %s (cum <= %s)", t.DroppedNodes, noun, c.value(cut)))
+		}
+		if n := len(t.Rows); n > 0 && n < t.CandidateNodes {
+			lines = append(lines, fmt.Sprintf("Showing top %d nodes out of %d", n, t.CandidateNodes))
+		}
+	}
+	return lines
+}
