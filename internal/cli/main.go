@@ -15,7 +15,7 @@ import (
 	"github.com/profq/profq/internal/report"
 )
 
-// Exit codes; each means one thing (docs/exit-codes.md).
+// Exit codes; each means one thing (README.md, "Exit codes").
 const (
 	ExitOK         = 0 // success
 	ExitRegression = 1 // a gate found a regression

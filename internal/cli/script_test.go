@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI contract in testdata/script: flags, formats, streams, exit codes
 // and the README's examples.
 func TestScripts(t *testing.T) {
-	profiles, err := filepath.Abs("../../testdata/profiles")
+	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,8 @@ func TestScripts(t *testing.T) {
 		Dir:           "../../testdata/script",
 		UpdateScripts: os.Getenv("PROFQ_UPDATE_GOLDEN") != "",
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("PROFILES", profiles)
+			env.Setenv("REPO", repo)
+			env.Setenv("PROFILES", filepath.Join(repo, "testdata", "profiles"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -133,19 +132,24 @@ func writeProfile(t testing.TB, dir, name string, p *profile.Profile) string {
 // module cache.
 func pprofTestdata(t testing.TB) string {
 	t.Helper()
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goCmd); err != nil {
-		goCmd = "go"
-	}
-	out, err := exec.Command(goCmd, "list", "-m", "-f", "{{.Dir}}", "github.com/google/pprof").Output()
+	dir, err := pprofTestdataDir()
 	if err != nil {
-		t.Fatalf("locating the pprof module: %v", err)
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func pprofTestdataDir() (string, error) {
+	// go test puts its own go command first on PATH.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/google/pprof").Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the pprof module: %w", err)
 	}
 	dir := filepath.Join(strings.TrimSpace(string(out)), "profile", "testdata")
 	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("pprof testdata: %v", err)
+		return "", fmt.Errorf("pprof testdata: %w", err)
 	}
-	return dir
+	return dir, nil
 }
 
 // totals sums every sample type's values.

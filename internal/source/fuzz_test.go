@@ -1,0 +1,122 @@
+package source
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// FuzzLoad feeds arbitrary bytes through the parse path, alone and merged with a second
+// input. Load must return a valid profile or a one-line error that names an argument; it
+// must never panic.
+//
+// Run it with: go test ./internal/source -run '^$' -fuzz FuzzLoad
+func FuzzLoad(f *testing.F) {
+	cpu := build(cpuSpec("nanoseconds", 10e6, 20e6))
+	us := build(cpuSpec("microseconds", 10, 20))
+	noMap := cpuSpec("nanoseconds", 1, 2)
+	noMap.noMapping = true
+	noMap.dropFrames = "f"
+	heapSpec := cpuSpec("nanoseconds", 1, 2)
+	heapSpec.types = []*profile.ValueType{vt("alloc_space", "bytes")}
+	heapSpec.samples = []sample{{stack: "f;main", values: []int64{1}}}
+
+	gzipped := encode(f, cpu, true)
+	plain := encode(f, cpu, false)
+	seeds := [][]byte{
+		nil,
+		gzipped,
+		plain,
+		encode(f, us, false),
+		encode(f, build(noMap), false),
+		encode(f, build(heapSpec), false),
+		encode(f, &profile.Profile{}, false),
+		gzipped[:len(gzipped)/2],
+		plain[:len(plain)-3],
+		gzipBytes([]byte("not a profile")),
+		gzipBytes(nil),
+		[]byte("not a profile\n"),
+		{0x1f, 0x8b},
+		[]byte("heap profile: 1: 2 [3: 4] @ heapprofile\n1: 2 [3: 4] @ 0x1 0x2\n"),
+		[]byte("heap profile: 1: 2 [3: 4] @ heap/1024\n1: 2 [3: 4] @ 0x1 0x2\n\nMAPPED_LIBRARIES:\n00400000-00401000 r-xp 00000000 00:00 0 /bin/app\n"),
+		[]byte("goroutine profile: total 2\n2 @ 0x1 0x2\n#\t0x1\tmain.f+0x1\t/a.go:1\n"),
+		[]byte("--- threadz 1 ---\n\n--- Thread 1 (name: main/1) stack: ---\n  PC:  0x00bc8f1c: helper(arg *)\n  0x0040be31: main\n"),
+		[]byte("--- contention:\ncycles/second=1000\n5 10 @ 0x1 0x2\n"),
+		[]byte("--- heapz 1 ---\nformat = java\nresolution = bytes\n 1 2 @ 0x1\n---\n 0x1 main.f (a.java:1)\n"),
+		[]byte("--- contentionz 1 ---\nformat = java\nresolution = microseconds\nsampling period = 100\nms since reset = 1000\n 1 2 @ 0x1\n---\n 0x1 main.f (a.java:1)\n"),
+	}
+	// pprof's own legacy profiles, when the module is at hand, make richer seeds.
+	if dir, err := pprofTestdataDir(); err == nil {
+		for _, name := range []string{"cppbench.cpu", "gobench.heap", "java.cpu", "cppbench.contention", "go.godoc.thread"} {
+			if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+				seeds = append(seeds, data)
+			}
+		}
+	}
+	for _, s := range seeds {
+		f.Add(s, []byte(nil))
+	}
+	f.Add(plain, gzipped)
+	f.Add(plain, encode(f, us, true))
+	f.Add(gzipped, encode(f, build(noMap), false))
+	f.Add(plain, encode(f, build(heapSpec), false))
+	f.Add(plain, []byte("garbage"))
+
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		files := map[string][]byte{"a.pb": a, "b.pb": b}
+		read := func(arg string) ([]byte, error) { return files[arg], nil }
+		check(t, []string{"a.pb"}, read)
+		if len(b) > 0 {
+			check(t, []string{"a.pb", "b.pb"}, read)
+		}
+	})
+}
+
+// check loads args and checks Load's contract.
+func check(t *testing.T, args []string, read func(string) ([]byte, error)) {
+	p, inputs, err := load(args, read)
+	if err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "\n") {
+			t.Errorf("error has several lines: %q", msg)
+		}
+		named := false
+		for _, a := range args {
+			named = named || strings.Contains(msg, a)
+		}
+		if !named {
+			t.Errorf("error does not name an argument: %q", msg)
+		}
+		if p != nil || inputs != nil {
+			t.Errorf("profile or inputs returned with error %q", msg)
+		}
+		return
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Errorf("loaded profile is invalid: %v", err)
+	}
+	if len(inputs) != len(args) {
+		t.Errorf("%d inputs for %d arguments", len(inputs), len(args))
+	}
+	if len(p.Mapping) == 0 && len(p.Location) > 0 {
+		t.Errorf("profile with locations has no mapping")
+	}
+	// The result must survive a round trip, as profq's own output may be a profile.
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		t.Errorf("writing loaded profile: %v", err)
+	}
+}
+
+func gzipBytes(data []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	return buf.Bytes()
+}
