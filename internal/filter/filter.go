@@ -203,9 +203,9 @@ func matchesAnyLabel(rx *regexp.Regexp, labels map[string][]string) bool {
 // numRange is an inclusive range of label values, in unit (a canonical unit, or the
 // expression's own unit string when it belongs to no known family).
 type numRange struct {
-	lo, hi         float64
-	hasLo, hasHi   bool
-	unit           string
+	lo, hi       float64
+	hasLo, hasHi bool
+	unit         string
 }
 
 var rangeTerm = regexp.MustCompile(`([+-]?[[:digit:]]+)([[:alpha:]]+)?`)

@@ -23,9 +23,9 @@ type Inline uint8
 
 // Inline labels.
 const (
-	NotInlined     Inline = iota // no surviving call into the node was inlined, or it has none
-	Inlined                      // every surviving call into the node was inlined
-	PartlyInlined                // some surviving calls were inlined and some were not
+	NotInlined    Inline = iota // no surviving call into the node was inlined, or it has none
+	Inlined                     // every surviving call into the node was inlined
+	PartlyInlined               // some surviving calls were inlined and some were not
 )
 
 // Entry is one reported node.

@@ -16,13 +16,15 @@ import (
 
 const (
 	levels   = 19 // binary branch points: up to 1<<levels distinct stacks
-	perLevel = 3  // functions in each branch's chain, so stacks are realistically deep
+	perLevel = 2  // functions in each branch's chain, so stacks are realistically deep
 )
 
 // prefix are the frames every stack shares, shaped like a server's request path.
 var prefix = []string{
 	"acceptLoop", "serveConn", "readRequest", "serveHTTP", "recoverPanic", "logRequest",
-	"authenticate", "rateLimit", "withTimeout", "route",
+	"authenticate", "rateLimit", "withTimeout", "handleStream", "unaryInterceptor",
+	"traceSpan", "collectMetrics", "checkQuota", "loadSession", "decodeEnvelope",
+	"invokeHandler", "route",
 }
 
 // verbs name the functions of each chain.

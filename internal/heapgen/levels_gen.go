@@ -31,7 +31,31 @@ func (s *state) authenticate(c uint32) { s.calls++; s.rateLimit(c) }
 func (s *state) rateLimit(c uint32) { s.calls++; s.withTimeout(c) }
 
 //go:noinline
-func (s *state) withTimeout(c uint32) { s.calls++; s.route(c) }
+func (s *state) withTimeout(c uint32) { s.calls++; s.handleStream(c) }
+
+//go:noinline
+func (s *state) handleStream(c uint32) { s.calls++; s.unaryInterceptor(c) }
+
+//go:noinline
+func (s *state) unaryInterceptor(c uint32) { s.calls++; s.traceSpan(c) }
+
+//go:noinline
+func (s *state) traceSpan(c uint32) { s.calls++; s.collectMetrics(c) }
+
+//go:noinline
+func (s *state) collectMetrics(c uint32) { s.calls++; s.checkQuota(c) }
+
+//go:noinline
+func (s *state) checkQuota(c uint32) { s.calls++; s.loadSession(c) }
+
+//go:noinline
+func (s *state) loadSession(c uint32) { s.calls++; s.decodeEnvelope(c) }
+
+//go:noinline
+func (s *state) decodeEnvelope(c uint32) { s.calls++; s.invokeHandler(c) }
+
+//go:noinline
+func (s *state) invokeHandler(c uint32) { s.calls++; s.route(c) }
 
 //go:noinline
 func (s *state) route(c uint32) { s.calls++; s.branch00(c) }
@@ -48,19 +72,13 @@ func (s *state) branch00(c uint32) {
 func (s *state) dispatch00A(c uint32) { s.calls++; s.decode00A(c) }
 
 //go:noinline
-func (s *state) decode00A(c uint32) { s.calls++; s.apply00A(c) }
-
-//go:noinline
-func (s *state) apply00A(c uint32) { s.calls++; s.branch01(c) }
+func (s *state) decode00A(c uint32) { s.calls++; s.branch01(c) }
 
 //go:noinline
 func (s *state) dispatch00B(c uint32) { s.calls++; s.decode00B(c) }
 
 //go:noinline
-func (s *state) decode00B(c uint32) { s.calls++; s.apply00B(c) }
-
-//go:noinline
-func (s *state) apply00B(c uint32) { s.calls++; s.branch01(c) }
+func (s *state) decode00B(c uint32) { s.calls++; s.branch01(c) }
 
 func (s *state) branch01(c uint32) {
 	if c&(1<<1) == 0 {
@@ -74,19 +92,13 @@ func (s *state) branch01(c uint32) {
 func (s *state) dispatch01A(c uint32) { s.calls++; s.decode01A(c) }
 
 //go:noinline
-func (s *state) decode01A(c uint32) { s.calls++; s.apply01A(c) }
-
-//go:noinline
-func (s *state) apply01A(c uint32) { s.calls++; s.branch02(c) }
+func (s *state) decode01A(c uint32) { s.calls++; s.branch02(c) }
 
 //go:noinline
 func (s *state) dispatch01B(c uint32) { s.calls++; s.decode01B(c) }
 
 //go:noinline
-func (s *state) decode01B(c uint32) { s.calls++; s.apply01B(c) }
-
-//go:noinline
-func (s *state) apply01B(c uint32) { s.calls++; s.branch02(c) }
+func (s *state) decode01B(c uint32) { s.calls++; s.branch02(c) }
 
 func (s *state) branch02(c uint32) {
 	if c&(1<<2) == 0 {
@@ -100,19 +112,13 @@ func (s *state) branch02(c uint32) {
 func (s *state) dispatch02A(c uint32) { s.calls++; s.decode02A(c) }
 
 //go:noinline
-func (s *state) decode02A(c uint32) { s.calls++; s.apply02A(c) }
-
-//go:noinline
-func (s *state) apply02A(c uint32) { s.calls++; s.branch03(c) }
+func (s *state) decode02A(c uint32) { s.calls++; s.branch03(c) }
 
 //go:noinline
 func (s *state) dispatch02B(c uint32) { s.calls++; s.decode02B(c) }
 
 //go:noinline
-func (s *state) decode02B(c uint32) { s.calls++; s.apply02B(c) }
-
-//go:noinline
-func (s *state) apply02B(c uint32) { s.calls++; s.branch03(c) }
+func (s *state) decode02B(c uint32) { s.calls++; s.branch03(c) }
 
 func (s *state) branch03(c uint32) {
 	if c&(1<<3) == 0 {
@@ -126,19 +132,13 @@ func (s *state) branch03(c uint32) {
 func (s *state) dispatch03A(c uint32) { s.calls++; s.decode03A(c) }
 
 //go:noinline
-func (s *state) decode03A(c uint32) { s.calls++; s.apply03A(c) }
-
-//go:noinline
-func (s *state) apply03A(c uint32) { s.calls++; s.branch04(c) }
+func (s *state) decode03A(c uint32) { s.calls++; s.branch04(c) }
 
 //go:noinline
 func (s *state) dispatch03B(c uint32) { s.calls++; s.decode03B(c) }
 
 //go:noinline
-func (s *state) decode03B(c uint32) { s.calls++; s.apply03B(c) }
-
-//go:noinline
-func (s *state) apply03B(c uint32) { s.calls++; s.branch04(c) }
+func (s *state) decode03B(c uint32) { s.calls++; s.branch04(c) }
 
 func (s *state) branch04(c uint32) {
 	if c&(1<<4) == 0 {
@@ -152,19 +152,13 @@ func (s *state) branch04(c uint32) {
 func (s *state) dispatch04A(c uint32) { s.calls++; s.decode04A(c) }
 
 //go:noinline
-func (s *state) decode04A(c uint32) { s.calls++; s.apply04A(c) }
-
-//go:noinline
-func (s *state) apply04A(c uint32) { s.calls++; s.branch05(c) }
+func (s *state) decode04A(c uint32) { s.calls++; s.branch05(c) }
 
 //go:noinline
 func (s *state) dispatch04B(c uint32) { s.calls++; s.decode04B(c) }
 
 //go:noinline
-func (s *state) decode04B(c uint32) { s.calls++; s.apply04B(c) }
-
-//go:noinline
-func (s *state) apply04B(c uint32) { s.calls++; s.branch05(c) }
+func (s *state) decode04B(c uint32) { s.calls++; s.branch05(c) }
 
 func (s *state) branch05(c uint32) {
 	if c&(1<<5) == 0 {
@@ -178,19 +172,13 @@ func (s *state) branch05(c uint32) {
 func (s *state) dispatch05A(c uint32) { s.calls++; s.decode05A(c) }
 
 //go:noinline
-func (s *state) decode05A(c uint32) { s.calls++; s.apply05A(c) }
-
-//go:noinline
-func (s *state) apply05A(c uint32) { s.calls++; s.branch06(c) }
+func (s *state) decode05A(c uint32) { s.calls++; s.branch06(c) }
 
 //go:noinline
 func (s *state) dispatch05B(c uint32) { s.calls++; s.decode05B(c) }
 
 //go:noinline
-func (s *state) decode05B(c uint32) { s.calls++; s.apply05B(c) }
-
-//go:noinline
-func (s *state) apply05B(c uint32) { s.calls++; s.branch06(c) }
+func (s *state) decode05B(c uint32) { s.calls++; s.branch06(c) }
 
 func (s *state) branch06(c uint32) {
 	if c&(1<<6) == 0 {
@@ -204,19 +192,13 @@ func (s *state) branch06(c uint32) {
 func (s *state) dispatch06A(c uint32) { s.calls++; s.decode06A(c) }
 
 //go:noinline
-func (s *state) decode06A(c uint32) { s.calls++; s.apply06A(c) }
-
-//go:noinline
-func (s *state) apply06A(c uint32) { s.calls++; s.branch07(c) }
+func (s *state) decode06A(c uint32) { s.calls++; s.branch07(c) }
 
 //go:noinline
 func (s *state) dispatch06B(c uint32) { s.calls++; s.decode06B(c) }
 
 //go:noinline
-func (s *state) decode06B(c uint32) { s.calls++; s.apply06B(c) }
-
-//go:noinline
-func (s *state) apply06B(c uint32) { s.calls++; s.branch07(c) }
+func (s *state) decode06B(c uint32) { s.calls++; s.branch07(c) }
 
 func (s *state) branch07(c uint32) {
 	if c&(1<<7) == 0 {
@@ -230,19 +212,13 @@ func (s *state) branch07(c uint32) {
 func (s *state) dispatch07A(c uint32) { s.calls++; s.decode07A(c) }
 
 //go:noinline
-func (s *state) decode07A(c uint32) { s.calls++; s.apply07A(c) }
-
-//go:noinline
-func (s *state) apply07A(c uint32) { s.calls++; s.branch08(c) }
+func (s *state) decode07A(c uint32) { s.calls++; s.branch08(c) }
 
 //go:noinline
 func (s *state) dispatch07B(c uint32) { s.calls++; s.decode07B(c) }
 
 //go:noinline
-func (s *state) decode07B(c uint32) { s.calls++; s.apply07B(c) }
-
-//go:noinline
-func (s *state) apply07B(c uint32) { s.calls++; s.branch08(c) }
+func (s *state) decode07B(c uint32) { s.calls++; s.branch08(c) }
 
 func (s *state) branch08(c uint32) {
 	if c&(1<<8) == 0 {
@@ -256,19 +232,13 @@ func (s *state) branch08(c uint32) {
 func (s *state) dispatch08A(c uint32) { s.calls++; s.decode08A(c) }
 
 //go:noinline
-func (s *state) decode08A(c uint32) { s.calls++; s.apply08A(c) }
-
-//go:noinline
-func (s *state) apply08A(c uint32) { s.calls++; s.branch09(c) }
+func (s *state) decode08A(c uint32) { s.calls++; s.branch09(c) }
 
 //go:noinline
 func (s *state) dispatch08B(c uint32) { s.calls++; s.decode08B(c) }
 
 //go:noinline
-func (s *state) decode08B(c uint32) { s.calls++; s.apply08B(c) }
-
-//go:noinline
-func (s *state) apply08B(c uint32) { s.calls++; s.branch09(c) }
+func (s *state) decode08B(c uint32) { s.calls++; s.branch09(c) }
 
 func (s *state) branch09(c uint32) {
 	if c&(1<<9) == 0 {
@@ -282,19 +252,13 @@ func (s *state) branch09(c uint32) {
 func (s *state) dispatch09A(c uint32) { s.calls++; s.decode09A(c) }
 
 //go:noinline
-func (s *state) decode09A(c uint32) { s.calls++; s.apply09A(c) }
-
-//go:noinline
-func (s *state) apply09A(c uint32) { s.calls++; s.branch10(c) }
+func (s *state) decode09A(c uint32) { s.calls++; s.branch10(c) }
 
 //go:noinline
 func (s *state) dispatch09B(c uint32) { s.calls++; s.decode09B(c) }
 
 //go:noinline
-func (s *state) decode09B(c uint32) { s.calls++; s.apply09B(c) }
-
-//go:noinline
-func (s *state) apply09B(c uint32) { s.calls++; s.branch10(c) }
+func (s *state) decode09B(c uint32) { s.calls++; s.branch10(c) }
 
 func (s *state) branch10(c uint32) {
 	if c&(1<<10) == 0 {
@@ -308,19 +272,13 @@ func (s *state) branch10(c uint32) {
 func (s *state) dispatch10A(c uint32) { s.calls++; s.decode10A(c) }
 
 //go:noinline
-func (s *state) decode10A(c uint32) { s.calls++; s.apply10A(c) }
-
-//go:noinline
-func (s *state) apply10A(c uint32) { s.calls++; s.branch11(c) }
+func (s *state) decode10A(c uint32) { s.calls++; s.branch11(c) }
 
 //go:noinline
 func (s *state) dispatch10B(c uint32) { s.calls++; s.decode10B(c) }
 
 //go:noinline
-func (s *state) decode10B(c uint32) { s.calls++; s.apply10B(c) }
-
-//go:noinline
-func (s *state) apply10B(c uint32) { s.calls++; s.branch11(c) }
+func (s *state) decode10B(c uint32) { s.calls++; s.branch11(c) }
 
 func (s *state) branch11(c uint32) {
 	if c&(1<<11) == 0 {
@@ -334,19 +292,13 @@ func (s *state) branch11(c uint32) {
 func (s *state) dispatch11A(c uint32) { s.calls++; s.decode11A(c) }
 
 //go:noinline
-func (s *state) decode11A(c uint32) { s.calls++; s.apply11A(c) }
-
-//go:noinline
-func (s *state) apply11A(c uint32) { s.calls++; s.branch12(c) }
+func (s *state) decode11A(c uint32) { s.calls++; s.branch12(c) }
 
 //go:noinline
 func (s *state) dispatch11B(c uint32) { s.calls++; s.decode11B(c) }
 
 //go:noinline
-func (s *state) decode11B(c uint32) { s.calls++; s.apply11B(c) }
-
-//go:noinline
-func (s *state) apply11B(c uint32) { s.calls++; s.branch12(c) }
+func (s *state) decode11B(c uint32) { s.calls++; s.branch12(c) }
 
 func (s *state) branch12(c uint32) {
 	if c&(1<<12) == 0 {
@@ -360,19 +312,13 @@ func (s *state) branch12(c uint32) {
 func (s *state) dispatch12A(c uint32) { s.calls++; s.decode12A(c) }
 
 //go:noinline
-func (s *state) decode12A(c uint32) { s.calls++; s.apply12A(c) }
-
-//go:noinline
-func (s *state) apply12A(c uint32) { s.calls++; s.branch13(c) }
+func (s *state) decode12A(c uint32) { s.calls++; s.branch13(c) }
 
 //go:noinline
 func (s *state) dispatch12B(c uint32) { s.calls++; s.decode12B(c) }
 
 //go:noinline
-func (s *state) decode12B(c uint32) { s.calls++; s.apply12B(c) }
-
-//go:noinline
-func (s *state) apply12B(c uint32) { s.calls++; s.branch13(c) }
+func (s *state) decode12B(c uint32) { s.calls++; s.branch13(c) }
 
 func (s *state) branch13(c uint32) {
 	if c&(1<<13) == 0 {
@@ -386,19 +332,13 @@ func (s *state) branch13(c uint32) {
 func (s *state) dispatch13A(c uint32) { s.calls++; s.decode13A(c) }
 
 //go:noinline
-func (s *state) decode13A(c uint32) { s.calls++; s.apply13A(c) }
-
-//go:noinline
-func (s *state) apply13A(c uint32) { s.calls++; s.branch14(c) }
+func (s *state) decode13A(c uint32) { s.calls++; s.branch14(c) }
 
 //go:noinline
 func (s *state) dispatch13B(c uint32) { s.calls++; s.decode13B(c) }
 
 //go:noinline
-func (s *state) decode13B(c uint32) { s.calls++; s.apply13B(c) }
-
-//go:noinline
-func (s *state) apply13B(c uint32) { s.calls++; s.branch14(c) }
+func (s *state) decode13B(c uint32) { s.calls++; s.branch14(c) }
 
 func (s *state) branch14(c uint32) {
 	if c&(1<<14) == 0 {
@@ -412,19 +352,13 @@ func (s *state) branch14(c uint32) {
 func (s *state) dispatch14A(c uint32) { s.calls++; s.decode14A(c) }
 
 //go:noinline
-func (s *state) decode14A(c uint32) { s.calls++; s.apply14A(c) }
-
-//go:noinline
-func (s *state) apply14A(c uint32) { s.calls++; s.branch15(c) }
+func (s *state) decode14A(c uint32) { s.calls++; s.branch15(c) }
 
 //go:noinline
 func (s *state) dispatch14B(c uint32) { s.calls++; s.decode14B(c) }
 
 //go:noinline
-func (s *state) decode14B(c uint32) { s.calls++; s.apply14B(c) }
-
-//go:noinline
-func (s *state) apply14B(c uint32) { s.calls++; s.branch15(c) }
+func (s *state) decode14B(c uint32) { s.calls++; s.branch15(c) }
 
 func (s *state) branch15(c uint32) {
 	if c&(1<<15) == 0 {
@@ -438,19 +372,13 @@ func (s *state) branch15(c uint32) {
 func (s *state) dispatch15A(c uint32) { s.calls++; s.decode15A(c) }
 
 //go:noinline
-func (s *state) decode15A(c uint32) { s.calls++; s.apply15A(c) }
-
-//go:noinline
-func (s *state) apply15A(c uint32) { s.calls++; s.branch16(c) }
+func (s *state) decode15A(c uint32) { s.calls++; s.branch16(c) }
 
 //go:noinline
 func (s *state) dispatch15B(c uint32) { s.calls++; s.decode15B(c) }
 
 //go:noinline
-func (s *state) decode15B(c uint32) { s.calls++; s.apply15B(c) }
-
-//go:noinline
-func (s *state) apply15B(c uint32) { s.calls++; s.branch16(c) }
+func (s *state) decode15B(c uint32) { s.calls++; s.branch16(c) }
 
 func (s *state) branch16(c uint32) {
 	if c&(1<<16) == 0 {
@@ -464,19 +392,13 @@ func (s *state) branch16(c uint32) {
 func (s *state) dispatch16A(c uint32) { s.calls++; s.decode16A(c) }
 
 //go:noinline
-func (s *state) decode16A(c uint32) { s.calls++; s.apply16A(c) }
-
-//go:noinline
-func (s *state) apply16A(c uint32) { s.calls++; s.branch17(c) }
+func (s *state) decode16A(c uint32) { s.calls++; s.branch17(c) }
 
 //go:noinline
 func (s *state) dispatch16B(c uint32) { s.calls++; s.decode16B(c) }
 
 //go:noinline
-func (s *state) decode16B(c uint32) { s.calls++; s.apply16B(c) }
-
-//go:noinline
-func (s *state) apply16B(c uint32) { s.calls++; s.branch17(c) }
+func (s *state) decode16B(c uint32) { s.calls++; s.branch17(c) }
 
 func (s *state) branch17(c uint32) {
 	if c&(1<<17) == 0 {
@@ -490,19 +412,13 @@ func (s *state) branch17(c uint32) {
 func (s *state) dispatch17A(c uint32) { s.calls++; s.decode17A(c) }
 
 //go:noinline
-func (s *state) decode17A(c uint32) { s.calls++; s.apply17A(c) }
-
-//go:noinline
-func (s *state) apply17A(c uint32) { s.calls++; s.branch18(c) }
+func (s *state) decode17A(c uint32) { s.calls++; s.branch18(c) }
 
 //go:noinline
 func (s *state) dispatch17B(c uint32) { s.calls++; s.decode17B(c) }
 
 //go:noinline
-func (s *state) decode17B(c uint32) { s.calls++; s.apply17B(c) }
-
-//go:noinline
-func (s *state) apply17B(c uint32) { s.calls++; s.branch18(c) }
+func (s *state) decode17B(c uint32) { s.calls++; s.branch18(c) }
 
 func (s *state) branch18(c uint32) {
 	if c&(1<<18) == 0 {
@@ -516,16 +432,10 @@ func (s *state) branch18(c uint32) {
 func (s *state) dispatch18A(c uint32) { s.calls++; s.decode18A(c) }
 
 //go:noinline
-func (s *state) decode18A(c uint32) { s.calls++; s.apply18A(c) }
-
-//go:noinline
-func (s *state) apply18A(c uint32) { s.calls++; s.alloc(c) }
+func (s *state) decode18A(c uint32) { s.calls++; s.alloc(c) }
 
 //go:noinline
 func (s *state) dispatch18B(c uint32) { s.calls++; s.decode18B(c) }
 
 //go:noinline
-func (s *state) decode18B(c uint32) { s.calls++; s.apply18B(c) }
-
-//go:noinline
-func (s *state) apply18B(c uint32) { s.calls++; s.alloc(c) }
+func (s *state) decode18B(c uint32) { s.calls++; s.alloc(c) }

@@ -247,6 +247,20 @@ func formatTable(tab *table) string {
 	return b.String()
 }
 
+// selectsNothing reports whether the flags keep only samples matched by an expression that
+// matches nothing (profiles whose frames have neither function names nor binary names get
+// noMatch for every name filter).
+func selectsNothing(flags []string) bool {
+	for _, f := range flags {
+		for _, name := range []string{"-focus=", "-show=", "-show_from="} {
+			if f == name+noMatch {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 var granularities = []string{"-functions", "-filefunctions", "-files", "-lines", "-addresses"}
 
 // casesFor builds the option matrix for one profile. It is not the full cross product: every
@@ -254,7 +268,7 @@ var granularities = []string{"-functions", "-filefunctions", "-files", "-lines",
 // option is crossed with a couple of granularities and sorts.
 func casesFor(fv filterValues, reduced bool) []parityCase {
 	var cs []parityCase
-	add := func(flags ...string) { cs = append(cs, parityCase{flags: flags}) }
+	add := func(flags ...string) { cs = append(cs, parityCase{flags: flags, allowEmpty: selectsNothing(flags)}) }
 	addEmpty := func(flags ...string) { cs = append(cs, parityCase{flags: flags, allowEmpty: true}) }
 
 	for _, g := range granularities {

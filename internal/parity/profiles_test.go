@@ -525,9 +525,17 @@ func deriveFilters(path string) (filterValues, error) {
 		}
 	}
 	fv.Hide = quote(hide)
-	fv.Show = fv.Focus
-	if hide != "" && hide != focus {
-		fv.Show = fv.Focus + "|" + fv.Hide
+	// show keeps matching lines only, so frames without lines (address-only locations) are
+	// hidden even when their binary matches: build it from function names.
+	var show []string
+	for _, k := range []string{focus, hide, closest(count, n/4, focus, hide)} {
+		if isFunc[k] && !slices.Contains(show, regexp.QuoteMeta(k)) {
+			show = append(show, regexp.QuoteMeta(k))
+		}
+	}
+	fv.Show = noMatch
+	if len(show) > 0 {
+		fv.Show = strings.Join(show, "|")
 	}
 	// prune_from matches simplified function names only, which end at the first '('.
 	prunable := map[string]int{}
@@ -567,7 +575,12 @@ func deriveFilters(path string) (filterValues, error) {
 		slices.Sort(bytesVals)
 		med := bytesVals[len(bytesVals)/2]
 		fv.TagFocus = append(fv.TagFocus, fmt.Sprintf("bytes=%db:", med), "1kb:")
-		fv.TagIgnore = append(fv.TagIgnore, fmt.Sprintf("bytes=:%db", bytesVals[len(bytesVals)/4]))
+		// Ignore the largest allocations, or none when all sizes are equal.
+		maxv := bytesVals[len(bytesVals)-1]
+		if bytesVals[0] == maxv {
+			maxv++
+		}
+		fv.TagIgnore = append(fv.TagIgnore, fmt.Sprintf("bytes=%db:", maxv))
 	}
 	filterCache.Store(path, fv)
 	return fv, nil
