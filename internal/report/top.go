@@ -84,7 +84,8 @@ func (c *Config) Validate() error {
 			return optionErrorf("--%s: %v is not between 0 and 1", f.name, f.v)
 		}
 	}
-	return nil
+	_, err := filter.Compile(c.filterOptions())
+	return err
 }
 
 // NewTop builds a top report from p, which it modifies: filters and aggregation run in place.
