@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"runtime"
+	"sync"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -13,64 +16,150 @@ type Options struct {
 	// DropNegative leaves out nodes whose flat is negative, or whose flat is zero and cum
 	// negative.
 	DropNegative bool
+	// Workers is how many goroutines walk the samples; 0 picks one per CPU for large profiles.
+	Workers int
 }
 
 // Graph holds every node of a profile with its flat and cum values. Edges are not stored:
-// the reports that need them walk the samples again (see Trim).
+// the reports that need them walk the recorded stacks again (see Trim).
 type Graph struct {
 	// Nodes are all distinct nodes, indexed by node id; nodes whose values are all zero are
 	// included (they are never reported).
 	Nodes []Node
 
-	prof *profile.Profile
-	opts Options
-	idx  *frameIndex
+	opts   Options
+	idx    *frameIndex
+	shards []*shard
 }
 
 // frameIndex maps every location to the node ids of its lines, computed once per graph so
 // that walking a sample costs a slice lookup per frame instead of a hash per line.
 type frameIndex struct {
-	byID    []int32 // location ID -> position+1 in the profile's location table (0: unknown)
-	sparse  map[uint64]int32
-	start   []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
-	ids     []int32
-	inlined []bool // node id -> the node is an inlined (not outermost) line somewhere
+	byID       []int32 // location ID -> position+1 in the profile's location table (0: unknown)
+	sparse     map[uint64]int32
+	start      []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
+	ids        []int32
+	inlined    []bool // node id -> the node is an inlined (not outermost) line somewhere
+	anyInlined bool
 }
+
+// shard is a contiguous run of samples that one goroutine walks.
+type shard struct {
+	samples                    []*profile.Sample
+	flat, flatDiv, cum, cumDiv []int64
+
+	// The samples that carry a value, as location positions root first: the stack of the
+	// i-th is stacks[stackEnd[i-1]:stackEnd[i]], its value w[i]. Recorded only when some frame
+	// is inlined, since only then can a report need a second walk.
+	stacks   []int32
+	stackEnd []int32
+	w        []int64
+}
+
+// minShard is the fewest samples worth a goroutine of their own.
+const minShard = 64 << 10
 
 // Build computes the nodes of p and their flat and cum values, as pprof's graph does: flat is
 // added once at the leaf, cum once per distinct node per sample, and samples whose value and
-// divisor are both zero are skipped.
+// divisor are both zero are skipped. Large profiles are walked in parallel shards whose
+// integer sums are added up afterwards, so the result does not depend on the sharding.
 func Build(p *profile.Profile, o Options) *Graph {
-	g := &Graph{prof: p, opts: o}
-	g.idx = g.index()
-	nodes := g.Nodes
-	seen := make([]uint32, len(nodes))
+	g := &Graph{opts: o}
+	g.idx = g.index(p)
+	workers := o.Workers
+	if workers <= 0 {
+		workers = max(1, min(runtime.GOMAXPROCS(0), len(p.Sample)/minShard))
+	}
+	per := max(1, (len(p.Sample)+workers-1)/workers)
+	for lo := 0; lo < len(p.Sample) || lo == 0; lo += per {
+		g.shards = append(g.shards, &shard{samples: p.Sample[lo:min(lo+per, len(p.Sample))]})
+	}
+	g.parallel(func(_ int, s *shard) { s.walk(g.idx, len(g.Nodes), o) })
+	for _, s := range g.shards {
+		for i := range g.Nodes {
+			g.Nodes[i].Flat += s.flat[i]
+			g.Nodes[i].Cum += s.cum[i]
+		}
+		if o.Mean {
+			for i := range g.Nodes {
+				g.Nodes[i].FlatDiv += s.flatDiv[i]
+				g.Nodes[i].CumDiv += s.cumDiv[i]
+			}
+		}
+		s.samples, s.flat, s.flatDiv, s.cum, s.cumDiv = nil, nil, nil, nil, nil
+	}
+	return g
+}
+
+// parallel runs f on every shard, each in its own goroutine.
+func (g *Graph) parallel(f func(i int, s *shard)) {
+	var wg sync.WaitGroup
+	for i, s := range g.shards {
+		wg.Go(func() { f(i, s) })
+	}
+	wg.Wait()
+}
+
+// walk accumulates the values of the shard's samples over n nodes.
+func (s *shard) walk(idx *frameIndex, n int, o Options) {
+	// Values live in dense arrays while walking: they stay in cache, Node structs do not.
+	s.flat, s.cum = make([]int64, n), make([]int64, n)
+	if o.Mean {
+		s.flatDiv, s.cumDiv = make([]int64, n), make([]int64, n)
+	}
+	seen := make([]uint32, n)
 	var stamp uint32
-	for _, s := range p.Sample {
-		w, dw := g.values(s)
+	record := idx.anyInlined
+	if record {
+		frames := 0
+		for _, sample := range s.samples {
+			frames += len(sample.Location)
+		}
+		s.stacks = make([]int32, 0, frames)
+	}
+	for _, sample := range s.samples {
+		w := sample.Value[o.SampleIndex]
+		var dw int64
+		if o.Mean {
+			dw = sample.Value[0]
+		}
 		if w == 0 && dw == 0 {
 			continue
 		}
 		stamp = nextStamp(stamp, seen)
 		leaf := int32(-1)
-		for i := len(s.Location) - 1; i >= 0; i-- {
-			frames := g.idx.frames(s.Location[i])
+		for i := len(sample.Location) - 1; i >= 0; i-- {
+			loc := idx.position(sample.Location[i])
+			if loc < 0 {
+				continue
+			}
+			if record {
+				s.stacks = append(s.stacks, loc)
+			}
+			frames := idx.ids[idx.start[loc]:idx.start[loc+1]]
 			for k := len(frames) - 1; k >= 0; k-- {
-				n := frames[k]
-				if seen[n] != stamp {
-					seen[n] = stamp
-					nodes[n].Cum += w
-					nodes[n].CumDiv += dw
+				id := frames[k]
+				if seen[id] != stamp {
+					seen[id] = stamp
+					s.cum[id] += w
+					if o.Mean {
+						s.cumDiv[id] += dw
+					}
 				}
-				leaf = n
+				leaf = id
 			}
 		}
 		if leaf >= 0 {
-			nodes[leaf].Flat += w
-			nodes[leaf].FlatDiv += dw
+			s.flat[leaf] += w
+			if o.Mean {
+				s.flatDiv[leaf] += dw
+			}
+		}
+		if record {
+			s.stackEnd = append(s.stackEnd, int32(len(s.stacks)))
+			s.w = append(s.w, w)
 		}
 	}
-	return g
 }
 
 // nextStamp advances the per-sample generation counter, clearing the marks when it wraps.
@@ -83,17 +172,8 @@ func nextStamp(stamp uint32, marks []uint32) uint32 {
 	return stamp
 }
 
-func (g *Graph) values(s *profile.Sample) (w, dw int64) {
-	w = s.Value[g.opts.SampleIndex]
-	if g.opts.Mean {
-		dw = s.Value[0]
-	}
-	return w, dw
-}
-
 // index assigns node ids to every line of every location.
-func (g *Graph) index() *frameIndex {
-	p := g.prof
+func (g *Graph) index(p *profile.Profile) *frameIndex {
 	idx := &frameIndex{
 		start: make([]int32, 0, len(p.Location)+1),
 		ids:   make([]int32, 0, len(p.Location)),
@@ -139,14 +219,16 @@ func (g *Graph) lineIDs(l *profile.Location, ids map[NodeInfo]int32, idx *frameI
 		}
 		if k < len(lines)-1 {
 			idx.inlined[id] = true
+			idx.anyInlined = true
 		}
 		out[k] = id
 	}
 	return out
 }
 
-// frames returns the node ids of l's lines, innermost first.
-func (idx *frameIndex) frames(l *profile.Location) []int32 {
+// position returns the position of l in the location table, or -1 for a location missing
+// from the table, which has no nodes (as in pprof).
+func (idx *frameIndex) position(l *profile.Location) int32 {
 	var pos int32
 	if idx.byID != nil {
 		if l.ID < uint64(len(idx.byID)) {
@@ -155,11 +237,7 @@ func (idx *frameIndex) frames(l *profile.Location) []int32 {
 	} else {
 		pos = idx.sparse[l.ID]
 	}
-	if pos == 0 {
-		// A location missing from the table has no nodes, as in pprof.
-		return nil
-	}
-	return idx.ids[idx.start[pos-1]:idx.start[pos]]
+	return pos - 1
 }
 
 // isNegative is pprof's -drop_negative test.

@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -245,5 +248,39 @@ other;a 1 17
 	}
 	if want := int64(3 + 5 + 7 + 11 + 13 + 17); flat != want {
 		t.Errorf("Σ flat = %d, want %d", flat, want)
+	}
+}
+
+func TestShardingDoesNotChangeResults(t *testing.T) {
+	// A profile with recursion, inlining, negative values and shared callers, walked by one
+	// goroutine and by several, must give identical nodes, order and inline labels.
+	var text strings.Builder
+	rng := rand.New(rand.NewPCG(1, 2))
+	frames := []string{"a", "b", "c", "d+e", "f+g+h", "e", "0x10", "i!"}
+	for range 500 {
+		stack := []string{"main"}
+		for range 1 + rng.IntN(8) {
+			stack = append(stack, frames[rng.IntN(len(frames))])
+		}
+		fmt.Fprintf(&text, "%s %d %d\n", strings.Join(stack, ";"), 1+rng.IntN(3), rng.IntN(200)-20)
+	}
+	for _, trim := range []TrimOptions{{}, {NodeFraction: 0.05, EdgeFraction: 0.01}, {NodeCount: 4, CumSort: true}} {
+		for _, mean := range []bool{false, true} {
+			var want []row
+			for _, workers := range []int{1, 2, 3, 7} {
+				p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text.String())
+				got := rows(Build(p, Options{SampleIndex: 1, Mean: mean, Workers: workers}).Trim(trim))
+				if workers == 1 {
+					want = got
+					continue
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("trim %+v mean %v workers %d (-1 worker +sharded):\n%s", trim, mean, workers, diff)
+				}
+			}
+			if len(want) == 0 {
+				t.Fatalf("trim %+v: no rows", trim)
+			}
+		}
 	}
 }

@@ -146,57 +146,30 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 	if !any {
 		return
 	}
-	type edge struct {
-		child  int32
-		stamp  int
-		weight int64
-		inline bool
-	}
-	var edges []edge
-	byPair := make(map[uint64]int32)
-	for si, s := range g.prof.Sample {
-		w, dw := g.values(s)
-		if w == 0 && dw == 0 {
-			continue
-		}
-		parent := int32(-1)
-		for i := len(s.Location) - 1; i >= 0; i-- {
-			frames := g.idx.frames(s.Location[i])
-			for k := len(frames) - 1; k >= 0; k-- {
-				n := frames[k]
-				if kept != nil && !kept[n] {
-					continue
-				}
-				if want[n] && parent >= 0 && parent != n {
-					key := uint64(parent)<<32 | uint64(n)
-					e, ok := byPair[key]
-					if !ok {
-						e = int32(len(edges))
-						byPair[key] = e
-						edges = append(edges, edge{child: n, inline: true})
-					}
-					if ed := &edges[e]; ed.stamp != si+1 {
-						// An edge counts once per sample, and only its first occurrence in the
-						// sample says whether it was inlined.
-						ed.stamp = si + 1
-						ed.weight += w
-						ed.inline = ed.inline && k != len(frames)-1
-					}
-				}
-				parent = n
+	perShard := make([]map[uint64]*edge, len(g.shards))
+	g.parallel(func(i int, s *shard) { perShard[i] = s.edgesInto(g.idx, want, kept) })
+	edges := perShard[0]
+	for _, more := range perShard[1:] {
+		for key, e := range more {
+			if into, ok := edges[key]; ok {
+				into.weight += e.weight
+				into.inline = into.inline && e.inline
+			} else {
+				edges[key] = e
 			}
 		}
 	}
 	inlined := make([]bool, len(g.Nodes))
 	called := make([]bool, len(g.Nodes))
-	for _, e := range edges {
+	for key, e := range edges {
 		if abs64(e.weight) < edgeCutoff {
 			continue
 		}
+		child := int32(uint32(key))
 		if e.inline {
-			inlined[e.child] = true
+			inlined[child] = true
 		} else {
-			called[e.child] = true
+			called[child] = true
 		}
 	}
 	for i := range entries {
@@ -208,4 +181,50 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 			entries[i].Inline = Inlined
 		}
 	}
+}
+
+// edge is a call edge into a labelled node, accumulated over a shard's samples.
+type edge struct {
+	stamp  int32
+	weight int64
+	inline bool
+}
+
+// edgesInto walks the shard's recorded stacks over the kept nodes (all when kept is nil) and
+// returns the edges into the wanted nodes, keyed by parent<<32|child.
+func (s *shard) edgesInto(idx *frameIndex, want, kept []bool) map[uint64]*edge {
+	edges := make(map[uint64]*edge)
+	begin := int32(0)
+	for si, end := range s.stackEnd {
+		stack := s.stacks[begin:end]
+		begin = end
+		w, stamp := s.w[si], int32(si+1)
+		parent := int32(-1)
+		for _, loc := range stack {
+			frames := idx.ids[idx.start[loc]:idx.start[loc+1]]
+			for k := len(frames) - 1; k >= 0; k-- {
+				n := frames[k]
+				if kept != nil && !kept[n] {
+					continue
+				}
+				if want[n] && parent >= 0 && parent != n {
+					key := uint64(parent)<<32 | uint64(n)
+					e := edges[key]
+					if e == nil {
+						e = &edge{inline: true}
+						edges[key] = e
+					}
+					if e.stamp != stamp {
+						// An edge counts once per sample, and only its first occurrence in the
+						// sample says whether it was inlined.
+						e.stamp = stamp
+						e.weight += w
+						e.inline = e.inline && k != len(frames)-1
+					}
+				}
+				parent = n
+			}
+		}
+	}
+	return edges
 }
