@@ -145,6 +145,18 @@ func (nopCloser) Close() error { return nil }
 
 func (w *oracleWriter) Open(string) (io.WriteCloser, error) { return nopCloser{&w.buf}, nil }
 
+// noObjTool stands in for pprof's binutils: the oracle never reads binaries, and the default
+// tool probes for objdump and friends by running them on every call.
+type noObjTool struct{}
+
+func (noObjTool) Open(file string, start, limit, offset uint64, relocationSymbol string) (driver.ObjFile, error) {
+	return nil, fmt.Errorf("%s: the parity oracle does not open binaries", file)
+}
+
+func (noObjTool) Disasm(file string, start, end uint64, intelSyntax bool) ([]driver.Inst, error) {
+	return nil, fmt.Errorf("%s: the parity oracle does not disassemble", file)
+}
+
 // pprofTop runs `pprof -top -symbolize=none` in-process on the sources with the given extra
 // flags, forcing an unscaled output unit, and parses the report.
 func pprofTop(flags []string, sources []string) (*table, string, error) {
@@ -152,7 +164,7 @@ func pprofTop(flags []string, sources []string) (*table, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	args := []string{"-symbolize=none", "-top", "-output=report", "-unit=" + unit.flag}
+	args := []string{"-symbolize=none", "-top", "-unit=" + unit.flag}
 	args = append(args, flags...)
 	if !hasAnyFlag(flags, granularityFlags) {
 		args = append(args, "-functions")
@@ -161,13 +173,15 @@ func pprofTop(flags []string, sources []string) (*table, string, error) {
 		args = append(args, "-flat")
 	}
 	args = append(args, sources...)
+	// cmdline is the equivalent pprof command, for failure messages.
 	cmdline := "pprof " + strings.Join(args, " ")
 
-	fs := newOracleFlags(args)
+	// -output makes the driver write through oracleWriter instead of to os.Stdout.
+	fs := newOracleFlags(append([]string{"-output=report"}, args...))
 	ui := &oracleUI{}
 	w := &oracleWriter{}
 	pprofMu.Lock()
-	err = driver.PProf(&driver.Options{Flagset: fs, UI: ui, Writer: w})
+	err = driver.PProf(&driver.Options{Flagset: fs, UI: ui, Writer: w, Obj: noObjTool{}})
 	pprofMu.Unlock()
 	if fs.err != nil {
 		return nil, cmdline, fmt.Errorf("%s: parsing flags: %w", cmdline, fs.err)

@@ -137,6 +137,9 @@ func readFileCached(path string) ([]byte, error) {
 // Generated Go runtime profiles, written once per test binary into scratchDir.
 type generatedProfiles struct {
 	CPU, Heap, Mutex, Block string
+	// NoCPU says why there is no CPU profile (CPU == ""): the test binary may already be
+	// profiling itself (go test -cpuprofile).
+	NoCPU string
 }
 
 var generated = sync.OnceValues(func() (generatedProfiles, error) {
@@ -147,7 +150,7 @@ var generated = sync.OnceValues(func() (generatedProfiles, error) {
 		return g, err
 	}
 	if g.CPU, err = writeCPUProfile(dir); err != nil {
-		return g, err
+		g.CPU, g.NoCPU = "", err.Error()
 	}
 	if g.Heap, err = writeHeapProfile(dir); err != nil {
 		return g, err
@@ -295,15 +298,12 @@ func writeHeapProfile(dir string) (string, error) {
 	runtime.MemProfileRate = 1
 	keep := heapWorkload()
 	runtime.GC()
+	// The writer scales each record by the rate in force when it writes, so the rate is
+	// restored only afterwards.
+	path, err := writeLookup(dir, "heap", "go.heap.pb.gz")
 	runtime.MemProfileRate = old
-
-	path := filepath.Join(dir, "go.heap.pb.gz")
-	var buf bytes.Buffer
-	if err := pprof.Lookup("heap").WriteTo(&buf, 0); err != nil {
-		return "", err
-	}
 	runtime.KeepAlive(keep)
-	return path, os.WriteFile(path, buf.Bytes(), 0o644)
+	return path, err
 }
 
 // heapWorkload allocates objects of several sizes from several call paths, keeping some alive
@@ -343,16 +343,16 @@ func writeMutexProfile(dir string) (string, error) {
 	defer runtime.SetMutexProfileFraction(old)
 	var a, b sync.Mutex
 	var wg sync.WaitGroup
-	counter := 0
+	var countA, countB int // each guarded by its mutex
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 300; i++ {
 				if (g+i)%3 == 0 {
-					lockSlow(&a, &counter)
+					lockSlow(&a, &countA)
 				} else {
-					lockFast(&b, &counter)
+					lockFast(&b, &countB)
 				}
 			}
 		}()
@@ -438,8 +438,10 @@ func writeLookup(dir, name, file string) (string, error) {
 // that each matches something.
 type filterValues struct {
 	Focus, Ignore, Hide, Show, ShowFrom, PruneFrom string
-	TagFocus, TagIgnore                            []string // empty when the profile has no labels
-	SampleTypes                                    []string
+	// IgnoreInFocus is an ignore that removes some but not all of the samples Focus keeps.
+	IgnoreInFocus       string
+	TagFocus, TagIgnore []string // empty when the profile has no labels
+	SampleTypes         []string
 }
 
 // noMatch is a regexp that matches no frame of any test profile.
@@ -447,10 +449,10 @@ const noMatch = "^profq_no_such_frame$"
 
 var filterCache sync.Map // path -> filterValues
 
-// deriveFilters picks filter expressions from a profile's frames: a focus on the frame found in
-// closest to half of the samples, an ignore on one found in about a quarter, a hide on the most
-// frequent leaf, and so on. Frames without function names are named by their binary, which the
-// name filters also match.
+// deriveFilters picks filter expressions from a profile's frames: a focus on the frame whose
+// samples carry closest to half of the profile's value, an ignore on one with about a quarter,
+// a hide on the heaviest leaf, and so on. Frames without function names are named by their
+// binary, which the name filters also match.
 func deriveFilters(path string) (filterValues, error) {
 	if v, ok := filterCache.Load(path); ok {
 		return v.(filterValues), nil
@@ -464,12 +466,30 @@ func deriveFilters(path string) (filterValues, error) {
 		fv.SampleTypes = append(fv.SampleTypes, st.Type)
 	}
 
-	count := map[string]int{}      // samples whose stack has the frame
-	leafCount := map[string]int{}  // samples whose leaf is the frame
-	innerCount := map[string]int{} // samples where a named function is not the leaf
+	// Frames are weighed by the |value| (default sample type) of the samples they appear in,
+	// so that a filter chosen to keep part of the profile keeps a part that has a value.
+	idx, err := p.SampleIndexByName("")
+	if err != nil {
+		return filterValues{}, err
+	}
+	count := map[string]int64{}      // value of samples whose stack has the frame
+	leafCount := map[string]int64{}  // value of samples whose leaf is the frame
+	innerCount := map[string]int64{} // value of samples where a named function is not the leaf
 	isFunc := map[string]bool{}
+	type weightedKeys struct {
+		w    int64
+		keys map[string]bool // the frames of one sample
+	}
+	var weighted []weightedKeys
+	var n int64
 	for _, s := range p.Sample {
-		seen := map[string]bool{}
+		w := s.Value[idx]
+		if w < 0 {
+			w = -w
+		}
+		n += w
+		seen, seenInner := map[string]bool{}, map[string]bool{}
+		weighted = append(weighted, weightedKeys{w, seen})
 		for i, loc := range s.Location {
 			var keys []string
 			for _, ln := range loc.Line {
@@ -483,30 +503,20 @@ func deriveFilters(path string) (filterValues, error) {
 			}
 			for j, k := range keys {
 				if i == 0 && j == 0 {
-					leafCount[k]++
-				} else if isFunc[k] && !seen["inner:"+k] {
-					seen["inner:"+k] = true
-					innerCount[k]++
+					leafCount[k] += w
+				} else if isFunc[k] && !seenInner[k] {
+					seenInner[k] = true
+					innerCount[k] += w
 				}
 				if !seen[k] {
 					seen[k] = true
-					count[k]++
+					count[k] += w
 				}
 			}
 		}
 	}
-	n := len(p.Sample)
-	closest := func(m map[string]int, target int, exclude ...string) string {
-		best, bestDist := "", math.MaxInt
-		for _, k := range sortedKeys(m) {
-			if slices.Contains(exclude, k) || (m[k] >= n && n > 1 && len(m) > 1) {
-				continue
-			}
-			if d := abs(m[k] - target); d < bestDist {
-				best, bestDist = k, d
-			}
-		}
-		return best
+	closest := func(m map[string]int64, target int64, exclude ...string) string {
+		return closestKey(m, n, target, exclude...)
 	}
 	quote := func(k string) string {
 		if k == "" {
@@ -515,9 +525,29 @@ func deriveFilters(path string) (filterValues, error) {
 		return regexp.QuoteMeta(k)
 	}
 	focus := closest(count, n/2)
+	if focus == "" {
+		// Every frame is in every sample: focus on any of them.
+		for _, k := range sortedKeys(count) {
+			if count[k] > 0 {
+				focus = k
+				break
+			}
+		}
+	}
 	fv.Focus = quote(focus)
 	fv.ShowFrom = fv.Focus
 	fv.Ignore = quote(closest(count, n/4, focus))
+	inFocus := map[string]int64{}
+	var nf int64
+	for _, wk := range weighted {
+		if wk.keys[focus] {
+			nf += wk.w
+			for k := range wk.keys {
+				inFocus[k] += wk.w
+			}
+		}
+	}
+	fv.IgnoreInFocus = quote(closestKey(inFocus, nf, nf/2, focus))
 	hide := ""
 	for _, k := range sortedKeys(leafCount) {
 		if hide == "" || leafCount[k] > leafCount[hide] {
@@ -538,7 +568,7 @@ func deriveFilters(path string) (filterValues, error) {
 		fv.Show = strings.Join(show, "|")
 	}
 	// prune_from matches simplified function names only, which end at the first '('.
-	prunable := map[string]int{}
+	prunable := map[string]int64{}
 	for k, c := range innerCount {
 		if !strings.Contains(k, "(") {
 			prunable[k] = c
@@ -549,8 +579,9 @@ func deriveFilters(path string) (filterValues, error) {
 		fv.PruneFrom = "^" + regexp.QuoteMeta(k) + "$"
 	}
 
-	// Tag filters: on a string label, its most common value and another; on the numeric
-	// "bytes" label, ranges around its median.
+	// Tag filters: on the first string label, its first value (with and without the key) and
+	// its last; on the numeric "bytes" label, ranges from its median and from 1kB, and an
+	// ignore of the largest sizes.
 	strVals := map[string]map[string]int{}
 	var bytesVals []int64
 	for _, s := range p.Sample {
@@ -586,6 +617,21 @@ func deriveFilters(path string) (filterValues, error) {
 	return fv, nil
 }
 
+// closestKey returns the key of m whose weight is closest to target, skipping the excluded
+// keys and keys that weigh nothing or the whole (whole), or "" if none is left.
+func closestKey(m map[string]int64, whole, target int64, exclude ...string) string {
+	best, bestDist := "", int64(math.MaxInt64)
+	for _, k := range sortedKeys(m) {
+		if slices.Contains(exclude, k) || m[k] == 0 || m[k] >= whole {
+			continue
+		}
+		if d := abs(m[k] - target); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -595,7 +641,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func abs(x int) int {
+func abs(x int64) int64 {
 	if x < 0 {
 		return -x
 	}
