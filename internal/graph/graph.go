@@ -41,6 +41,9 @@ type frameIndex struct {
 	ids        []int32
 	inlined    []bool // node id -> the node is an inlined (not outermost) line somewhere
 	anyInlined bool
+	// hasInlined[i]: location i has a line whose node is inlined somewhere; only frames down to
+	// the deepest such location can matter to an inline label.
+	hasInlined []bool
 }
 
 // shard is a contiguous run of samples that one goroutine walks.
@@ -48,9 +51,10 @@ type shard struct {
 	samples                    []*profile.Sample
 	flat, flatDiv, cum, cumDiv []int64
 
-	// The samples that carry a value, as location positions root first: the stack of the
-	// i-th is stacks[stackEnd[i-1]:stackEnd[i]], its value w[i]. Recorded only when some frame
-	// is inlined, since only then can a report need a second walk.
+	// The samples that can bear on an inline label, as location positions root first, cut
+	// below their deepest location with an inlined node: the stack of the i-th is
+	// stacks[stackEnd[i-1]:stackEnd[i]], its value w[i]. Recorded only when some frame is
+	// inlined, since only then can a report need a second walk.
 	stacks   []int32
 	stackEnd []int32
 	w        []int64
@@ -128,6 +132,8 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 		}
 		stamp = nextStamp(stamp, seen)
 		leaf := int32(-1)
+		begin := len(s.stacks)
+		keep := begin
 		for i := len(sample.Location) - 1; i >= 0; i-- {
 			loc := idx.position(sample.Location[i])
 			if loc < 0 {
@@ -135,6 +141,9 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 			}
 			if record {
 				s.stacks = append(s.stacks, loc)
+				if idx.hasInlined[loc] {
+					keep = len(s.stacks)
+				}
 			}
 			frames := idx.ids[idx.start[loc]:idx.start[loc+1]]
 			for k := len(frames) - 1; k >= 0; k-- {
@@ -156,8 +165,11 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 			}
 		}
 		if record {
-			s.stackEnd = append(s.stackEnd, int32(len(s.stacks)))
-			s.w = append(s.w, w)
+			s.stacks = s.stacks[:keep]
+			if keep > begin {
+				s.stackEnd = append(s.stackEnd, int32(keep))
+				s.w = append(s.w, w)
+			}
 		}
 	}
 }
@@ -198,6 +210,12 @@ func (g *Graph) index(p *profile.Profile) *frameIndex {
 		idx.ids = append(idx.ids, g.lineIDs(l, ids, idx)...)
 	}
 	idx.start = append(idx.start, int32(len(idx.ids)))
+	idx.hasInlined = make([]bool, len(p.Location))
+	for loc := range p.Location {
+		for _, id := range idx.ids[idx.start[loc]:idx.start[loc+1]] {
+			idx.hasInlined[loc] = idx.hasInlined[loc] || idx.inlined[id]
+		}
+	}
 	return idx
 }
 

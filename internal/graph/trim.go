@@ -146,26 +146,20 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 	if !any {
 		return
 	}
-	perShard := make([]map[uint64]*edge, len(g.shards))
-	g.parallel(func(i int, s *shard) { perShard[i] = s.edgesInto(g.idx, want, kept) })
+	pass := newEdgePass(g, want, kept)
+	perShard := make([]*edgeSet, len(g.shards))
+	g.parallel(func(i int, s *shard) { perShard[i] = s.edgesInto(pass) })
 	edges := perShard[0]
 	for _, more := range perShard[1:] {
-		for key, e := range more {
-			if into, ok := edges[key]; ok {
-				into.weight += e.weight
-				into.inline = into.inline && e.inline
-			} else {
-				edges[key] = e
-			}
-		}
+		edges.merge(more)
 	}
 	inlined := make([]bool, len(g.Nodes))
 	called := make([]bool, len(g.Nodes))
-	for key, e := range edges {
+	for _, e := range edges.list {
 		if abs64(e.weight) < edgeCutoff {
 			continue
 		}
-		child := int32(uint32(key))
+		child := e.child
 		if e.inline {
 			inlined[child] = true
 		} else {
@@ -183,17 +177,117 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 	}
 }
 
-// edge is a call edge into a labelled node, accumulated over a shard's samples.
-type edge struct {
-	stamp  int32
-	weight int64
-	inline bool
+// edgePass is what every shard needs to find the call edges into the wanted nodes of a graph
+// made of the kept nodes: for each location, its kept frames in walk order (outermost line
+// first), so that locations without a kept node cost nothing.
+type edgePass struct {
+	start  []int32 // kept frames of location i are frames[start[i]:start[i+1]]
+	frames []passFrame
+	want   []bool
+
+	// With few kept nodes an edge is found by a dense index over (parent rank, child rank);
+	// otherwise by a hash of the pair.
+	dense             bool
+	parentRank        []int32
+	childRank         []int32
+	parents, children int
 }
 
-// edgesInto walks the shard's recorded stacks over the kept nodes (all when kept is nil) and
-// returns the edges into the wanted nodes, keyed by parent<<32|child.
-func (s *shard) edgesInto(idx *frameIndex, want, kept []bool) map[uint64]*edge {
-	edges := make(map[uint64]*edge)
+type passFrame struct {
+	id     int32
+	inline bool // the frame is an inlined line of its location
+}
+
+// maxDense bounds the dense edge index of one shard (entries of 4 bytes).
+const maxDense = 1 << 22
+
+func newEdgePass(g *Graph, want, kept []bool) *edgePass {
+	idx := g.idx
+	nLocs := len(idx.start) - 1
+	pass := &edgePass{start: make([]int32, nLocs+1), want: want}
+	for loc := range nLocs {
+		pass.start[loc] = int32(len(pass.frames))
+		lines := idx.ids[idx.start[loc]:idx.start[loc+1]]
+		for k := len(lines) - 1; k >= 0; k-- {
+			if id := lines[k]; kept == nil || kept[id] {
+				pass.frames = append(pass.frames, passFrame{id: id, inline: k != len(lines)-1})
+			}
+		}
+	}
+	pass.start[nLocs] = int32(len(pass.frames))
+	if kept == nil {
+		return pass
+	}
+	pass.parentRank = make([]int32, len(g.Nodes))
+	pass.childRank = make([]int32, len(g.Nodes))
+	for id := range g.Nodes {
+		pass.parentRank[id], pass.childRank[id] = -1, -1
+		if kept[id] {
+			pass.parentRank[id] = int32(pass.parents)
+			pass.parents++
+		}
+		if want[id] {
+			pass.childRank[id] = int32(pass.children)
+			pass.children++
+		}
+	}
+	pass.dense = pass.parents*pass.children <= maxDense
+	return pass
+}
+
+// edge is a call edge into a labelled node, accumulated over a shard's samples.
+type edge struct {
+	parent, child int32
+	stamp         int32
+	weight        int64
+	inline        bool
+}
+
+// edgeSet holds the edges found by one or more shards.
+type edgeSet struct {
+	list   []edge
+	byPair map[uint64]int32 // parent<<32|child -> position in list
+	dense  []int32          // parent rank * children + child rank -> position+1 in list
+	pass   *edgePass
+}
+
+func (es *edgeSet) find(parent, child int32) *edge {
+	var slot *int32
+	if es.dense != nil {
+		slot = &es.dense[int(es.pass.parentRank[parent])*es.pass.children+int(es.pass.childRank[child])]
+		if *slot > 0 {
+			return &es.list[*slot-1]
+		}
+	} else if i, ok := es.byPair[uint64(parent)<<32|uint64(uint32(child))]; ok {
+		return &es.list[i]
+	}
+	es.list = append(es.list, edge{parent: parent, child: child, inline: true})
+	if slot != nil {
+		*slot = int32(len(es.list))
+	} else {
+		es.byPair[uint64(parent)<<32|uint64(uint32(child))] = int32(len(es.list) - 1)
+	}
+	return &es.list[len(es.list)-1]
+}
+
+// merge adds the edges of other into es.
+func (es *edgeSet) merge(other *edgeSet) {
+	for _, e := range other.list {
+		into := es.find(e.parent, e.child)
+		into.weight += e.weight
+		into.inline = into.inline && e.inline
+	}
+}
+
+// edgesInto walks the shard's recorded stacks over the kept nodes and returns the edges into
+// the wanted nodes.
+func (s *shard) edgesInto(pass *edgePass) *edgeSet {
+	es := &edgeSet{pass: pass}
+	if pass.dense {
+		es.dense = make([]int32, pass.parents*pass.children)
+	} else {
+		es.byPair = make(map[uint64]int32)
+	}
 	begin := int32(0)
 	for si, end := range s.stackEnd {
 		stack := s.stacks[begin:end]
@@ -201,30 +295,20 @@ func (s *shard) edgesInto(idx *frameIndex, want, kept []bool) map[uint64]*edge {
 		w, stamp := s.w[si], int32(si+1)
 		parent := int32(-1)
 		for _, loc := range stack {
-			frames := idx.ids[idx.start[loc]:idx.start[loc+1]]
-			for k := len(frames) - 1; k >= 0; k-- {
-				n := frames[k]
-				if kept != nil && !kept[n] {
-					continue
-				}
-				if want[n] && parent >= 0 && parent != n {
-					key := uint64(parent)<<32 | uint64(n)
-					e := edges[key]
-					if e == nil {
-						e = &edge{inline: true}
-						edges[key] = e
-					}
+			for _, f := range pass.frames[pass.start[loc]:pass.start[loc+1]] {
+				if n := f.id; pass.want[n] && parent >= 0 && parent != n {
+					e := es.find(parent, n)
 					if e.stamp != stamp {
 						// An edge counts once per sample, and only its first occurrence in the
 						// sample says whether it was inlined.
 						e.stamp = stamp
 						e.weight += w
-						e.inline = e.inline && k != len(frames)-1
+						e.inline = e.inline && f.inline
 					}
 				}
-				parent = n
+				parent = f.id
 			}
 		}
 	}
-	return edges
+	return es
 }

@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/profq/profq/internal/benchdata"
+)
+
+// BenchmarkTopCommand measures `profq top` end to end, as a user runs it: read, parse,
+// report and render, for the table and the JSON output.
+func BenchmarkTopCommand(b *testing.B) {
+	for _, name := range []string{benchdata.Synthetic, benchdata.Heap} {
+		path := benchdata.Path(b, name)
+		for _, format := range []string{"table", "json"} {
+			b.Run(name+"/"+format, func(b *testing.B) {
+				b.ReportAllocs()
+				var stderr bytes.Buffer
+				for b.Loop() {
+					if code := Run([]string{"top", "--format", format, path}, IO{Out: io.Discard, Err: &stderr}); code != 0 {
+						b.Fatalf("exit %d: %s", code, stderr.String())
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/profq/profq/internal/benchdata"
+	"github.com/profq/profq/internal/source"
+)
+
+// BenchmarkLoad measures reading and parsing the benchmark profiles: the floor that every
+// report pays, dominated by profile.Parse.
+func BenchmarkLoad(b *testing.B) {
+	for _, name := range []string{benchdata.Synthetic, benchdata.Heap} {
+		path := benchdata.Path(b, name)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := source.Load([]string{path}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTopAfterLoad measures everything a top report does after the profile is loaded:
+// total, filters, aggregation, graph, trimming and rows. Each iteration needs a fresh
+// profile (NewTop modifies it); loading is outside the timer.
+func BenchmarkTopAfterLoad(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"default", func(*Config) {}},
+		{"lines", func(c *Config) { c.Granularity = "lines" }},
+		{"nodefraction0", func(c *Config) { c.NodeFraction = 0 }},
+		{"focus", func(c *Config) { c.Focus = "/search/" }},
+	} {
+		for _, name := range []string{benchdata.Synthetic, benchdata.Heap} {
+			path := benchdata.Path(b, name)
+			b.Run(name+"/"+tc.name, func(b *testing.B) {
+				cfg := DefaultConfig()
+				tc.edit(&cfg)
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					p, _, err := source.Load([]string{path}, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					if _, err := NewTop(p, nil, cfg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
