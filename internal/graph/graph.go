@@ -21,7 +21,7 @@ type Options struct {
 }
 
 // Graph holds every node of a profile with its flat and cum values. Edges are not stored:
-// the reports that need them walk the recorded stacks again (see Trim).
+// the reports that need them walk the samples again (see Trim).
 type Graph struct {
 	// Nodes are all distinct nodes, indexed by node id; nodes whose values are all zero are
 	// included (they are never reported).
@@ -35,29 +35,17 @@ type Graph struct {
 // frameIndex maps every location to the node ids of its lines, computed once per graph so
 // that walking a sample costs a slice lookup per frame instead of a hash per line.
 type frameIndex struct {
-	byID       []int32 // location ID -> position+1 in the profile's location table (0: unknown)
-	sparse     map[uint64]int32
-	start      []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
-	ids        []int32
-	inlined    []bool // node id -> the node is an inlined (not outermost) line somewhere
-	anyInlined bool
-	// hasInlined[i]: location i has a line whose node is inlined somewhere; only frames down to
-	// the deepest such location can matter to an inline label.
-	hasInlined []bool
+	byID    []int32 // location ID -> position+1 in the profile's location table (0: unknown)
+	sparse  map[uint64]int32
+	start   []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
+	ids     []int32
+	inlined []bool // node id -> the node is an inlined (not outermost) line somewhere
 }
 
 // shard is a contiguous run of samples that one goroutine walks.
 type shard struct {
 	samples                    []*profile.Sample
 	flat, flatDiv, cum, cumDiv []int64
-
-	// The samples that can bear on an inline label, as location positions root first, cut
-	// below their deepest location with an inlined node: the stack of the i-th is
-	// stacks[stackEnd[i-1]:stackEnd[i]], its value w[i]. Recorded only when some frame is
-	// inlined, since only then can a report need a second walk.
-	stacks   []int32
-	stackEnd []int32
-	w        []int64
 }
 
 // minShard is the fewest samples worth a goroutine of their own.
@@ -90,7 +78,7 @@ func Build(p *profile.Profile, o Options) *Graph {
 				g.Nodes[i].CumDiv += s.cumDiv[i]
 			}
 		}
-		s.samples, s.flat, s.flatDiv, s.cum, s.cumDiv = nil, nil, nil, nil, nil
+		s.flat, s.flatDiv, s.cum, s.cumDiv = nil, nil, nil, nil
 	}
 	return g
 }
@@ -113,14 +101,6 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 	}
 	seen := make([]uint32, n)
 	var stamp uint32
-	record := idx.anyInlined
-	if record {
-		frames := 0
-		for _, sample := range s.samples {
-			frames += len(sample.Location)
-		}
-		s.stacks = make([]int32, 0, frames)
-	}
 	for _, sample := range s.samples {
 		w := sample.Value[o.SampleIndex]
 		var dw int64
@@ -132,18 +112,10 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 		}
 		stamp = nextStamp(stamp, seen)
 		leaf := int32(-1)
-		begin := len(s.stacks)
-		keep := begin
 		for i := len(sample.Location) - 1; i >= 0; i-- {
 			loc := idx.position(sample.Location[i])
 			if loc < 0 {
 				continue
-			}
-			if record {
-				s.stacks = append(s.stacks, loc)
-				if idx.hasInlined[loc] {
-					keep = len(s.stacks)
-				}
 			}
 			frames := idx.ids[idx.start[loc]:idx.start[loc+1]]
 			for k := len(frames) - 1; k >= 0; k-- {
@@ -162,13 +134,6 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 			s.flat[leaf] += w
 			if o.Mean {
 				s.flatDiv[leaf] += dw
-			}
-		}
-		if record {
-			s.stacks = s.stacks[:keep]
-			if keep > begin {
-				s.stackEnd = append(s.stackEnd, int32(keep))
-				s.w = append(s.w, w)
 			}
 		}
 	}
@@ -207,25 +172,18 @@ func (g *Graph) index(p *profile.Profile) *frameIndex {
 			idx.sparse[l.ID] = int32(i) + 1
 		}
 		idx.start = append(idx.start, int32(len(idx.ids)))
-		idx.ids = append(idx.ids, g.lineIDs(l, ids, idx)...)
+		g.addLines(l, ids, idx)
 	}
 	idx.start = append(idx.start, int32(len(idx.ids)))
-	idx.hasInlined = make([]bool, len(p.Location))
-	for loc := range p.Location {
-		for _, id := range idx.ids[idx.start[loc]:idx.start[loc+1]] {
-			idx.hasInlined[loc] = idx.hasInlined[loc] || idx.inlined[id]
-		}
-	}
 	return idx
 }
 
-// lineIDs returns the node ids of l's lines, creating nodes as needed.
-func (g *Graph) lineIDs(l *profile.Location, ids map[NodeInfo]int32, idx *frameIndex) []int32 {
+// addLines appends the node ids of l's lines to idx.ids, creating nodes as needed.
+func (g *Graph) addLines(l *profile.Location, ids map[NodeInfo]int32, idx *frameIndex) {
 	lines := l.Line
 	if len(lines) == 0 {
 		lines = []profile.Line{{}}
 	}
-	out := make([]int32, len(lines))
 	for k, line := range lines {
 		info := nodeInfo(l, line)
 		id, ok := ids[info]
@@ -237,11 +195,9 @@ func (g *Graph) lineIDs(l *profile.Location, ids map[NodeInfo]int32, idx *frameI
 		}
 		if k < len(lines)-1 {
 			idx.inlined[id] = true
-			idx.anyInlined = true
 		}
-		out[k] = id
+		idx.ids = append(idx.ids, id)
 	}
-	return out
 }
 
 // position returns the position of l in the location table, or -1 for a location missing

@@ -148,7 +148,7 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 	}
 	pass := newEdgePass(g, want, kept)
 	perShard := make([]*edgeSet, len(g.shards))
-	g.parallel(func(i int, s *shard) { perShard[i] = s.edgesInto(pass) })
+	g.parallel(func(i int, s *shard) { perShard[i] = s.edgesInto(pass, g.idx, g.opts) })
 	edges := perShard[0]
 	for _, more := range perShard[1:] {
 		edges.merge(more)
@@ -279,22 +279,27 @@ func (es *edgeSet) merge(other *edgeSet) {
 	}
 }
 
-// edgesInto walks the shard's recorded stacks over the kept nodes and returns the edges into
-// the wanted nodes.
-func (s *shard) edgesInto(pass *edgePass) *edgeSet {
+// edgesInto walks the shard's samples over the kept nodes and returns the edges into the
+// wanted nodes.
+func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
 	es := &edgeSet{pass: pass}
 	if pass.dense {
 		es.dense = make([]int32, pass.parents*pass.children)
 	} else {
 		es.byPair = make(map[uint64]int32)
 	}
-	begin := int32(0)
-	for si, end := range s.stackEnd {
-		stack := s.stacks[begin:end]
-		begin = end
-		w, stamp := s.w[si], int32(si+1)
+	for si, sample := range s.samples {
+		w := sample.Value[o.SampleIndex]
+		if w == 0 && (!o.Mean || sample.Value[0] == 0) {
+			continue
+		}
+		stamp := int32(si + 1)
 		parent := int32(-1)
-		for _, loc := range stack {
+		for i := len(sample.Location) - 1; i >= 0; i-- {
+			loc := idx.position(sample.Location[i])
+			if loc < 0 {
+				continue
+			}
 			for _, f := range pass.frames[pass.start[loc]:pass.start[loc+1]] {
 				if n := f.id; pass.want[n] && parent >= 0 && parent != n {
 					e := es.find(parent, n)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 )
@@ -15,7 +17,12 @@ import (
 // input. Load must return a valid profile or a one-line error that names an argument; it
 // must never panic.
 //
-// Run it with: go test ./internal/source -run '^$' -fuzz FuzzLoad
+// Run it with:
+//
+//	go test ./internal/source -run '^$' -fuzz FuzzLoad -fuzztime 5m -fuzzminimizetime 200x
+//
+// Minimizing a new input derived from one of the larger seeds (pprof's legacy profiles)
+// can otherwise stall fuzzing for minutes.
 func FuzzLoad(f *testing.F) {
 	cpu := build(cpuSpec("nanoseconds", 10e6, 20e6))
 	us := build(cpuSpec("microseconds", 10, 20))
@@ -82,8 +89,14 @@ func check(t *testing.T, args []string, read func(string) ([]byte, error)) {
 	p, inputs, err := load(args, read)
 	if err != nil {
 		msg := err.Error()
-		if strings.Contains(msg, "\n") {
-			t.Errorf("error has several lines: %q", msg)
+		for _, r := range msg {
+			if r == utf8.RuneError || (!unicode.IsPrint(r) && r != ' ') {
+				t.Errorf("error is not one printable line: %q", msg)
+				break
+			}
+		}
+		if n := utf8.RuneCountInString(msg); n > 400 {
+			t.Errorf("error has %d characters: %q", n, msg)
 		}
 		named := false
 		for _, a := range args {

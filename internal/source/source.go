@@ -28,7 +28,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 
@@ -89,7 +92,7 @@ func load(args []string, read func(arg string) ([]byte, error)) (*profile.Profil
 			continue
 		}
 		if stdinSeen {
-			return nil, nil, fmt.Errorf("reading %s: standard input given more than once", Stdin)
+			return nil, nil, &inputError{"reading " + Stdin, errors.New("standard input given more than once")}
 		}
 		stdinSeen = true
 	}
@@ -107,7 +110,7 @@ func load(args []string, read func(arg string) ([]byte, error)) (*profile.Profil
 			// A profile without sample types can never be combined (pprof fails with
 			// "profiles have empty common sample type list"); say which input it is.
 			if len(p.SampleType) == 0 {
-				return nil, nil, fmt.Errorf("parsing %s: %w", arg, ErrNoSampleTypes)
+				return nil, nil, &inputError{"parsing " + arg, ErrNoSampleTypes}
 			}
 			addFakeMapping(p)
 			inputs = append(inputs, Input{
@@ -136,7 +139,7 @@ func load(args []string, read func(arg string) ([]byte, error)) (*profile.Profil
 	_ = acc.RemoveUninteresting()
 	unsourceMappings(acc)
 	if err := acc.CheckValid(); err != nil {
-		return nil, nil, fmt.Errorf("checking %s: malformed profile: %w", describe(args), err)
+		return nil, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
 	}
 	return acc, inputs, nil
 }
@@ -146,36 +149,112 @@ func load(args []string, read func(arg string) ([]byte, error)) (*profile.Profil
 func parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, error) {
 	data, err := read(arg)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", arg, err)
+		return nil, &inputError{"reading " + arg, err}
 	}
 	if len(data) == 0 {
-		return nil, fmt.Errorf("parsing %s: %w", arg, ErrEmpty)
+		return nil, &inputError{"parsing " + arg, ErrEmpty}
 	}
 	p, err := profile.ParseData(data)
 	if err != nil {
-		return nil, &parseError{arg: arg, err: err}
+		return nil, &inputError{"parsing " + arg, err}
 	}
 	// ParseData validated the profile, as pprof's grabProfile does again.
 	return p, nil
 }
 
-// parseError reports a profile that could not be parsed. It shortens the profile
-// package's "parsing profile: " prefix, which repeats the context, and keeps the
-// package's error for errors.Is and errors.As.
-type parseError struct {
-	arg string
-	err error
+// inputError is every error Load returns: what was being done to which argument, and
+// why. The reason often comes from the profile package and can quote the input (legacy
+// text lines, sample type names), so Error makes it one printable line of bounded length.
+// Unwrap gives the original error for errors.Is and errors.As.
+type inputError struct {
+	context string
+	err     error
 }
 
-func (e *parseError) Error() string {
-	msg := strings.TrimPrefix(e.err.Error(), "parsing profile: ")
-	// Errors from the legacy text parsers can quote input lines; keep the message on one
-	// line.
-	msg = strings.Join(strings.Fields(msg), " ")
-	return "parsing " + e.arg + ": " + msg
+// maxReason bounds the length, in characters, of the reason part of an error message.
+const maxReason = 300
+
+func (e *inputError) Error() string {
+	// The profile package prefixes "parsing profile: ", which repeats the context.
+	reason := strings.TrimPrefix(e.err.Error(), "parsing profile: ")
+	return oneLine(e.context, -1) + ": " + oneLine(reason, maxReason)
 }
 
-func (e *parseError) Unwrap() error { return e.err }
+func (e *inputError) Unwrap() error { return e.err }
+
+// oneLine makes s printable on one line: runs of white space become one space, other
+// unprintable runes and invalid UTF-8 are escaped as in Go string literals. With limit >= 0,
+// a result longer than limit characters keeps its beginning and its end, where the profile
+// package puts the actual reason after a quoted input line, joined by "...".
+func oneLine(s string, limit int) string {
+	var b strings.Builder
+	if appendClean(&b, s, limit) == len(s) {
+		return strings.TrimSpace(b.String())
+	}
+	b.Reset()
+	const dots = "..."
+	headMax := (limit - len(dots)) * 2 / 3
+	headEnd := appendClean(&b, s, headMax)
+	b.WriteString(dots)
+	appendClean(&b, s[max(headEnd, tailStart(s, limit-len(dots)-headMax)):], -1)
+	return strings.TrimSpace(b.String())
+}
+
+// appendClean appends the printable form of s to b (see oneLine), stopping before it
+// would exceed limit characters (limit < 0: no limit). It returns how many bytes of s it used.
+func appendClean(b *strings.Builder, s string, limit int) int {
+	n := 0
+	space := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		p := printable(r, size, s[i])
+		if p == " " && space {
+			i += size
+			continue
+		}
+		w := utf8.RuneCountInString(p)
+		if limit >= 0 && n+w > limit {
+			return i
+		}
+		b.WriteString(p)
+		n += w
+		space = p == " "
+		i += size
+	}
+	return len(s)
+}
+
+// tailStart returns where the longest end of s that prints in at most limit characters
+// begins.
+func tailStart(s string, limit int) int {
+	n := 0
+	i := len(s)
+	for i > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:i])
+		w := utf8.RuneCountInString(printable(r, size, s[i-size]))
+		if n+w > limit {
+			break
+		}
+		n += w
+		i -= size
+	}
+	return i
+}
+
+// printable is how the rune r, decoded from size bytes starting with first, appears in an
+// error message.
+func printable(r rune, size int, first byte) string {
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return fmt.Sprintf(`\x%02x`, first)
+	case unicode.IsSpace(r):
+		return " "
+	case !unicode.IsPrint(r):
+		q := strconv.QuoteRune(r)
+		return q[1 : len(q)-1]
+	}
+	return string(r)
+}
 
 // addFakeMapping gives a profile without mappings a single mapping with no file that
 // every location points to, as pprof's locateBinaries does. Reports then show such
@@ -210,17 +289,17 @@ func unsourceMappings(p *profile.Profile) {
 // are the arguments the profiles came from, for error messages.
 func combine(ps []*profile.Profile, args []string) (*profile.Profile, error) {
 	if err := profile.CompatibilizeSampleTypes(ps); err != nil {
-		return nil, fmt.Errorf("combining %s: %w", describe(args), err)
+		return nil, &inputError{"combining " + describe(args), err}
 	}
 	if err := scaleProfiles(ps); err != nil {
-		return nil, fmt.Errorf("combining %s: %w", describe(args), err)
+		return nil, &inputError{"combining " + describe(args), err}
 	}
 	if len(ps) == 1 {
 		return ps[0], nil
 	}
 	p, err := profile.Merge(ps)
 	if err != nil {
-		return nil, fmt.Errorf("combining %s: merging: %w", describe(args), err)
+		return nil, &inputError{"combining " + describe(args), fmt.Errorf("merging: %w", err)}
 	}
 	return p, nil
 }
