@@ -36,7 +36,8 @@ type Params struct {
 }
 
 // Default returns the Params of the benchmark profile: 1.5M samples over 180k locations and
-// 60k functions, stacks 5 to 60 deep, about 80 MB once encoded.
+// 60k functions, stacks 5 to 60 deep, request labels on every sample, about 95 MB once
+// encoded.
 func Default() Params {
 	return Params{
 		Samples:        1_500_000,
@@ -60,7 +61,8 @@ const (
 	hotToHotProb  = 0.70       // chance that a call site in a hot function calls another one
 	recursionProb = 0.03       // chance that a call site (other than a function's first) recurses
 	cgoProb       = 0.04       // chance that a sample ends in library code
-	labelProb     = 0.15       // chance that a sample carries a "handler" label
+	tenantProb    = 0.6        // chance that a sample carries a "tenant" label (all carry "handler")
+	tenants       = 400        // distinct tenants, drawn with a skew
 	mainStart     = 0x400000
 	libcStart     = 0x7f3a_1c00_0000
 	libzStart     = 0x7f3a_1e40_0000
@@ -420,6 +422,10 @@ func addSamples(r *rand.Rand, p Params, g *callGraph, prof *profile.Profile) int
 	prof.Sample = make([]*profile.Sample, p.Samples)
 	var chunk []*profile.Location
 	stack := make([]*profile.Location, 0, p.MaxDepth)
+	tenantNames := make([]string, tenants)
+	for i := range tenantNames {
+		tenantNames[i] = fmt.Sprintf("tenant-%03d", i)
+	}
 	nlib := len(g.locs) - g.mainLocs
 	var total int64
 	for i := range samples {
@@ -466,8 +472,12 @@ func addSamples(r *rand.Rand, p Params, g *callGraph, prof *profile.Profile) int
 		total += v[1]
 		s := &samples[i]
 		s.Location, s.Value = locs, v
-		if r.Float64() < labelProb {
-			s.Label = map[string][]string{"handler": {handlers[r.IntN(len(handlers))]}}
+		// Services label their work (pprof.Do), so samples carry request labels: a handler
+		// always, and usually the tenant it ran for.
+		s.Label = map[string][]string{"handler": {handlers[r.IntN(len(handlers))]}}
+		if u := r.Float64(); u < tenantProb {
+			t := int(float64(tenants) * u * u / (tenantProb * tenantProb))
+			s.Label["tenant"] = []string{tenantNames[t]}
 		}
 		prof.Sample[i] = s
 	}
@@ -528,7 +538,10 @@ func WriteFile(path string, p Params) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	bw := bufio.NewWriterSize(tmp, 1<<20)
-	err = prof.Write(bw)
+	err = tmp.Chmod(0o644) // CreateTemp's 0600 is for secrets; this is a shared input
+	if err == nil {
+		err = prof.Write(bw)
+	}
 	if err == nil {
 		err = bw.Flush()
 	}
