@@ -49,7 +49,10 @@ func run(out string, stacks int) error {
 		return err
 	}
 	bw := bufio.NewWriter(tmp)
-	err = heapgen.Run(bw, stacks)
+	err = tmp.Chmod(0o644) // CreateTemp's 0600 is for secrets; this is a shared input
+	if err == nil {
+		err = heapgen.Run(bw, stacks)
+	}
 	if err == nil {
 		err = bw.Flush()
 	}
