@@ -3,9 +3,11 @@
 //
 // Load follows pprof's fetchProfiles with -symbolize=none, step by step:
 //
-//  1. Each argument is read whole and parsed with profile.ParseData, which detects gzip and
-//     understands profile.proto and pprof's legacy text and binary formats, and validates
-//     the result.
+//  1. Each argument is read whole, gunzipped if it is gzip, and parsed: profile.proto by
+//     decodeProfile, which builds exactly the profile profile.ParseData would with much less
+//     memory, and everything else (pprof's legacy text and binary formats, malformed input)
+//     by profile.ParseData itself, so what parses and every error stay pprof's. The result
+//     is validated.
 //  2. A profile without mappings gets a fake one (ID 1, no file) that every location points
 //     to, as pprof's locateBinaries does.
 //  3. The profiles are combined in chunks of up to 128, like pprof's chunkedGrab: sample
@@ -154,11 +156,11 @@ func parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, err
 	if len(data) == 0 {
 		return nil, &inputError{"parsing " + arg, ErrEmpty}
 	}
-	p, err := profile.ParseData(data)
+	p, err := parseData(data)
 	if err != nil {
 		return nil, &inputError{"parsing " + arg, err}
 	}
-	// ParseData validated the profile, as pprof's grabProfile does again.
+	// parseData validated the profile, as pprof's grabProfile does again.
 	return p, nil
 }
 

@@ -1,0 +1,1063 @@
+package source
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// parseData parses one input as profile.ParseData does, decompressing it first if it is
+// gzipped. profile.proto goes through decodeProfile, which builds the same profile with
+// much less memory; whatever decodeProfile does not accept (pprof's legacy formats,
+// malformed input) goes to profile.ParseData, so that what parses, and every error
+// message, stays exactly pprof's.
+func parseData(data []byte) (*profile.Profile, error) {
+	if isGzip(data) {
+		raw, err := gunzip(data)
+		if err != nil || isGzip(raw) {
+			// ParseData reports the error; and as it decompresses only once, gzip inside
+			// gzip must reach its legacy parsers, not another round of gunzip.
+			return profile.ParseData(data)
+		}
+		// ParseData(raw) now does what ParseData(data) would, and the compressed bytes
+		// can be collected while raw is decoded.
+		data = raw
+	}
+	if p, err := decodeProfile(data); err == nil {
+		return p, nil
+	}
+	return profile.ParseData(data)
+}
+
+func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
+
+// gunzip decompresses data as profile.ParseData does.
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
+
+// decodeProfile decodes an uncompressed profile.proto message into exactly the profile
+// that profile.ParseData returns for it, down to which label maps and slices are nil, and
+// validates it as ParseData does. It fails wherever ParseData would fail, and may also fail
+// on inputs ParseData accepts but this decoder does not handle; parseData then leaves the
+// input to ParseData.
+//
+// ParseData holds every sample's location IDs in a slice of their own together with all
+// the location pointers, and makes three label maps for every sample with labels, one of
+// them always garbage. decodeProfile instead reads the input three times:
+//
+//  1. scan counts the samples, mappings, locations, lines, functions and strings;
+//  2. readTables decodes everything but the samples into arrays of exactly that size,
+//     and the references between them are resolved;
+//  3. readSamples decodes the samples, which usually come first in the input, now that
+//     every location they refer to is known. Location IDs are turned into pointers
+//     right away, so they are never held for the whole profile. Location pointers,
+//     values and label values go into large arrays shared by many samples (one kind
+//     each), sliced per sample with full slice expressions, so that appending to one
+//     sample's slice cannot overwrite the next sample's. Only the label maps that
+//     ParseData leaves non-nil are made, at their final size.
+//
+// Strings are interned through the string table: all of its entries share one
+// allocation, and labels refer to them rather than to copies.
+func decodeProfile(data []byte) (*profile.Profile, error) {
+	if len(data) == 0 {
+		return nil, errNoData
+	}
+	d := &decoder{p: &profile.Profile{}}
+	if err := d.scan(data); err != nil {
+		return nil, err
+	}
+	if err := d.readTables(data); err != nil {
+		return nil, err
+	}
+	if err := d.resolve(); err != nil {
+		return nil, err
+	}
+	if err := d.readSamples(data); err != nil {
+		return nil, err
+	}
+	if err := d.p.CheckValid(); err != nil {
+		return nil, err
+	}
+	return d.p, nil
+}
+
+// The decoder's errors. Their wording matters little: parseData hands any input that
+// fails here to profile.ParseData, which reports its own errors.
+var (
+	errNoData       = errors.New("empty input")
+	errVarint       = errors.New("bad varint")
+	errTruncated    = errors.New("truncated field")
+	errWireType     = errors.New("unexpected wire type")
+	errStringTable  = errors.New("string_table[0] is not empty")
+	errNoStrings    = errors.New("no string table")
+	errStringIndex  = errors.New("string index out of range")
+	errConcatenated = errors.New("concatenated profiles")
+	errReservedID   = errors.New("reserved ID 0")
+	errDuplicateID  = errors.New("duplicate ID")
+	errNoFunction   = errors.New("line with unknown function")
+	errNoLocation   = errors.New("sample with unknown location")
+)
+
+// Field numbers of profile.proto's Profile message.
+const (
+	fieldSampleType        = 1
+	fieldSample            = 2
+	fieldMapping           = 3
+	fieldLocation          = 4
+	fieldFunction          = 5
+	fieldStringTable       = 6
+	fieldDropFrames        = 7
+	fieldKeepFrames        = 8
+	fieldTimeNanos         = 9
+	fieldDurationNanos     = 10
+	fieldPeriodType        = 11
+	fieldPeriod            = 12
+	fieldComment           = 13
+	fieldDefaultSampleType = 14
+	fieldDocURL            = 15
+)
+
+// Wire types.
+const (
+	wireVarint  = 0
+	wireFixed64 = 1
+	wireBytes   = 2
+	wireFixed32 = 5
+)
+
+// decoder holds what decodeProfile learns about its input from one pass to the next.
+type decoder struct {
+	p *profile.Profile
+	n counts
+
+	// Every entry of the string table, in one string.
+	strBuf  strings.Builder
+	strEnds []int
+	strs    []string
+
+	// The arrays the profile's objects live in. alloc hands out their elements.
+	valueTypes []profile.ValueType
+	mappings   []profile.Mapping
+	functions  []profile.Function
+	locations  []profile.Location
+	lines      []profile.Line
+	samples    []profile.Sample
+
+	// String table indices and IDs that readTables finds and resolve turns into strings
+	// and pointers. They are parallel to p.SampleType, p.Mapping, p.Function, p.Location
+	// and the lines of all locations in order.
+	sampleTypeX []valueTypeX
+	periodTypeX *valueTypeX
+	mappingX    []mappingX
+	functionX   []functionX
+	locationX   []uint64 // mapping ID
+	lineX       []uint64 // function ID
+	dropFramesX int64
+	keepFramesX int64
+	defaultX    int64
+	docURLX     int64
+	commentX    []int64
+
+	locationByID index[profile.Location]
+
+	// The arrays that samples share, and scratch space reused from sample to sample.
+	locs      shared[*profile.Location]
+	vals      shared[int64]
+	strVals   shared[string]
+	numVals   shared[int64]
+	unitVals  shared[string]
+	ids       []uint64
+	values    []int64
+	rawLabels []labelX
+	labels    []label
+	groups    []labelGroup
+}
+
+// counts is what scan finds in the input.
+type counts struct {
+	sampleTypes, samples, mappings, locations, lines, functions, strings int
+	stringBytes                                                          int
+}
+
+type valueTypeX struct{ typ, unit int64 }
+
+type mappingX struct{ file, buildID int64 }
+
+type functionX struct{ name, systemName, filename int64 }
+
+// labelX is a label as encoded: string table indices and a number.
+type labelX struct{ key, str, num, unit int64 }
+
+// label is a decoded label of a sample.
+type label struct {
+	key, str, unit string
+	num            int64
+	kind           labelKind
+	hasUnit        bool
+}
+
+type labelKind uint8
+
+const (
+	dropLabel labelKind = iota // neither a string nor a number: ParseData ignores it
+	strLabel
+	numLabel
+)
+
+// kind tells how ParseData files a label.
+func (l labelX) kind() labelKind {
+	switch {
+	case l.str != 0:
+		return strLabel
+	case l.num != 0 || l.unit != 0:
+		return numLabel
+	}
+	return dropLabel
+}
+
+// alloc returns a pointer to a new zero element at the end of *s. When *s was made with
+// its final capacity, all elements share that one allocation; were the capacity too small,
+// append would move on to a new array, and the pointers handed out before stay valid.
+func alloc[T any](s *[]T) *T {
+	var zero T
+	*s = append(*s, zero)
+	return &(*s)[len(*s)-1]
+}
+
+// field is one field of a protobuf message.
+type field struct {
+	num  uint64
+	wire uint64
+	u64  uint64 // the value of a varint or fixed-size field
+	data []byte // the contents of a length-delimited field
+}
+
+// readVarint reads a varint at data[i:] and returns it and the index after it. Like the
+// profile package, it reads at most 10 bytes and drops bits beyond 64.
+func readVarint(data []byte, i int) (uint64, int, error) {
+	if i < len(data) && data[i] < 0x80 {
+		return uint64(data[i]), i + 1, nil
+	}
+	var u uint64
+	for n := 0; n < 10 && i+n < len(data); n++ {
+		c := data[i+n]
+		u |= uint64(c&0x7f) << (7 * n)
+		if c < 0x80 {
+			return u, i + n + 1, nil
+		}
+	}
+	return 0, 0, errVarint
+}
+
+// readField reads the field at data[i:] into f and returns the index after it. It
+// accepts the wire types the profile package does: varint, fixed64, length-delimited and
+// fixed32.
+func readField(data []byte, i int, f *field) (int, error) {
+	tag, i, err := readVarint(data, i)
+	if err != nil {
+		return 0, err
+	}
+	f.u64, f.data = 0, nil
+	f.num, f.wire = tag>>3, tag&7
+	switch f.wire {
+	case wireVarint:
+		f.u64, i, err = readVarint(data, i)
+		if err != nil {
+			return 0, err
+		}
+	case wireFixed64:
+		if len(data)-i < 8 {
+			return 0, errTruncated
+		}
+		f.u64 = binary.LittleEndian.Uint64(data[i:])
+		i += 8
+	case wireBytes:
+		var n uint64
+		n, i, err = readVarint(data, i)
+		if err != nil {
+			return 0, err
+		}
+		if n > uint64(len(data)-i) {
+			return 0, errTruncated
+		}
+		f.data = data[i : i+int(n)]
+		i += int(n)
+	case wireFixed32:
+		if len(data)-i < 4 {
+			return 0, errTruncated
+		}
+		f.u64 = uint64(binary.LittleEndian.Uint32(data[i:]))
+		i += 4
+	default:
+		return 0, errWireType
+	}
+	return i, nil
+}
+
+// varint returns the value of an integer or bool field, which the profile package
+// requires to be varint-encoded.
+func (f *field) varint() (uint64, error) {
+	if f.wire != wireVarint {
+		return 0, errWireType
+	}
+	return f.u64, nil
+}
+
+// int64 is varint as the profile package's int64 fields hold it.
+func (f *field) int64() (int64, error) {
+	u, err := f.varint()
+	return int64(u), err
+}
+
+// bool is varint as the profile package's bool fields hold it.
+func (f *field) bool() (bool, error) {
+	u, err := f.varint()
+	return u != 0, err
+}
+
+// bytes returns the contents of a message or string field.
+func (f *field) bytes() ([]byte, error) {
+	if f.wire != wireBytes {
+		return nil, errWireType
+	}
+	return f.data, nil
+}
+
+// appendVarints appends the values of a repeated integer field, packed or not.
+func appendVarints[T int64 | uint64](dst []T, f *field) ([]T, error) {
+	switch f.wire {
+	case wireVarint:
+		return append(dst, T(f.u64)), nil
+	case wireBytes:
+		for i := 0; i < len(f.data); {
+			u, next, err := readVarint(f.data, i)
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, T(u))
+			i = next
+		}
+		return dst, nil
+	}
+	return dst, errWireType
+}
+
+// scan is the first pass: it counts what the input holds, so that the next passes can
+// allocate everything at its final size.
+func (d *decoder) scan(data []byte) error {
+	c := &d.n
+	var f field
+	for i := 0; i < len(data); {
+		next, err := readField(data, i, &f)
+		if err != nil {
+			return err
+		}
+		i = next
+		switch f.num {
+		case fieldSampleType:
+			c.sampleTypes++
+		case fieldSample:
+			c.samples++
+		case fieldMapping:
+			c.mappings++
+		case fieldLocation:
+			c.locations++
+			if err := c.scanLocation(f.data); err != nil {
+				return err
+			}
+		case fieldFunction:
+			c.functions++
+		case fieldStringTable:
+			c.strings++
+			c.stringBytes += len(f.data)
+		}
+	}
+	return nil
+}
+
+// scanLocation counts a location's lines.
+func (c *counts) scanLocation(msg []byte) error {
+	var f field
+	for i := 0; i < len(msg); {
+		next, err := readField(msg, i, &f)
+		if err != nil {
+			return err
+		}
+		i = next
+		if f.num == 4 {
+			c.lines++
+		}
+	}
+	return nil
+}
+
+// readTables is the second pass: it decodes everything but the samples.
+func (d *decoder) readTables(data []byte) error {
+	p, c := d.p, &d.n
+	// ParseData leaves the tables nil when the input has none.
+	if c.sampleTypes > 0 {
+		p.SampleType = make([]*profile.ValueType, 0, c.sampleTypes)
+		d.valueTypes = make([]profile.ValueType, 0, c.sampleTypes)
+	}
+	if c.mappings > 0 {
+		p.Mapping = make([]*profile.Mapping, 0, c.mappings)
+		d.mappings = make([]profile.Mapping, 0, c.mappings)
+		d.mappingX = make([]mappingX, 0, c.mappings)
+	}
+	if c.locations > 0 {
+		p.Location = make([]*profile.Location, 0, c.locations)
+		d.locations = make([]profile.Location, 0, c.locations)
+		d.locationX = make([]uint64, 0, c.locations)
+		d.lines = make([]profile.Line, 0, c.lines)
+		d.lineX = make([]uint64, 0, c.lines)
+	}
+	if c.functions > 0 {
+		p.Function = make([]*profile.Function, 0, c.functions)
+		d.functions = make([]profile.Function, 0, c.functions)
+		d.functionX = make([]functionX, 0, c.functions)
+	}
+	d.strBuf.Grow(c.stringBytes)
+	d.strEnds = make([]int, 0, c.strings)
+
+	var f field
+	for i := 0; i < len(data); {
+		next, err := readField(data, i, &f)
+		if err != nil {
+			return err
+		}
+		i = next
+		if err := d.readProfileField(&f); err != nil {
+			return err
+		}
+	}
+
+	blob := d.strBuf.String()
+	d.strs = make([]string, len(d.strEnds))
+	start := 0
+	for i, end := range d.strEnds {
+		d.strs[i] = blob[start:end]
+		start = end
+	}
+	d.strEnds = nil
+	return nil
+}
+
+// readProfileField decodes one field of the Profile message, except that samples are
+// only checked to be messages: readSamples decodes them.
+func (d *decoder) readProfileField(f *field) error {
+	p := d.p
+	var err error
+	switch f.num {
+	case fieldSampleType:
+		var x valueTypeX
+		if x, err = readValueType(f); err == nil {
+			p.SampleType = append(p.SampleType, alloc(&d.valueTypes))
+			d.sampleTypeX = append(d.sampleTypeX, x)
+		}
+	case fieldSample:
+		_, err = f.bytes()
+	case fieldMapping:
+		err = d.readMapping(f)
+	case fieldLocation:
+		err = d.readLocation(f)
+	case fieldFunction:
+		err = d.readFunction(f)
+	case fieldStringTable:
+		var s []byte
+		if s, err = f.bytes(); err == nil {
+			if len(d.strEnds) == 0 && len(s) != 0 {
+				return errStringTable
+			}
+			d.strBuf.Write(s)
+			d.strEnds = append(d.strEnds, d.strBuf.Len())
+		}
+	case fieldDropFrames:
+		d.dropFramesX, err = f.int64()
+	case fieldKeepFrames:
+		d.keepFramesX, err = f.int64()
+	case fieldTimeNanos:
+		// ParseData takes a second time stamp for a second profile appended to the first.
+		if p.TimeNanos != 0 {
+			return errConcatenated
+		}
+		p.TimeNanos, err = f.int64()
+	case fieldDurationNanos:
+		p.DurationNanos, err = f.int64()
+	case fieldPeriodType:
+		var x valueTypeX
+		if x, err = readValueType(f); err == nil {
+			d.periodTypeX = &x
+		}
+	case fieldPeriod:
+		p.Period, err = f.int64()
+	case fieldComment:
+		d.commentX, err = appendVarints(d.commentX, f)
+	case fieldDefaultSampleType:
+		d.defaultX, err = f.int64()
+	case fieldDocURL:
+		d.docURLX, err = f.int64()
+	}
+	return err
+}
+
+// readValueType decodes a ValueType message.
+func readValueType(f *field) (valueTypeX, error) {
+	var x valueTypeX
+	msg, err := f.bytes()
+	var g field
+	for i := 0; err == nil && i < len(msg); {
+		if i, err = readField(msg, i, &g); err != nil {
+			break
+		}
+		switch g.num {
+		case 1:
+			x.typ, err = g.int64()
+		case 2:
+			x.unit, err = g.int64()
+		}
+	}
+	return x, err
+}
+
+// readMapping decodes a Mapping message.
+func (d *decoder) readMapping(f *field) error {
+	var m profile.Mapping
+	var x mappingX
+	msg, err := f.bytes()
+	var g field
+	for i := 0; err == nil && i < len(msg); {
+		if i, err = readField(msg, i, &g); err != nil {
+			break
+		}
+		switch g.num {
+		case 1:
+			m.ID, err = g.varint()
+		case 2:
+			m.Start, err = g.varint()
+		case 3:
+			m.Limit, err = g.varint()
+		case 4:
+			m.Offset, err = g.varint()
+		case 5:
+			x.file, err = g.int64()
+		case 6:
+			x.buildID, err = g.int64()
+		case 7:
+			m.HasFunctions, err = g.bool()
+		case 8:
+			m.HasFilenames, err = g.bool()
+		case 9:
+			m.HasLineNumbers, err = g.bool()
+		case 10:
+			m.HasInlineFrames, err = g.bool()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	pm := alloc(&d.mappings)
+	*pm = m
+	d.p.Mapping = append(d.p.Mapping, pm)
+	d.mappingX = append(d.mappingX, x)
+	return nil
+}
+
+// readLocation decodes a Location message and its lines.
+func (d *decoder) readLocation(f *field) error {
+	l := alloc(&d.locations)
+	var mappingID uint64
+	start := len(d.lines)
+	msg, err := f.bytes()
+	var g field
+	for i := 0; err == nil && i < len(msg); {
+		if i, err = readField(msg, i, &g); err != nil {
+			break
+		}
+		switch g.num {
+		case 1:
+			l.ID, err = g.varint()
+		case 2:
+			mappingID, err = g.varint()
+		case 3:
+			l.Address, err = g.varint()
+		case 4:
+			err = d.readLine(&g)
+		case 5:
+			l.IsFolded, err = g.bool()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	// ParseData leaves Line nil for a location without lines.
+	if end := len(d.lines); end > start {
+		l.Line = d.lines[start:end:end]
+	}
+	d.p.Location = append(d.p.Location, l)
+	d.locationX = append(d.locationX, mappingID)
+	return nil
+}
+
+// readLine decodes a Line message.
+func (d *decoder) readLine(f *field) error {
+	var ln profile.Line
+	var functionID uint64
+	msg, err := f.bytes()
+	var g field
+	for i := 0; err == nil && i < len(msg); {
+		if i, err = readField(msg, i, &g); err != nil {
+			break
+		}
+		switch g.num {
+		case 1:
+			functionID, err = g.varint()
+		case 2:
+			ln.Line, err = g.int64()
+		case 3:
+			ln.Column, err = g.int64()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	d.lines = append(d.lines, ln)
+	d.lineX = append(d.lineX, functionID)
+	return nil
+}
+
+// readFunction decodes a Function message.
+func (d *decoder) readFunction(f *field) error {
+	var fn profile.Function
+	var x functionX
+	msg, err := f.bytes()
+	var g field
+	for i := 0; err == nil && i < len(msg); {
+		if i, err = readField(msg, i, &g); err != nil {
+			break
+		}
+		switch g.num {
+		case 1:
+			fn.ID, err = g.varint()
+		case 2:
+			x.name, err = g.int64()
+		case 3:
+			x.systemName, err = g.int64()
+		case 4:
+			x.filename, err = g.int64()
+		case 5:
+			fn.StartLine, err = g.int64()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	pf := alloc(&d.functions)
+	*pf = fn
+	d.p.Function = append(d.p.Function, pf)
+	d.functionX = append(d.functionX, x)
+	return nil
+}
+
+// str returns the string at index x of the string table.
+func (d *decoder) str(x int64) (string, error) {
+	if x < 0 || x >= int64(len(d.strs)) {
+		return "", errStringIndex
+	}
+	return d.strs[x], nil
+}
+
+// resolveStrings sets each *dst[i] to the string at index xs[i] of the string table.
+func (d *decoder) resolveStrings(dst []*string, xs ...int64) error {
+	for i, x := range xs {
+		s, err := d.str(x)
+		if err != nil {
+			return err
+		}
+		*dst[i] = s
+	}
+	return nil
+}
+
+// resolve turns the string table indices and IDs that readTables found into strings and
+// pointers, as ParseData's postDecode does.
+func (d *decoder) resolve() error {
+	p := d.p
+	// Every profile refers to string 0 at least for its period type.
+	if len(d.strs) == 0 {
+		return errNoStrings
+	}
+	for i, st := range p.SampleType {
+		x := d.sampleTypeX[i]
+		if err := d.resolveStrings([]*string{&st.Type, &st.Unit}, x.typ, x.unit); err != nil {
+			return err
+		}
+	}
+	d.sampleTypeX = nil
+
+	for i, m := range p.Mapping {
+		x := d.mappingX[i]
+		if err := d.resolveStrings([]*string{&m.File, &m.BuildID}, x.file, x.buildID); err != nil {
+			return err
+		}
+		const prefix = "[kernel.kallsyms]"
+		if strings.HasPrefix(m.File, prefix) {
+			m.KernelRelocationSymbol = m.File[len(prefix):]
+		}
+	}
+	d.mappingX = nil
+
+	for i, f := range p.Function {
+		x := d.functionX[i]
+		if err := d.resolveStrings([]*string{&f.Name, &f.SystemName, &f.Filename}, x.name, x.systemName, x.filename); err != nil {
+			return err
+		}
+	}
+	d.functionX = nil
+
+	// CheckValid rejects profiles whose mappings, functions or locations have ID 0 or
+	// share an ID, so the indexes may too; IDs are then unambiguous.
+	mappings, err := newIndex(p.Mapping, func(m *profile.Mapping) uint64 { return m.ID })
+	if err != nil {
+		return err
+	}
+	functions, err := newIndex(p.Function, func(f *profile.Function) uint64 { return f.ID })
+	if err != nil {
+		return err
+	}
+	if d.locationByID, err = newIndex(p.Location, func(l *profile.Location) uint64 { return l.ID }); err != nil {
+		return err
+	}
+	k := 0
+	for i, l := range p.Location {
+		// Mapping ID 0 means no mapping; so does an unknown one, to ParseData.
+		l.Mapping = mappings.get(d.locationX[i])
+		for j := range l.Line {
+			f := functions.get(d.lineX[k])
+			k++
+			if f == nil {
+				return errNoFunction
+			}
+			l.Line[j].Function = f
+		}
+	}
+	d.locationX, d.lineX = nil, nil
+
+	if err := d.resolveStrings([]*string{&p.DropFrames, &p.KeepFrames, &p.DefaultSampleType, &p.DocURL},
+		d.dropFramesX, d.keepFramesX, d.defaultX, d.docURLX); err != nil {
+		return err
+	}
+	// ParseData gives a profile without a period type an empty one.
+	p.PeriodType = &profile.ValueType{}
+	if x := d.periodTypeX; x != nil {
+		if err := d.resolveStrings([]*string{&p.PeriodType.Type, &p.PeriodType.Unit}, x.typ, x.unit); err != nil {
+			return err
+		}
+	}
+	if len(d.commentX) > 0 {
+		p.Comments = make([]string, len(d.commentX))
+		for i, x := range d.commentX {
+			if p.Comments[i], err = d.str(x); err != nil {
+				return err
+			}
+		}
+	}
+	d.commentX = nil
+	return nil
+}
+
+// index finds the mappings, functions or locations of a profile by ID.
+type index[T any] struct {
+	dense  []*T // by ID, for IDs up to the number of objects, as is usual
+	sparse map[uint64]*T
+}
+
+// newIndex indexes objs by their IDs, which must be unique and not 0.
+func newIndex[T any](objs []*T, id func(*T) uint64) (index[T], error) {
+	x := index[T]{dense: make([]*T, len(objs)+1)}
+	for _, o := range objs {
+		i := id(o)
+		switch {
+		case i == 0:
+			return x, errReservedID
+		case i < uint64(len(x.dense)):
+			if x.dense[i] != nil {
+				return x, errDuplicateID
+			}
+			x.dense[i] = o
+		default:
+			if x.sparse == nil {
+				x.sparse = make(map[uint64]*T)
+			}
+			if x.sparse[i] != nil {
+				return x, errDuplicateID
+			}
+			x.sparse[i] = o
+		}
+	}
+	return x, nil
+}
+
+// get returns the object with the given ID, or nil.
+func (x *index[T]) get(id uint64) *T {
+	if id < uint64(len(x.dense)) {
+		return x.dense[id]
+	}
+	return x.sparse[id]
+}
+
+// readSamples is the third pass: it decodes the samples.
+func (d *decoder) readSamples(data []byte) error {
+	if d.n.samples == 0 {
+		return nil
+	}
+	d.samples = make([]profile.Sample, 0, d.n.samples)
+	d.p.Sample = make([]*profile.Sample, 0, d.n.samples)
+	var f field
+	for i := 0; i < len(data); {
+		next, err := readField(data, i, &f)
+		if err != nil {
+			return err
+		}
+		i = next
+		if f.num != fieldSample {
+			continue
+		}
+		s := alloc(&d.samples)
+		d.p.Sample = append(d.p.Sample, s)
+		if err := d.readSample(s, f.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readSample decodes a Sample message into s.
+func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
+	ids, values, raw := d.ids[:0], d.values[:0], d.rawLabels[:0]
+	var f field
+	for i := 0; i < len(msg); {
+		next, err := readField(msg, i, &f)
+		if err != nil {
+			return err
+		}
+		i = next
+		switch f.num {
+		case 1:
+			ids, err = appendVarints(ids, &f)
+		case 2:
+			values, err = appendVarints(values, &f)
+		case 3:
+			var l labelX
+			l, err = readLabel(&f)
+			raw = append(raw, l)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	d.ids, d.values, d.rawLabels = ids, values, raw
+
+	// Never nil: ParseData gives a sample without locations an empty Location.
+	s.Location = d.locs.take(len(ids))
+	for i, id := range ids {
+		l := d.locationByID.get(id)
+		if l == nil {
+			return errNoLocation
+		}
+		s.Location[i] = l
+	}
+	// ParseData leaves Value nil for a sample without values.
+	if len(values) > 0 {
+		s.Value = d.vals.take(len(values))
+		copy(s.Value, values)
+	}
+	if len(raw) > 0 {
+		return d.setLabels(s, raw)
+	}
+	return nil
+}
+
+// The arrays that samples share hold from minShared to maxShared elements: each array
+// twice as many as the one before, so that small profiles get small arrays, and large
+// ones few arrays, with little left unused at the end of each.
+const (
+	minShared = 64
+	maxShared = 1 << 16
+)
+
+// shared hands out slices of arrays that many samples share, instead of allocating
+// each slice on its own. Each slice's capacity is its length, so that appending to it
+// moves it elsewhere rather than overwrite the next slice.
+type shared[T any] struct {
+	free []T // what is left of the current array
+	size int // how many elements the current array holds
+}
+
+// take returns a slice of n zero elements, never nil.
+func (b *shared[T]) take(n int) []T {
+	if n > len(b.free) || b.free == nil {
+		b.size = min(max(2*b.size, minShared), maxShared)
+		b.free = make([]T, max(n, b.size))
+	}
+	s := b.free[:n:n]
+	b.free = b.free[n:]
+	return s
+}
+
+// readLabel decodes a Label message.
+func readLabel(f *field) (labelX, error) {
+	var l labelX
+	msg, err := f.bytes()
+	var g field
+	for i := 0; err == nil && i < len(msg); {
+		if i, err = readField(msg, i, &g); err != nil {
+			break
+		}
+		switch g.num {
+		case 1:
+			l.key, err = g.int64()
+		case 2:
+			l.str, err = g.int64()
+		case 3:
+			l.num, err = g.int64()
+		case 4:
+			l.unit, err = g.int64()
+		}
+	}
+	return l, err
+}
+
+// labelGroup is the labels of a sample that have the same key: ls[start:end] in
+// setLabels, and how many of them ParseData files under Label and NumLabel.
+type labelGroup struct {
+	start, end int
+	strs, nums int
+	hasUnit    bool
+}
+
+// setLabels gives s the labels it has in the input, as ParseData does: Label maps keys to
+// the string values, NumLabel to the numeric ones; NumUnit, present whenever NumLabel
+// is, maps the keys of which some value has a unit to the units of all its values (""
+// for a value without one). Values keep their order; a map is nil when it would be
+// empty, except NumUnit.
+func (d *decoder) setLabels(s *profile.Sample, raw []labelX) error {
+	ls := d.labels[:0]
+	for _, r := range raw {
+		// ParseData looks up the key of every label, even of those it then ignores.
+		key, err := d.str(r.key)
+		if err != nil {
+			return err
+		}
+		l := label{key: key, kind: r.kind(), num: r.num}
+		switch l.kind {
+		case dropLabel:
+			continue
+		case strLabel:
+			l.str, err = d.str(r.str)
+		case numLabel:
+			if r.unit != 0 {
+				l.unit, err = d.str(r.unit)
+				l.hasUnit = true
+			}
+		}
+		if err != nil {
+			return err
+		}
+		ls = append(ls, l)
+	}
+	d.labels = ls
+	if len(ls) == 0 {
+		return nil
+	}
+
+	// Group the labels by key (different indices may name the same key), keeping their
+	// order within a key.
+	if len(ls) > 1 {
+		slices.SortStableFunc(ls, func(a, b label) int { return strings.Compare(a.key, b.key) })
+	}
+	groups := d.groups[:0]
+	var strKeys, numKeys, unitKeys int
+	for start := 0; start < len(ls); {
+		g := labelGroup{start: start, end: start + 1}
+		for g.end < len(ls) && ls[g.end].key == ls[start].key {
+			g.end++
+		}
+		for _, l := range ls[g.start:g.end] {
+			switch l.kind {
+			case strLabel:
+				g.strs++
+			case numLabel:
+				g.nums++
+				g.hasUnit = g.hasUnit || l.hasUnit
+			}
+		}
+		strKeys += b2i(g.strs > 0)
+		numKeys += b2i(g.nums > 0)
+		unitKeys += b2i(g.hasUnit)
+		groups = append(groups, g)
+		start = g.end
+	}
+	d.groups = groups
+
+	if strKeys > 0 {
+		s.Label = make(map[string][]string, strKeys)
+	}
+	if numKeys > 0 {
+		s.NumLabel = make(map[string][]int64, numKeys)
+		s.NumUnit = make(map[string][]string, unitKeys)
+	}
+	for _, g := range groups {
+		var strs []string
+		var nums []int64
+		var units []string
+		if g.strs > 0 {
+			strs = d.strVals.take(g.strs)[:0]
+		}
+		if g.nums > 0 {
+			nums = d.numVals.take(g.nums)[:0]
+		}
+		if g.hasUnit {
+			units = d.unitVals.take(g.nums)[:0]
+		}
+		for _, l := range ls[g.start:g.end] {
+			switch l.kind {
+			case strLabel:
+				strs = append(strs, l.str)
+			case numLabel:
+				nums = append(nums, l.num)
+				if g.hasUnit {
+					units = append(units, l.unit)
+				}
+			}
+		}
+		key := ls[g.start].key
+		if g.strs > 0 {
+			s.Label[key] = strs
+		}
+		if g.nums > 0 {
+			s.NumLabel[key] = nums
+		}
+		if g.hasUnit {
+			s.NumUnit[key] = units
+		}
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
