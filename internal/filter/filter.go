@@ -74,9 +74,14 @@ func (s *Set) Empty() bool { return s.opts == Options{} }
 
 // Apply filters p in place, in pprof's order: focus/ignore/hide/show, show_from,
 // tagfocus/tagignore, prune_from. It returns one warning for each filter that matched no
-// samples. numLabelUnits gives the unit of each numeric label key (profile.NumLabelUnits).
-func (s *Set) Apply(p *profile.Profile, numLabelUnits map[string]string) []string {
+// samples.
+func (s *Set) Apply(p *profile.Profile) []string {
 	var warnings []string
+	var numLabelUnits map[string]string
+	if s.tagFocus.numericRange() || s.tagIgnore.numericRange() {
+		// The unit of each numeric label key, as the profile stood before any filter ran.
+		numLabelUnits, _ = p.NumLabelUnits()
+	}
 	warn := func(matched bool, flag, expr string) {
 		if !matched {
 			warnings = append(warnings, fmt.Sprintf("--%s expression %q matched no samples", flag, expr))
@@ -137,6 +142,9 @@ func compileTagFilter(flag, expr string) (*tagFilter, error) {
 	}
 	return f, nil
 }
+
+// numericRange reports whether f compares numeric labels.
+func (f *tagFilter) numericRange() bool { return f != nil && f.numeric != nil }
 
 // matcher returns the sample predicate of f, or nil when f is nil.
 func (f *tagFilter) matcher(numLabelUnits map[string]string) func(*profile.Sample) bool {

@@ -54,12 +54,11 @@ func TestTagFilters(t *testing.T) {
 		{"nomatch", "", 0, 1},
 	} {
 		p := labelled()
-		units, _ := p.NumLabelUnits()
 		s, err := Compile(Options{TagFocus: tc.focus, TagIgnore: tc.ignore})
 		if err != nil {
 			t.Fatalf("%q: %v", tc.focus, err)
 		}
-		w := s.Apply(p, units)
+		w := s.Apply(p)
 		if got := sum(p); got != tc.want || len(w) != tc.warnings {
 			t.Errorf("tagfocus %q tagignore %q: kept %d with warnings %q; want %d and %d warnings", tc.focus, tc.ignore, got, w, tc.want, tc.warnings)
 		}
@@ -72,7 +71,7 @@ func TestNameFiltersWarnOncePerFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := s.Apply(p, nil)
+	w := s.Apply(p)
 	want := []string{`--ignore expression "zzz" matched no samples`, `--hide expression "yyy" matched no samples`}
 	if len(w) != 2 || w[0] != want[0] || w[1] != want[1] {
 		t.Errorf("warnings %q, want %q", w, want)

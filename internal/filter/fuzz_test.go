@@ -20,8 +20,7 @@ func FuzzCompile(f *testing.F) {
 			return
 		}
 		p := labelled()
-		units, _ := p.NumLabelUnits()
-		s.Apply(p, units)
+		s.Apply(p)
 		if err := p.CheckValid(); err != nil {
 			t.Fatalf("filtered profile is invalid: %v", err)
 		}

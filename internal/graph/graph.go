@@ -3,6 +3,7 @@ package graph
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/google/pprof/profile"
 )
@@ -35,6 +36,11 @@ type Graph struct {
 // frameIndex maps every location to the node ids of its lines, computed once per graph so
 // that walking a sample costs a slice lookup per frame instead of a hash per line.
 type frameIndex struct {
+	// When the profile's locations are the elements of one array in table order, as profq's
+	// decoder lays them out, a location's position follows from its address: [base, end) is
+	// that array. This saves reading every frame's location from memory just for its ID.
+	base, end uintptr
+
 	byID    []int32 // location ID -> position+1 in the profile's location table (0: unknown)
 	sparse  map[uint64]int32
 	start   []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
@@ -175,6 +181,7 @@ func (g *Graph) index(p *profile.Profile) *frameIndex {
 		g.addLines(l, ids, idx)
 	}
 	idx.start = append(idx.start, int32(len(idx.ids)))
+	idx.base, idx.end = contiguous(p.Location)
 	return idx
 }
 
@@ -200,9 +207,32 @@ func (g *Graph) addLines(l *profile.Location, ids map[NodeInfo]int32, idx *frame
 	}
 }
 
+// locationSize is the size of a profile.Location in memory.
+const locationSize = unsafe.Sizeof(profile.Location{})
+
+// contiguous returns the address range of the array that holds locs in order, or zeros when
+// they are not laid out that way.
+func contiguous(locs []*profile.Location) (base, end uintptr) {
+	if len(locs) == 0 {
+		return 0, 0
+	}
+	base = uintptr(unsafe.Pointer(locs[0]))
+	for i, l := range locs {
+		if uintptr(unsafe.Pointer(l)) != base+uintptr(i)*locationSize {
+			return 0, 0
+		}
+	}
+	return base, base + uintptr(len(locs))*locationSize
+}
+
 // position returns the position of l in the location table, or -1 for a location missing
 // from the table, which has no nodes (as in pprof).
 func (idx *frameIndex) position(l *profile.Location) int32 {
+	if a := uintptr(unsafe.Pointer(l)); a >= idx.base && a < idx.end {
+		// l is an element of the location table's array (a pointer to anything else cannot
+		// point into it), so its offset is its position.
+		return int32((a - idx.base) / locationSize)
+	}
 	var pos int32
 	if idx.byID != nil {
 		if l.ID < uint64(len(idx.byID)) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/proftest"
 )
@@ -281,6 +282,46 @@ func TestShardingDoesNotChangeResults(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatalf("trim %+v: no rows", trim)
 			}
+		}
+	}
+}
+
+func TestContiguousLocationsGiveTheSameGraph(t *testing.T) {
+	text := `
+main;a+b;c 1 10
+main;c;0x10 1 7
+main;a+b 1 3
+`
+	scattered := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
+	// The same profile with its locations moved into one array, as profq's decoder lays
+	// them out; samples point into the array.
+	packed := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
+	array := make([]profile.Location, len(packed.Location))
+	moved := map[*profile.Location]*profile.Location{}
+	for i, l := range packed.Location {
+		array[i] = *l
+		moved[l] = &array[i]
+		packed.Location[i] = &array[i]
+	}
+	for _, s := range packed.Sample {
+		for i, l := range s.Location {
+			s.Location[i] = moved[l]
+		}
+	}
+	// A sample pointing at a copy of a table location (same ID, outside the array) is
+	// resolved by ID, as pprof resolves every location.
+	stray := *packed.Location[0]
+	packed.Sample = append(packed.Sample, &profile.Sample{Location: []*profile.Location{&stray}, Value: []int64{1, 5}})
+	scattered.Sample = append(scattered.Sample, &profile.Sample{Location: []*profile.Location{scattered.Location[0]}, Value: []int64{1, 5}})
+
+	g := Build(packed, Options{SampleIndex: 1})
+	if g.idx.base == 0 {
+		t.Fatal("packed locations were not recognised as one array")
+	}
+	for _, o := range []TrimOptions{{}, {NodeCount: 2}} {
+		want := rows(Build(scattered, Options{SampleIndex: 1}).Trim(o))
+		if diff := cmp.Diff(want, rows(g.Trim(o))); diff != "" {
+			t.Errorf("trim %+v (-scattered +packed):\n%s", o, diff)
 		}
 	}
 }

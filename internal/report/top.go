@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/pprof/profile"
 
@@ -113,13 +114,12 @@ func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
 	}
 
 	var warnings []string
-	numLabelUnits, _ := p.NumLabelUnits()
 	if cfg.RelativePercentages {
-		warnings = filters.Apply(p, numLabelUnits)
+		warnings = filters.Apply(p)
 	}
 	total := computeTotal(p, index, cfg.Mean)
 	if !cfg.RelativePercentages {
-		warnings = filters.Apply(p, numLabelUnits)
+		warnings = filters.Apply(p)
 	}
 	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
 		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
@@ -181,10 +181,40 @@ func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
 }
 
 // computeTotal is the denominator of the report's percentages: Σ|v| over the samples (or over
-// the diff-base samples when there are any), divided by Σ count under a mean.
+// the diff-base samples when there are any), divided by Σ count under a mean. Halves of a
+// large profile are summed in parallel; integer sums do not depend on the order.
 func computeTotal(p *profile.Profile, index int, mean bool) int64 {
-	var total, div, baseTotal, baseDiv int64
-	for _, s := range p.Sample {
+	var parts [2]totals
+	half := len(p.Sample) / 2
+	if half < 1<<16 {
+		parts[0] = sumSamples(p.Sample, index, mean)
+	} else {
+		var wg sync.WaitGroup
+		wg.Go(func() { parts[1] = sumSamples(p.Sample[half:], index, mean) })
+		parts[0] = sumSamples(p.Sample[:half], index, mean)
+		wg.Wait()
+	}
+	t := parts[0].add(parts[1])
+	total, div := t.total, t.div
+	if t.baseTotal > 0 {
+		total, div = t.baseTotal, t.baseDiv
+	}
+	if div != 0 {
+		return total / div
+	}
+	return total
+}
+
+// totals are the sums behind a report total.
+type totals struct{ total, div, baseTotal, baseDiv int64 }
+
+func (t totals) add(u totals) totals {
+	return totals{t.total + u.total, t.div + u.div, t.baseTotal + u.baseTotal, t.baseDiv + u.baseDiv}
+}
+
+func sumSamples(samples []*profile.Sample, index int, mean bool) totals {
+	var t totals
+	for _, s := range samples {
 		v := s.Value[index]
 		if v < 0 {
 			v = -v
@@ -193,20 +223,14 @@ func computeTotal(p *profile.Profile, index int, mean bool) int64 {
 		if mean {
 			d = s.Value[0]
 		}
-		total += v
-		div += d
-		if s.DiffBaseSample() {
-			baseTotal += v
-			baseDiv += d
+		t.total += v
+		t.div += d
+		if len(s.Label) > 0 && s.DiffBaseSample() {
+			t.baseTotal += v
+			t.baseDiv += d
 		}
 	}
-	if baseTotal > 0 {
-		total, div = baseTotal, baseDiv
-	}
-	if div != 0 {
-		return total / div
-	}
-	return total
+	return t
 }
 
 // aggregate merges frame details the granularity does not distinguish.
