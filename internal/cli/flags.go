@@ -37,6 +37,7 @@ func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	fs.StringVar(&c.TagFocus, "tagfocus", "", "keep samples whose labels match: [key=]regexp[,regexp] or [key=]range such as 1kb:64kb")
 	fs.StringVar(&c.TagIgnore, "tagignore", "", "drop samples whose labels match, as --tagfocus")
 	fs.BoolVar(&c.RelativePercentages, "relative-percentages", false, "take percentages of the filtered total instead of the whole profile")
+	fs.BoolVar(&c.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 }
 
 // sortFlags are the --cum and --flat shorthands of --sort.
@@ -121,15 +122,65 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// reportInputs converts the loaded inputs into the report's description of them.
-func reportInputs(in []source.Input) []report.Input {
+// reportInputs converts the loaded inputs (the profiles, then the bases) into the report's
+// description of them.
+func reportInputs(in []source.Input, profiles int, b baseFlags) []report.Input {
 	out := make([]report.Input, len(in))
 	for i, s := range in {
 		types := make([]report.SampleType, len(s.SampleTypes))
 		for j, st := range s.SampleTypes {
 			types[j] = report.SampleType{Type: st.Type, Unit: st.Unit}
 		}
-		out[i] = report.Input{Source: s.Source, SampleTypes: types, Samples: s.Samples}
+		role := report.RoleProfile
+		switch {
+		case i < profiles:
+		case len(b.diffBase) > 0:
+			role = report.RoleDiffBase
+		default:
+			role = report.RoleBase
+		}
+		out[i] = report.Input{Source: s.Source, Role: role, SampleTypes: types, Samples: s.Samples}
 	}
 	return out
+}
+
+// baseFlags are --base, --diff-base and --normalize: what the profiles are compared against.
+type baseFlags struct {
+	base, diffBase []string
+	normalize      bool
+}
+
+func addBaseFlags(fs *pflag.FlagSet, b *baseFlags) {
+	fs.StringArrayVar(&b.diffBase, "diff-base", nil, "compare against this base profile: percentages of the base's total, base and profile samples kept apart (repeatable)")
+	fs.StringArrayVar(&b.base, "base", nil, "subtract this base profile; identical stacks cancel (repeatable)")
+	fs.BoolVar(&b.normalize, "normalize", false, "scale the profiles to the base's total before subtracting it")
+}
+
+// bases checks the flags and returns what source needs.
+func (b baseFlags) bases() (source.Bases, error) {
+	switch {
+	case len(b.base) > 0 && len(b.diffBase) > 0:
+		return source.Bases{}, usageErrorf("--base and --diff-base cannot be used together")
+	case b.normalize && len(b.base) == 0 && len(b.diffBase) == 0:
+		return source.Bases{}, usageErrorf("--normalize needs --base or --diff-base")
+	case len(b.diffBase) > 0:
+		return source.Bases{Paths: b.diffBase, Diff: true, Normalize: b.normalize}, nil
+	}
+	return source.Bases{Paths: b.base, Normalize: b.normalize}, nil
+}
+
+// stdinOnce refuses a command line that reads standard input ("-") more than once.
+func stdinOnce(lists ...[]string) error {
+	n := 0
+	for _, list := range lists {
+		for _, arg := range list {
+			if arg == source.Stdin {
+				n++
+			}
+		}
+	}
+	if n > 1 {
+		return usageErrorf("standard input (-) can be read only once")
+	}
+	return nil
 }

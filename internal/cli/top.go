@@ -18,6 +18,7 @@ type TopOptions struct {
 	Unit   string
 	Output outputFlags
 	sort   sortFlags
+	base   baseFlags
 }
 
 func newCmdTop(stdio IO) *cobra.Command {
@@ -53,6 +54,7 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	addGraphFlags(fs, &o.Report, &o.sort)
+	addBaseFlags(fs, &o.base)
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
 	addOutputFlags(fs, &o.Output)
 	return cmd
@@ -68,11 +70,18 @@ func runTop(stdio IO, o *TopOptions, args []string) error {
 	if err := o.Report.Validate(); err != nil {
 		return err
 	}
-	p, inputs, err := source.Load(args, stdio.In)
+	bases, err := o.base.bases()
 	if err != nil {
 		return err
 	}
-	t, err := report.NewTop(p, reportInputs(inputs), o.Report)
+	if err := stdinOnce(args, bases.Paths); err != nil {
+		return err
+	}
+	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	if err != nil {
+		return err
+	}
+	t, err := report.NewTop(p, reportInputs(inputs, len(args), o.base), o.Report)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ var profqFlags = map[string]func(c *report.Config, v string) error{
 	"mean":                 boolOpt(func(c *report.Config, b bool) { c.Mean = b }),
 	"noinlines":            boolOpt(func(c *report.Config, b bool) { c.NoInlines = b }),
 	"relative_percentages": boolOpt(func(c *report.Config, b bool) { c.RelativePercentages = b }),
+	"drop_negative":        boolOpt(func(c *report.Config, b bool) { c.DropNegative = b }),
 	"functions":            granularityOpt("functions"),
 	"filefunctions":        granularityOpt("filefunctions"),
 	"files":                granularityOpt("files"),
@@ -100,7 +101,21 @@ func configFromFlags(flags []string) (report.Config, error) {
 // profqTop builds profq's top report for the sources and reduces it to a table in the oracle's
 // units.
 func profqTop(flags, sources []string) (tab *table, err error) {
-	cfg, err := configFromFlags(flags)
+	// -base, -diff_base and -normalize say how to load; the rest configure the report.
+	var bases source.Bases
+	var reportFlags []string
+	for _, f := range flags {
+		switch name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "="); name {
+		case "base", "diff_base":
+			bases.Paths = append(bases.Paths, value)
+			bases.Diff = bases.Diff || name == "diff_base"
+		case "normalize":
+			bases.Normalize = true
+		default:
+			reportFlags = append(reportFlags, f)
+		}
+	}
+	cfg, err := configFromFlags(reportFlags)
 	if err != nil {
 		return nil, err
 	}
@@ -109,9 +124,9 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	p, inputs, err := source.Load(sources, nil)
+	p, inputs, err := source.LoadWithBases(sources, bases, nil)
 	if err != nil {
-		return nil, fmt.Errorf("source.Load: %w", err)
+		return nil, fmt.Errorf("source.LoadWithBases: %w", err)
 	}
 	rin := make([]report.Input, len(inputs))
 	for i, in := range inputs {
@@ -146,6 +161,9 @@ type parityCase struct {
 	// nothing). Any other case with no rows on both sides fails, so that a broken run cannot
 	// pass by comparing two empty tables.
 	allowEmpty bool
+	// bothFail marks cases that pprof refuses (e.g. normalizing by a base in another unit):
+	// profq must refuse them too.
+	bothFail bool
 }
 
 func (c parityCase) name() string {
@@ -159,6 +177,15 @@ func (c parityCase) name() string {
 func runCase(t *testing.T, c parityCase, sources []string) {
 	t.Helper()
 	want, cmdline, err := pprofTop(c.flags, sources)
+	if c.bothFail {
+		if err == nil {
+			t.Fatalf("pprof accepted a case expected to fail: %s", cmdline)
+		}
+		if _, err := profqTop(c.flags, sources); err == nil {
+			t.Fatalf("profq accepted what pprof refuses (%v): %s", err, cmdline)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatalf("pprof: %v", err)
 	}
@@ -464,6 +491,50 @@ func TestParityMerge(t *testing.T) {
 				c := parityCase{flags: flags, allowEmpty: selectsNothing(flags)}
 				t.Run(c.name(), func(t *testing.T) {
 					runCase(t, c, sources)
+				})
+			}
+		})
+	}
+}
+
+// TestParityBase compares reports of a profile against a base: -diff_base keeps the base
+// samples apart and takes percentages of the base's total, -base subtracts the base so that
+// identical stacks cancel, -normalize scales the profile to the base first, and
+// -drop_negative leaves out the nodes that went negative.
+func TestParityBase(t *testing.T) {
+	profiles := corpus(t)
+	pairs := [][2]string{ // profile, base
+		{"sample.cpu", "sample.cpu"},               // everything cancels under -base
+		{"gobench.cpu", "go.crc32.cpu"},            // legacy Go CPU profiles
+		{"java.cpu", "cppbench.cpu"},               // different binaries: nothing cancels
+		{"cppbench.heap", "cppbench.growth"},       // legacy heap profiles
+		{"java.contention", "cppbench.contention"}, // delay in microseconds and nanoseconds
+		{"go.mutex", "go.block"},                   // Go runtime contention profiles
+		{"go.cpu", "sample.cpu"},                   // a generated profile with labels
+		{"go.heap", "gobench.heap"},                // a generated and a legacy heap profile
+	}
+	for _, pair := range pairs {
+		src, base := profiles[pair[0]], profiles[pair[1]]
+		if src == "" || base == "" {
+			continue
+		}
+		t.Run(pair[0]+"-"+pair[1], func(t *testing.T) {
+			t.Parallel()
+			for _, flags := range [][]string{
+				{"-diff_base=" + base},
+				{"-base=" + base},
+				{"-diff_base=" + base, "-normalize"},
+				{"-base=" + base, "-normalize", "-cum"},
+				{"-diff_base=" + base, "-drop_negative"},
+				{"-base=" + base, "-drop_negative", "-lines", "-nodefraction=0"},
+				{"-diff_base=" + base, "-cum", "-nodecount=10"},
+				{"-diff_base=" + base, "-addresses", "-nodefraction=0", "-sample_index=0"},
+			} {
+				c := parityCase{flags: flags, allowEmpty: pair[0] == pair[1]}
+				// Normalizing needs the same units on both sides; pprof refuses otherwise.
+				c.bothFail = slices.Contains(flags, "-normalize") && pair[0] == "java.contention"
+				t.Run(c.name(), func(t *testing.T) {
+					runCase(t, c, []string{src})
 				})
 			}
 		})

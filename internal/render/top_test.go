@@ -99,6 +99,7 @@ func sampleCPU() *report.Top {
 	}
 	t.Inputs = []report.Input{{
 		Source:      "sample.cpu",
+		Role:        report.RoleProfile,
 		SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		Samples:     76,
 	}}
@@ -203,8 +204,8 @@ func diff() *report.Top {
 	)
 	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789, DurationNanos: 2 * sec}
 	t.Inputs = []report.Input{
-		{Source: "new.pb.gz", SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 3},
-		{Source: "base.pb.gz", SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 2},
+		{Source: "new.pb.gz", Role: report.RoleProfile, SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 3},
+		{Source: "base.pb.gz", Role: report.RoleDiffBase, SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 2},
 	}
 	return t
 }
@@ -414,7 +415,7 @@ func TestTopJSONKeyOrder(t *testing.T) {
 
 func TestTopJSONEmptyListsAndNulls(t *testing.T) {
 	top := zeroTotal()
-	top.Inputs = []report.Input{{Source: "-"}}
+	top.Inputs = []report.Input{{Source: "-", Role: report.RoleProfile}}
 	var buf bytes.Buffer
 	if err := Top(&buf, top, TopOptions{Format: "json"}); err != nil {
 		t.Fatal(err)

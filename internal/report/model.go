@@ -20,10 +20,19 @@ type SampleType struct {
 	Unit string `json:"unit"`
 }
 
+// Roles of an input.
+const (
+	RoleProfile  = "profile"   // a profile being reported
+	RoleBase     = "base"      // a base subtracted from the profiles (--base)
+	RoleDiffBase = "diff_base" // a base the profiles are compared against (--diff-base)
+)
+
 // Input describes one profile that went into a report.
 type Input struct {
 	// Source is the argument as given: a path, or "-" for standard input.
 	Source string `json:"source"`
+	// Role is "profile", or "base" / "diff_base" for a base profile.
+	Role string `json:"role"`
 	// SampleTypes lists the input's sample types before profiles were merged.
 	SampleTypes []SampleType `json:"sample_types"`
 	// Samples is the number of samples the input holds.
@@ -66,6 +75,8 @@ type TopOptions struct {
 	Filters []Filter `json:"filters"`
 	// RelativePercentages makes percentages relative to the filtered total.
 	RelativePercentages bool `json:"relative_percentages"`
+	// DropNegative leaves out nodes with a negative flat (or a zero flat and negative cum).
+	DropNegative bool `json:"drop_negative"`
 }
 
 // Filter is one sample or frame filter as given on the command line.

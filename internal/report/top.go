@@ -35,6 +35,9 @@ type Config struct {
 	Focus, Ignore, Hide, Show, ShowFrom, PruneFrom, TagFocus, TagIgnore string
 	// RelativePercentages takes the total after filtering.
 	RelativePercentages bool
+	// DropNegative leaves out nodes whose flat is negative, or whose flat is zero and cum
+	// negative (after a base was subtracted). The total is not changed.
+	DropNegative bool
 }
 
 // Granularities lists the accepted granularities, finest last but one.
@@ -126,7 +129,7 @@ func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
 	}
 	trimPaths(p)
 
-	g := graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean})
+	g := graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative})
 	res := g.Trim(graph.TrimOptions{
 		NodeFraction: cfg.NodeFraction,
 		EdgeFraction: cfg.EdgeFraction,
@@ -306,6 +309,7 @@ func effectiveOptions(cfg Config, index int) TopOptions {
 		Sort:                cfg.Sort,
 		Filters:             []Filter{},
 		RelativePercentages: cfg.RelativePercentages,
+		DropNegative:        cfg.DropNegative,
 	}
 	f := cfg
 	for _, kv := range [][2]string{

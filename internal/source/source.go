@@ -30,6 +30,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -66,13 +67,35 @@ var (
 	ErrNoSampleTypes = errors.New("profile has no sample types")
 )
 
+// Bases are the base profiles a profile is compared against, as pprof's -base and
+// -diff_base.
+type Bases struct {
+	// Paths are the base profiles (files or "-"), combined as the profiles are.
+	Paths []string
+	// Diff keeps the base samples apart (pprof's -diff_base): they are labelled pprof::base,
+	// so the report's total is the base's, and no sample cancels another. Without Diff (pprof's
+	// -base) the base is subtracted, and identical stacks cancel.
+	Diff bool
+	// Normalize scales the profile so that each sample type sums to the base's sum before
+	// the base is subtracted.
+	Normalize bool
+}
+
 // Load reads every argument, parses it and combines the results into one profile.
 //
 // Each argument is a file path or "-" for stdin, which may appear only once. Inputs
 // describes every argument in order, as it was before combining. Every error is about the
 // input (unreadable, malformed or incompatible profiles) and names the argument it concerns.
 func Load(args []string, stdin io.Reader) (*profile.Profile, []Input, error) {
-	return load(args, func(arg string) ([]byte, error) {
+	return LoadWithBases(args, Bases{}, stdin)
+}
+
+// LoadWithBases is Load, then the subtraction of the base profiles as pprof does it: the
+// profiles and the bases are combined separately, the bases are labelled (Diff), the profile
+// normalized (Normalize), the bases negated, and both merged. Inputs lists the profiles,
+// then the bases.
+func LoadWithBases(args []string, bases Bases, stdin io.Reader) (*profile.Profile, []Input, error) {
+	return load(args, bases, func(arg string) ([]byte, error) {
 		if arg == Stdin {
 			if stdin == nil {
 				return nil, errors.New("no standard input")
@@ -83,22 +106,54 @@ func Load(args []string, stdin io.Reader) (*profile.Profile, []Input, error) {
 	})
 }
 
-// load is Load with the reading of one argument supplied by the caller.
-func load(args []string, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
+// load is LoadWithBases with the reading of one argument supplied by the caller.
+func load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("no profile to read")
 	}
-	stdinSeen := false
-	for _, arg := range args {
-		if arg != Stdin {
-			continue
+	if bases.Normalize && len(bases.Paths) == 0 {
+		return nil, nil, errors.New("normalizing needs a base profile")
+	}
+	all := append(slices.Clone(args), bases.Paths...)
+	if stdins := len(all) - len(slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == Stdin })); stdins > 1 {
+		return nil, nil, &inputError{"reading " + Stdin, errors.New("standard input given more than once")}
+	}
+	p, inputs, err := group(args, read)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(bases.Paths) > 0 {
+		base, baseInputs, err := group(bases.Paths, read)
+		if err != nil {
+			return nil, nil, err
 		}
-		if stdinSeen {
-			return nil, nil, &inputError{"reading " + Stdin, errors.New("standard input given more than once")}
+		inputs = append(inputs, baseInputs...)
+		if bases.Diff {
+			base.SetLabel("pprof::base", []string{"true"})
 		}
-		stdinSeen = true
+		if bases.Normalize {
+			if err := p.Normalize(base); err != nil {
+				return nil, nil, &inputError{"normalizing " + describe(args) + " by " + describe(bases.Paths), err}
+			}
+		}
+		base.Scale(-1)
+		if p, err = combine([]*profile.Profile{p, base}, all); err != nil {
+			return nil, nil, err
+		}
 	}
 
+	// pprof ignores RemoveUninteresting's error (a drop_frames or keep_frames pattern that
+	// does not compile): the profile is then left unpruned, and so it is here.
+	_ = p.RemoveUninteresting()
+	unsourceMappings(p)
+	if err := p.CheckValid(); err != nil {
+		return nil, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
+	}
+	return p, inputs, nil
+}
+
+// group reads, parses and combines one group of arguments (the profiles, or the bases).
+func group(args []string, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
 	inputs := make([]Input, 0, len(args))
 	var acc *profile.Profile
 	for start := 0; start < len(args); start += chunkSize {
@@ -134,14 +189,6 @@ func load(args []string, read func(arg string) ([]byte, error)) (*profile.Profil
 		if acc, err = combine([]*profile.Profile{acc, p}, args[:start+len(chunk)]); err != nil {
 			return nil, nil, err
 		}
-	}
-
-	// pprof ignores RemoveUninteresting's error (a drop_frames or keep_frames pattern that
-	// does not compile): the profile is then left unpruned, and so it is here.
-	_ = acc.RemoveUninteresting()
-	unsourceMappings(acc)
-	if err := acc.CheckValid(); err != nil {
-		return nil, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
 	}
 	return acc, inputs, nil
 }
