@@ -69,9 +69,6 @@ func Compile(o Options) (*Set, error) {
 	return s, nil
 }
 
-// Empty reports whether no filter is set.
-func (s *Set) Empty() bool { return s.opts == Options{} }
-
 // Apply filters p in place, in pprof's order: focus/ignore/hide/show, show_from,
 // tagfocus/tagignore, prune_from. It returns one warning for each filter that matched no
 // samples.

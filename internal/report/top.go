@@ -40,11 +40,10 @@ type Config struct {
 	DropNegative bool
 }
 
-// Granularities lists the accepted granularities, finest last but one.
-var granularities = []string{"functions", "filefunctions", "files", "lines", "addresses"}
-
 // Granularities returns the accepted values of Config.Granularity.
-func Granularities() []string { return slices.Clone(granularities) }
+func Granularities() []string {
+	return []string{"functions", "filefunctions", "files", "lines", "addresses"}
+}
 
 // DefaultConfig returns the defaults of a top report, which are pprof's.
 func DefaultConfig() Config {
@@ -69,27 +68,32 @@ func (c *Config) filterOptions() filter.Options {
 	}
 }
 
-// Validate checks the options that do not depend on a profile.
+// Validate checks the options that do not depend on a profile, filter expressions included.
 func (c *Config) Validate() error {
-	if !slices.Contains(granularities, c.Granularity) {
-		return optionErrorf("--granularity: %q is not one of %s", c.Granularity, strings.Join(granularities, ", "))
+	_, err := c.compile()
+	return err
+}
+
+// compile checks the options that do not depend on a profile and returns the compiled filters.
+func (c *Config) compile() (*filter.Set, error) {
+	if g := Granularities(); !slices.Contains(g, c.Granularity) {
+		return nil, optionErrorf("--granularity: %q is not one of %s", c.Granularity, strings.Join(g, ", "))
 	}
 	if c.Sort != "flat" && c.Sort != "cum" {
-		return optionErrorf("--sort: %q is not flat or cum", c.Sort)
+		return nil, optionErrorf("--sort: %q is not flat or cum", c.Sort)
 	}
 	if c.NodeCount < 0 {
-		return optionErrorf("--nodecount: %d is negative", c.NodeCount)
+		return nil, optionErrorf("--nodecount: %d is negative", c.NodeCount)
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"nodefraction", c.NodeFraction}, {"edgefraction", c.EdgeFraction}} {
 		if !(f.v >= 0 && f.v <= 1) {
-			return optionErrorf("--%s: %v is not between 0 and 1", f.name, f.v)
+			return nil, optionErrorf("--%s: %v is not between 0 and 1", f.name, f.v)
 		}
 	}
-	_, err := filter.Compile(c.filterOptions())
-	return err
+	return filter.Compile(c.filterOptions())
 }
 
 // NewTop builds a top report from p, which it modifies: filters and aggregation run in place.
@@ -97,10 +101,7 @@ func (c *Config) Validate() error {
 // value, take the total (before filtering unless RelativePercentages), filter, aggregate to
 // the granularity, build the graph, trim, sort.
 func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	filters, err := filter.Compile(cfg.filterOptions())
+	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
