@@ -168,19 +168,3 @@ func (b baseFlags) bases() (source.Bases, error) {
 	}
 	return source.Bases{Paths: b.base, Normalize: b.normalize}, nil
 }
-
-// stdinOnce refuses a command line that reads standard input ("-") more than once.
-func stdinOnce(lists ...[]string) error {
-	n := 0
-	for _, list := range lists {
-		for _, arg := range list {
-			if arg == source.Stdin {
-				n++
-			}
-		}
-	}
-	if n > 1 {
-		return usageErrorf("standard input (-) can be read only once")
-	}
-	return nil
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/profq/profq/internal/filter"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
 )
 
 // Exit codes; each means one thing (README.md, "Exit codes").
@@ -63,7 +64,7 @@ func exitCode(err error) int {
 	var usage *usageError
 	var expr *filter.ExprError
 	var opt *report.OptionError
-	if errors.As(err, &usage) || errors.As(err, &expr) || errors.As(err, &opt) {
+	if errors.As(err, &usage) || errors.As(err, &expr) || errors.As(err, &opt) || errors.Is(err, source.ErrStdinTwice) {
 		return ExitUsage
 	}
 	return ExitInput

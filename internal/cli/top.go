@@ -74,9 +74,6 @@ func runTop(stdio IO, o *TopOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := stdinOnce(args, bases.Paths); err != nil {
-		return err
-	}
 	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
 	if err != nil {
 		return err

@@ -61,8 +61,7 @@ func TestLoadWithBases(t *testing.T) {
 		t.Error("normalizing without a base was accepted")
 	}
 	_, _, err = LoadWithBases([]string{Stdin}, Bases{Paths: []string{Stdin}}, nil)
-	var in *inputError
-	if !errors.As(err, &in) {
-		t.Errorf("standard input as profile and base: got %v, want an input error", err)
+	if !errors.Is(err, ErrStdinTwice) {
+		t.Errorf("standard input as profile and base: got %v, want ErrStdinTwice", err)
 	}
 }

@@ -65,6 +65,9 @@ var (
 	ErrEmpty = errors.New("empty input")
 	// ErrNoSampleTypes is an input without sample types (and so without samples).
 	ErrNoSampleTypes = errors.New("profile has no sample types")
+	// ErrStdinTwice is a request to read standard input ("-") more than once, among the
+	// profiles and the bases together: a mistake on the command line, not in an input.
+	ErrStdinTwice = errors.New("standard input (-) can be read only once")
 )
 
 // Bases are the base profiles a profile is compared against, as pprof's -base and
@@ -116,7 +119,7 @@ func load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*p
 	}
 	all := append(slices.Clone(args), bases.Paths...)
 	if stdins := len(all) - len(slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == Stdin })); stdins > 1 {
-		return nil, nil, &inputError{"reading " + Stdin, errors.New("standard input given more than once")}
+		return nil, nil, ErrStdinTwice
 	}
 	p, inputs, err := group(args, read)
 	if err != nil {

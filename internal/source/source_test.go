@@ -513,7 +513,7 @@ func TestLoadErrors(t *testing.T) {
 		{"garbage", []string{garbage}, nil, "parsing " + garbage + ": unrecognized profile format", nil},
 		{"truncated gzip", []string{truncated}, nil, "parsing " + truncated + ": decompressing profile: unexpected EOF", nil},
 		{"malformed", []string{malformed}, nil, "parsing " + malformed + ": malformed profile: mismatch: sample has 1 values vs. 2 types", nil},
-		{"stdin twice", []string{"-", validPath, "-"}, gz, "reading -: standard input given more than once", nil},
+		{"stdin twice", []string{"-", validPath, "-"}, gz, "standard input (-) can be read only once", ErrStdinTwice},
 		{"nil stdin", []string{"-"}, nil, "reading -: no standard input", nil},
 		{"no sample types", []string{noTypes}, nil, "parsing " + noTypes + ": profile has no sample types", ErrNoSampleTypes},
 		{"no sample types second", []string{validPath, noTypes}, nil, "parsing " + noTypes + ": profile has no sample types", ErrNoSampleTypes},
