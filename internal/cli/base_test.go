@@ -83,11 +83,20 @@ main;Z 1 30
 	if want := []row{{"Y", 30, 30}, {"Z", 30, 30}}; !cmp.Equal(want, rows(top)) || top.Total != 150 || !top.Options.DropNegative {
 		t.Errorf("drop-negative: total %d rows %v, want 150 and %v", top.Total, rows(top), want)
 	}
-	// --normalize scales the new profile (150 total) to the base's (150): here a no-op on
-	// the totals, but X, Y and Z keep their differences.
-	top = runJSON(t, "--diff-base", base, "--normalize", next)
-	if want := []row{{"X", -60, -60}, {"Y", 30, 30}, {"Z", 30, 30}}; !cmp.Equal(want, rows(top)) {
+	// --normalize scales the new profile to the base's total first: this one is twice the
+	// base's 150, so it is halved (X 40, Y 110) before the base is compared with it.
+	big := writeFolded(t, dir, "big.pb", `
+main;X 2 80
+main;Y 2 220
+`)
+	top = runJSON(t, "--diff-base", base, "--normalize", big)
+	if want := []row{{"X", -60, -60}, {"Y", 60, 60}}; !cmp.Equal(want, rows(top)) {
 		t.Errorf("normalize: rows %v, want %v", rows(top), want)
+	}
+	// Without it, the raw difference.
+	top = runJSON(t, "--diff-base", base, big)
+	if want := []row{{"Y", 170, 170}, {"X", -20, -20}, {"main", 0, 150}}; !cmp.Equal(want, rows(top)) {
+		t.Errorf("without normalize: rows %v, want %v", rows(top), want)
 	}
 }
 
