@@ -16,7 +16,7 @@ import (
 )
 
 // addGraphFlags registers the options every graph report shares (sample choice, granularity,
-// trimming, order, filters), with pprof's names and defaults.
+// node selection, order, filters), with pprof's names and defaults.
 func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	fs.StringVar(&c.SampleIndex, "sample-index", c.SampleIndex, "sample type to report, by name or 0-based number (default: the profile's default type, else the last)")
 	fs.BoolVar(&c.Mean, "mean", c.Mean, "report each value divided by the sample count (sample type 0)")
@@ -24,7 +24,6 @@ func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	fs.BoolVar(&c.NoInlines, "noinlines", c.NoInlines, "attribute inlined frames to their physical caller")
 	fs.IntVar(&c.NodeCount, "nodecount", c.NodeCount, "show at most this many nodes (0: all)")
 	fs.Float64Var(&c.NodeFraction, "nodefraction", c.NodeFraction, "drop nodes whose |cum| is below this fraction of the total")
-	fs.Float64Var(&c.EdgeFraction, "edgefraction", c.EdgeFraction, "drop call edges below this fraction of the total (they decide the inline labels)")
 	fs.StringVar(&c.Sort, "sort", c.Sort, "order of the nodes: flat or cum")
 	fs.BoolVar(&sortFlags.cum, "cum", false, "sort by cumulative value (--sort cum)")
 	fs.BoolVar(&sortFlags.flat, "flat", false, "sort by flat value (--sort flat)")
@@ -37,7 +36,6 @@ func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	fs.StringVar(&c.TagFocus, "tagfocus", "", "keep samples whose labels match: [key=]regexp[,regexp] or [key=]range such as 1kb:64kb")
 	fs.StringVar(&c.TagIgnore, "tagignore", "", "drop samples whose labels match, as --tagfocus")
 	fs.BoolVar(&c.RelativePercentages, "relative-percentages", false, "take percentages of the filtered total instead of the whole profile")
-	fs.BoolVar(&c.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 }
 
 // sortFlags are the --cum and --flat shorthands of --sort.
@@ -127,10 +125,6 @@ func writeFileAtomic(path string, data []byte) error {
 func reportInputs(in []source.Input, profiles int, b baseFlags) []report.Input {
 	out := make([]report.Input, len(in))
 	for i, s := range in {
-		types := make([]report.SampleType, len(s.SampleTypes))
-		for j, st := range s.SampleTypes {
-			types[j] = report.SampleType{Type: st.Type, Unit: st.Unit}
-		}
 		role := report.RoleProfile
 		switch {
 		case i < profiles:
@@ -139,9 +133,18 @@ func reportInputs(in []source.Input, profiles int, b baseFlags) []report.Input {
 		default:
 			role = report.RoleBase
 		}
-		out[i] = report.Input{Source: s.Source, Role: role, SampleTypes: types, Samples: s.Samples}
+		out[i] = reportInput(s, role)
 	}
 	return out
+}
+
+// reportInput describes one loaded profile in a report.
+func reportInput(s source.Input, role string) report.Input {
+	types := make([]report.SampleType, len(s.SampleTypes))
+	for j, st := range s.SampleTypes {
+		types[j] = report.SampleType{Type: st.Type, Unit: st.Unit}
+	}
+	return report.Input{Source: s.Source, Role: role, Format: report.FormatPprof, SampleTypes: types, Samples: s.Samples}
 }
 
 // baseFlags are --base, --diff-base and --normalize: what the profiles are compared against.

@@ -61,6 +61,10 @@ func exitCode(err error) int {
 		// Everything cobra rejects before a command runs is a usage error.
 		return ExitUsage
 	}
+	var regression *regressionError
+	if errors.As(err, &regression) {
+		return ExitRegression
+	}
 	var usage *usageError
 	var expr *filter.ExprError
 	var opt *report.OptionError
@@ -119,7 +123,7 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 	root.SetGlobalNormalizationFunc(underscoreToDash)
-	root.AddCommand(newCmdTop(stdio))
+	root.AddCommand(newCmdTop(stdio), newCmdDiff(stdio))
 	return root
 }
 

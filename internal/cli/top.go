@@ -54,7 +54,9 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	addGraphFlags(fs, &o.Report, &o.sort)
+	fs.Float64Var(&o.Report.EdgeFraction, "edgefraction", o.Report.EdgeFraction, "drop call edges below this fraction of the total (they decide the inline labels)")
 	addBaseFlags(fs, &o.base)
+	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
 	addOutputFlags(fs, &o.Output)
 	return cmd

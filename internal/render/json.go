@@ -22,10 +22,16 @@ func topJSON(w io.Writer, t *report.Top) error {
 		doc.Inputs[i] = in
 	}
 
+	return writeJSON(w, &doc)
+}
+
+// writeJSON writes v as one indented JSON document with a trailing newline, without HTML
+// escaping.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(&doc); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil

@@ -56,27 +56,39 @@ type textCell struct {
 // selectOutputUnit over the displayed rows, so it depends on which rows survived trimming; a
 // report without rows keeps "minimum", which scales every value on its own.
 func newTextCell(t *report.Top, unit string) textCell {
-	c := textCell{sampleUnit: t.SampleType.Unit, outUnit: unit, total: t.Total}
-	if c.outUnit == "" {
-		c.outUnit = units.Minimum
-	}
-	if c.outUnit == units.Minimum && len(t.Rows) > 0 {
-		var minValue int64
-		for _, r := range t.Rows {
-			v := abs64(r.Flat)
-			if v == 0 {
-				v = abs64(r.Cum)
-			}
-			if v > 0 && (minValue == 0 || v < minValue) {
-				minValue = v
-			}
+	var minValue int64
+	for _, r := range t.Rows {
+		v := abs64(r.Flat)
+		if v == 0 {
+			v = abs64(r.Cum)
 		}
-		if minValue == 0 {
-			minValue = t.Total
-		}
-		c.outUnit = units.OutputUnit(minValue, t.Total, c.sampleUnit)
+		minValue = minNonZero(minValue, v)
 	}
-	return c
+	return textCell{sampleUnit: t.SampleType.Unit, total: t.Total,
+		outUnit: outputUnit(unit, t.SampleType.Unit, minValue, t.Total, len(t.Rows) > 0)}
+}
+
+// outputUnit resolves --unit for one report: "minimum" (or "") becomes pprof's choice for the
+// smallest non-zero value shown and the total, when the report shows any value.
+func outputUnit(unit, sampleUnit string, minValue, total int64, shows bool) string {
+	if unit == "" {
+		unit = units.Minimum
+	}
+	if unit != units.Minimum || !shows {
+		return unit
+	}
+	if minValue == 0 {
+		minValue = total
+	}
+	return units.OutputUnit(minValue, total, sampleUnit)
+}
+
+// minNonZero is the smaller of m and v, ignoring zeros; v is not negative.
+func minNonZero(m, v int64) int64 {
+	if v > 0 && (m == 0 || v < m) {
+		return v
+	}
+	return m
 }
 
 // value formats v in the report's output unit.

@@ -41,20 +41,28 @@ func topTable(w io.Writer, t *report.Top, o TopOptions) error {
 			return fmt.Errorf("writing table: %w", err)
 		}
 	}
+	if err := finishTable(&buf, tbl, &table); err != nil {
+		return err
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	return nil
+}
+
+// finishTable renders tbl (which writes to table) and appends its lines to buf without the
+// padding after the name column: pprof's lines end at the name.
+func finishTable(buf *bytes.Buffer, tbl *tablewriter.Table, table *bytes.Buffer) error {
 	if err := tbl.Render(); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
-	// The name column is left-aligned and padded to its width; pprof's lines end at the name.
-	sc := bufio.NewScanner(&table)
+	sc := bufio.NewScanner(table)
 	sc.Buffer(nil, 1<<30)
 	for sc.Scan() {
 		buf.WriteString(strings.TrimRight(sc.Text(), " "))
 		buf.WriteByte('\n')
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("writing table: %w", err)
-	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
 	return nil
@@ -81,21 +89,28 @@ func tableCell(s string) string {
 // and separated by one space, the name left-aligned after two spaces, cells never wrapped,
 // trimmed or re-cased.
 func newTopTable(w io.Writer) *tablewriter.Table {
-	align := tw.CellAlignment{PerColumn: []tw.Align{
-		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft,
-	}}
-	pad := tw.CellPadding{PerColumn: []tw.Padding{
-		{Overwrite: true},
-		{Left: " ", Overwrite: true},
-		{Left: " ", Overwrite: true},
-		{Left: " ", Overwrite: true},
-		{Left: " ", Overwrite: true},
-		{Left: "  ", Overwrite: true},
-	}}
+	return newPlainTable(w, 5)
+}
+
+// newPlainTable is a borderless table of numbers right-aligned one space apart, then a name
+// column left-aligned after two spaces.
+func newPlainTable(w io.Writer, numbers int) *tablewriter.Table {
+	aligns := make([]tw.Align, 0, numbers+1)
+	pads := make([]tw.Padding, 0, numbers+1)
+	for i := range numbers {
+		aligns = append(aligns, tw.AlignRight)
+		left := " "
+		if i == 0 {
+			left = ""
+		}
+		pads = append(pads, tw.Padding{Left: left, Overwrite: true})
+	}
+	aligns = append(aligns, tw.AlignLeft)
+	pads = append(pads, tw.Padding{Left: "  ", Overwrite: true})
 	cell := tw.CellConfig{
 		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
-		Alignment:  align,
-		Padding:    pad,
+		Alignment:  tw.CellAlignment{PerColumn: aligns},
+		Padding:    tw.CellPadding{PerColumn: pads},
 	}
 	off := tw.Off
 	return tablewriter.NewTable(w,

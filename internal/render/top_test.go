@@ -100,6 +100,7 @@ func sampleCPU() *report.Top {
 	t.Inputs = []report.Input{{
 		Source:      "sample.cpu",
 		Role:        report.RoleProfile,
+		Format:      report.FormatPprof,
 		SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		Samples:     76,
 	}}
@@ -204,8 +205,8 @@ func diff() *report.Top {
 	)
 	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789, DurationNanos: 2 * sec}
 	t.Inputs = []report.Input{
-		{Source: "new.pb.gz", Role: report.RoleProfile, SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 3},
-		{Source: "base.pb.gz", Role: report.RoleDiffBase, SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 2},
+		{Source: "new.pb.gz", Role: report.RoleProfile, Format: report.FormatPprof, SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 3},
+		{Source: "base.pb.gz", Role: report.RoleDiffBase, Format: report.FormatPprof, SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 2},
 	}
 	return t
 }
@@ -415,7 +416,7 @@ func TestTopJSONKeyOrder(t *testing.T) {
 
 func TestTopJSONEmptyListsAndNulls(t *testing.T) {
 	top := zeroTotal()
-	top.Inputs = []report.Input{{Source: "-", Role: report.RoleProfile}}
+	top.Inputs = []report.Input{{Source: "-", Role: report.RoleProfile, Format: report.FormatPprof}}
 	var buf bytes.Buffer
 	if err := Top(&buf, top, TopOptions{Format: "json"}); err != nil {
 		t.Fatal(err)

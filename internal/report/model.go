@@ -8,7 +8,8 @@ const SchemaVersion = 1
 
 // Kinds of report documents.
 const (
-	KindTop = "top"
+	KindTop  = "top"
+	KindDiff = "diff"
 )
 
 // SampleType names what a value measures and its unit, as the profile states them.
@@ -22,17 +23,26 @@ type SampleType struct {
 
 // Roles of an input.
 const (
-	RoleProfile  = "profile"   // a profile being reported
-	RoleBase     = "base"      // a base subtracted from the profiles (--base)
-	RoleDiffBase = "diff_base" // a base the profiles are compared against (--diff-base)
+	RoleProfile  = "profile"   // top: a profile being reported
+	RoleBase     = "base"      // top: a base subtracted from the profiles (--base); diff: a base capture
+	RoleDiffBase = "diff_base" // top: a base the profiles are compared against (--diff-base)
+	RoleNew      = "new"       // diff: a capture compared against the base
+)
+
+// Formats of an input.
+const (
+	FormatPprof   = "pprof"    // a pprof profile: profile.proto, gzipped or not, or a legacy format
+	FormatTopJSON = "top-json" // a saved profq top JSON document (diff only)
 )
 
 // Input describes one profile that went into a report.
 type Input struct {
 	// Source is the argument as given: a path, or "-" for standard input.
 	Source string `json:"source"`
-	// Role is "profile", or "base" / "diff_base" for a base profile.
+	// Role is "profile", or "base" / "diff_base" for a base profile; in a diff, "base" or "new".
 	Role string `json:"role"`
+	// Format is what the input was read as: "pprof", or "top-json" for a saved top report.
+	Format string `json:"format"`
 	// SampleTypes lists the input's sample types before profiles were merged.
 	SampleTypes []SampleType `json:"sample_types"`
 	// Samples is the number of samples the input holds.
@@ -149,6 +159,10 @@ type Row struct {
 	Function string `json:"function"`
 	// File is the source file, or "".
 	File string `json:"file"`
+	// StartLine is the function's first line when it tells the node apart: only for a
+	// function without a name, where pprof keeps functions of one file starting on different
+	// lines as separate nodes with the same printed name. Otherwise 0.
+	StartLine int64 `json:"start_line"`
 	// Line is the source line, or 0.
 	Line int64 `json:"line"`
 	// Column is the source column, or 0.

@@ -164,19 +164,20 @@ func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
 		flat, cum := e.FlatValue(), e.CumValue()
 		running += flat
 		t.Rows = append(t.Rows, Row{
-			Name:     e.Name,
-			Flat:     flat,
-			FlatPct:  percent(flat, total),
-			SumPct:   percent(running, total),
-			Cum:      cum,
-			CumPct:   percent(cum, total),
-			Inline:   inlineLabel(e.Inline),
-			Function: e.Info.Name,
-			File:     e.Info.File,
-			Line:     e.Info.Line,
-			Column:   e.Info.Column,
-			Address:  hexAddress(e.Info.Address),
-			Object:   e.Info.Objfile,
+			Name:      e.Name,
+			Flat:      flat,
+			FlatPct:   percent(flat, total),
+			SumPct:    percent(running, total),
+			Cum:       cum,
+			CumPct:    percent(cum, total),
+			Inline:    inlineLabel(e.Inline),
+			Function:  e.Info.Name,
+			File:      e.Info.File,
+			StartLine: e.Info.StartLine,
+			Line:      e.Info.Line,
+			Column:    e.Info.Column,
+			Address:   hexAddress(e.Info.Address),
+			Object:    e.Info.Objfile,
 		})
 	}
 	t.Shown = running

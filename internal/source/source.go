@@ -98,15 +98,50 @@ func Load(args []string, stdin io.Reader) (*profile.Profile, []Input, error) {
 // normalized (Normalize), the bases negated, and both merged. Inputs lists the profiles,
 // then the bases.
 func LoadWithBases(args []string, bases Bases, stdin io.Reader) (*profile.Profile, []Input, error) {
-	return load(args, bases, func(arg string) ([]byte, error) {
-		if arg == Stdin {
-			if stdin == nil {
-				return nil, errors.New("no standard input")
+	return load(args, bases, func(arg string) ([]byte, error) { return readArg(arg, stdin) })
+}
+
+// Read reads one argument whole: the file it names, or stdin for "-". The error names the
+// argument.
+func Read(arg string, stdin io.Reader) ([]byte, error) {
+	data, err := readArg(arg, stdin)
+	if err != nil {
+		return nil, &inputError{"reading " + arg, err}
+	}
+	return data, nil
+}
+
+// LoadData is Load of one argument whose contents were already read (by Read).
+func LoadData(arg string, data []byte) (*profile.Profile, Input, error) {
+	p, inputs, err := load([]string{arg}, Bases{}, func(string) ([]byte, error) { return data, nil })
+	if err != nil {
+		return nil, Input{}, err
+	}
+	return p, inputs[0], nil
+}
+
+// CheckStdin refuses arguments that name stdin more than once, with ErrStdinTwice.
+func CheckStdin(args []string) error {
+	seen := false
+	for _, a := range args {
+		if a == Stdin {
+			if seen {
+				return ErrStdinTwice
 			}
-			return io.ReadAll(stdin)
+			seen = true
 		}
-		return os.ReadFile(arg)
-	})
+	}
+	return nil
+}
+
+func readArg(arg string, stdin io.Reader) ([]byte, error) {
+	if arg == Stdin {
+		if stdin == nil {
+			return nil, errors.New("no standard input")
+		}
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(arg)
 }
 
 // load is LoadWithBases with the reading of one argument supplied by the caller.
@@ -118,8 +153,8 @@ func load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*p
 		return nil, nil, errors.New("normalizing needs a base profile")
 	}
 	all := append(slices.Clone(args), bases.Paths...)
-	if stdins := len(all) - len(slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == Stdin })); stdins > 1 {
-		return nil, nil, ErrStdinTwice
+	if err := CheckStdin(all); err != nil {
+		return nil, nil, err
 	}
 	p, inputs, err := group(args, read)
 	if err != nil {

@@ -1,6 +1,11 @@
 // Command gen writes the small Go runtime profiles shipped in testdata/profiles.
 //
 //	go run ./testdata/gen -out testdata/profiles
+//	go run ./testdata/gen -diff -out testdata/profiles/diff
+//
+// With -diff it writes the captures of profq diff's examples instead: four 2 s CPU profiles
+// of a base workload and four of a changed one, in which SHA-256 hashing does 2.5 times the work,
+// sorting is gone and JSON encoding is new.
 //
 // The profiles are real runtime/pprof output, so they change every time they are made; the
 // committed files are the reference, and the tests' expectations come from them.
@@ -8,6 +13,7 @@ package main
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -66,6 +72,46 @@ func buildStrings(n int) string {
 	return strings.Join(parts, ",")
 }
 
+func encodeJSON(n int) []byte {
+	items := make([]map[string]int, n)
+	for i := range items {
+		items[i] = map[string]int{"id": i, "square": square(i)}
+	}
+	out, err := json.Marshal(items)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// changedWork is work after a change: hashing does 2.5 times as much, sorting is gone, and JSON
+// encoding is new.
+func changedWork(until time.Time) {
+	for time.Now().Before(until) {
+		sink = fib(24)
+		sink = hashData(500)
+		sink = sumSquares(2_000_000)
+		sink = buildStrings(2000)
+		sink = encodeJSON(2000)
+	}
+}
+
+// writeCPU profiles f for d into path.
+func writeCPU(path string, f func(time.Time), d time.Duration) {
+	out, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		log.Fatal(err)
+	}
+	f(time.Now().Add(d))
+	pprof.StopCPUProfile()
+	if err := out.Close(); err != nil {
+		log.Fatal(err)
+	}
+}
+
 func work(until time.Time) {
 	for time.Now().Before(until) {
 		sink = fib(24)
@@ -78,21 +124,21 @@ func work(until time.Time) {
 
 func main() {
 	out := flag.String("out", "testdata/profiles", "directory to write the profiles to")
+	diff := flag.Bool("diff", false, "write the base and new captures of the diff examples")
 	flag.Parse()
 	runtime.MemProfileRate = 4096
 
-	f, err := os.Create(filepath.Join(*out, "cpu.pb.gz"))
-	if err != nil {
-		log.Fatal(err)
+	if *diff {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			log.Fatal(err)
+		}
+		for i := 1; i <= 4; i++ {
+			writeCPU(filepath.Join(*out, fmt.Sprintf("base-%d.pb.gz", i)), work, 2*time.Second)
+			writeCPU(filepath.Join(*out, fmt.Sprintf("new-%d.pb.gz", i)), changedWork, 2*time.Second)
+		}
+		return
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		log.Fatal(err)
-	}
-	work(time.Now().Add(3 * time.Second))
-	pprof.StopCPUProfile()
-	if err := f.Close(); err != nil {
-		log.Fatal(err)
-	}
+	writeCPU(filepath.Join(*out, "cpu.pb.gz"), work, 3*time.Second)
 
 	runtime.GC()
 	h, err := os.Create(filepath.Join(*out, "heap.pb.gz"))

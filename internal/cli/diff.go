@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/units"
+)
+
+// DiffOptions are the options of profq diff.
+type DiffOptions struct {
+	Report   report.DiffConfig
+	Unit     string
+	Output   outputFlags
+	sort     sortFlags
+	base     []string
+	failOn   []string
+	minDelta string
+	reports  []string
+}
+
+func newCmdDiff(stdio IO) *cobra.Command {
+	o := &DiffOptions{
+		Report: report.DefaultDiffConfig(),
+		Unit:   "minimum",
+		Output: outputFlags{formats: render.DiffFormats()},
+	}
+	cmd := &cobra.Command{
+		Use:   "diff [flags] BASE NEW | --base BASE... NEW...",
+		Short: "Compare profiles node by node and fail on regressions",
+		Long: `Compare a base profile with a new one, node by node: flat and cum values, their change
+and the change of each node's share of the total. With --fail-on rules profq diff is a CI gate:
+it exits 1 when a rule is broken, printing one line per violation on stderr.
+
+With several captures per side (--base B1 --base B2 ... NEW1 NEW2 ...) each value is the
+median over the captures, and each change is tested with a Mann-Whitney U test: only
+significant changes (p < --alpha) break a rule.
+
+Each input is a pprof profile or a saved ` + "`profq top --format json --nodefraction 0`" + ` report.
+
+Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
+  total>5%      the total grew by more than 5%
+  flat>20%      a node's flat value grew by more than 20% (cum>20% for cum values)
+  cum>2pp       a node's share of the total grew by more than 2 percentage points
+  new>1%        a node absent from the base holds more than 1% of the new total
+  cum>10%:^main\.   only nodes whose name matches the regexp`,
+		Example: `  profq diff base.pb.gz new.pb.gz
+  profq diff --fail-on 'cum>10%' --min-delta 10ms base.pb.gz new.pb.gz
+  profq diff --base b1.pb.gz --base b2.pb.gz --base b3.pb.gz --base b4.pb.gz n1.pb.gz n2.pb.gz n3.pb.gz n4.pb.gz
+  profq diff --fail-on 'total>5%' --report json=diff.json --report markdown=diff.md base.json new.pb.gz`,
+		Args: func(_ *cobra.Command, args []string) error {
+			switch {
+			case len(o.base) == 0 && len(args) != 2:
+				return usageErrorf("diff needs BASE and NEW, or --base BASE and at least one NEW")
+			case len(args) == 0:
+				return usageErrorf("diff needs at least one NEW profile after --base")
+			}
+			return nil
+		},
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			if err := o.sort.apply(cmd.Flags(), &o.Report.Config); err != nil {
+				return err
+			}
+			return runDiff(stdio, o, args)
+		}),
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.StringArrayVar(&o.base, "base", nil, "a base capture (repeatable); every argument is then a new capture")
+	fs.StringArrayVar(&o.failOn, "fail-on", nil, "exit 1 when this rule is broken (repeatable): total>N%, flat>N%, cum>N%, flat>Npp, cum>Npp, new>N%, each optionally :REGEXP")
+	fs.StringVar(&o.minDelta, "min-delta", "", "noise floor: changes smaller than this break no rule, e.g. 10ms, 1MB, 500 (sample units) or 0.5% (of the base total)")
+	fs.Float64Var(&o.Report.Alpha, "alpha", o.Report.Alpha, "significance level of the Mann-Whitney U test with repeated captures")
+	fs.BoolVar(&o.Report.Normalize, "normalize", false, "scale every capture to the base's total: compare shares rather than raw values")
+	addGraphFlags(fs, &o.Report.Config, &o.sort)
+	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table and markdown values: minimum, auto, or a unit such as ms or MB")
+	addOutputFlags(fs, &o.Output)
+	fs.StringArrayVar(&o.reports, "report", nil, "also write the report in FORMAT to PATH, as FORMAT=PATH (repeatable)")
+	return cmd
+}
+
+// extraReport is one --report FORMAT=PATH.
+type extraReport struct{ format, path string }
+
+func parseReports(specs []string) ([]extraReport, error) {
+	formats := render.DiffFormats()
+	var out []extraReport
+	for _, s := range specs {
+		format, path, ok := strings.Cut(s, "=")
+		switch {
+		case !ok || path == "":
+			return nil, usageErrorf("--report %q: want FORMAT=PATH, such as json=diff.json", s)
+		case !slices.Contains(formats, format):
+			return nil, usageErrorf("--report %q: format %q is not one of %s", s, format, strings.Join(formats, ", "))
+		}
+		out = append(out, extraReport{format, path})
+	}
+	return out, nil
+}
+
+func runDiff(stdio IO, o *DiffOptions, args []string) error {
+	if err := o.Output.validate(); err != nil {
+		return err
+	}
+	reports, err := parseReports(o.reports)
+	if err != nil {
+		return err
+	}
+	if !units.Known(o.Unit) {
+		return usageErrorf("--unit: unknown unit %q", o.Unit)
+	}
+	for _, s := range o.failOn {
+		r, err := gate.Parse(s)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		o.Report.Rules = append(o.Report.Rules, r)
+	}
+	if o.minDelta != "" {
+		if o.Report.MinDelta, err = gate.ParseAmount(o.minDelta); err != nil {
+			return &usageError{err: err}
+		}
+	}
+	if err := o.Report.Validate(); err != nil {
+		return err
+	}
+	baseArgs, newArgs := o.base, args
+	if len(baseArgs) == 0 {
+		baseArgs, newArgs = args[:1], args[1:]
+	}
+	all := append(slices.Clone(baseArgs), newArgs...)
+	if err := source.CheckStdin(all); err != nil {
+		return err
+	}
+	roles := make([]string, len(all))
+	for i := range all {
+		roles[i] = report.RoleBase
+		if i >= len(baseArgs) {
+			roles[i] = report.RoleNew
+		}
+	}
+	captures, err := loadCaptures(all, roles, o.Report.Config, stdio.In)
+	if err != nil {
+		return err
+	}
+	d, err := report.NewDiff(captures[:len(baseArgs)], captures[len(baseArgs):], o.Report)
+	if err != nil {
+		return err
+	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
+	}
+	ro := render.DiffOptions{Format: o.Output.format, Unit: o.Unit}
+	if err := o.Output.write(stdio.Out, func(w io.Writer) error { return render.Diff(w, d, ro) }); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		var buf bytes.Buffer
+		if err := render.Diff(&buf, d, render.DiffOptions{Format: r.format, Unit: o.Unit}); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(r.path, buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	if d.Verdict.Passed {
+		return nil
+	}
+	for _, l := range render.ViolationLines(d, o.Unit) {
+		fmt.Fprintf(stdio.Err, "profq: regression: %s\n", l)
+	}
+	return &regressionError{violations: len(d.Verdict.Violations), rules: len(d.Verdict.Rules)}
+}
+
+// regressionError is a gate that found regressions: exit 1.
+type regressionError struct{ violations, rules int }
+
+func (e *regressionError) Error() string {
+	return fmt.Sprintf("gate failed: %d %s of %d %s", e.violations, plural(e.violations, "violation"), e.rules, plural(e.rules, "rule"))
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// maxLoaders bounds how many captures are read at once: each large profile takes a few times
+// its size in memory while it is parsed.
+const maxLoaders = 4
+
+// loadCaptures reads and reduces every argument to its node table, several at a time. The
+// first failing argument, in argument order, is the error.
+func loadCaptures(args, roles []string, cfg report.Config, stdin io.Reader) ([]*report.Capture, error) {
+	out := make([]*report.Capture, len(args))
+	errs := make([]error, len(args))
+	sem := make(chan struct{}, min(maxLoaders, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, arg := range args {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				// A panic here would end the process with a trace; Run recovers only its own
+				// goroutine.
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("internal error reading %s: %v", arg, r)
+				}
+			}()
+			out[i], errs[i] = loadCapture(arg, roles[i], cfg, stdin)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// loadCapture reads one argument: a saved top report (JSON) or a profile.
+func loadCapture(arg, role string, cfg report.Config, stdin io.Reader) (*report.Capture, error) {
+	data, err := source.Read(arg, stdin)
+	if err != nil {
+		return nil, err
+	}
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		return report.ReadCapture(arg, role, data)
+	}
+	p, in, err := source.LoadData(arg, data)
+	if err != nil {
+		return nil, err
+	}
+	return report.NewCapture(p, reportInput(in, role), cfg)
+}

@@ -1,0 +1,154 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/report"
+)
+
+// newDiff builds a diff of folded-stacks captures (cpu/nanoseconds) with the given rules.
+func newDiff(t *testing.T, base, new []string, edit func(*report.DiffConfig), rules ...string) *report.Diff {
+	t.Helper()
+	cfg := report.DefaultDiffConfig()
+	cfg.NodeFraction = 0
+	for _, s := range rules {
+		r, err := gate.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Rules = append(cfg.Rules, r)
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	side := func(role string, texts []string) []*report.Capture {
+		var out []*report.Capture
+		for i, text := range texts {
+			in := report.Input{Source: fmt.Sprintf("%s-%d.pb.gz", role, i+1), Role: role, Format: report.FormatPprof,
+				SampleTypes: []report.SampleType{{Type: "cpu", Unit: "nanoseconds"}}, Samples: strings.Count(text, "\n")}
+			c, err := report.NewCapture(proftest.MustFolded([]string{"cpu/nanoseconds"}, text), in, cfg.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	d, err := report.NewDiff(side(report.RoleBase, base), side(report.RoleNew, new), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+const msec = 1_000_000
+
+func singleDiff(t *testing.T) *report.Diff {
+	base := fmt.Sprintf("main;handler;json.Marshal %d\nmain;handler;db.Query %d\nmain;gc %d\nmain;old|cache %d\n", 300*msec, 500*msec, 100*msec, 100*msec)
+	new := fmt.Sprintf("main;handler;json.Marshal %d\nmain;handler;db.Query %d\nmain;gc %d\nmain;handler;`tick` %d\n", 450*msec, 480*msec, 100*msec, 70*msec)
+	return newDiff(t, []string{base}, []string{new}, nil, "cum>20%", "new>5%", "total>1%")
+}
+
+func statsDiff(t *testing.T) *report.Diff {
+	var base, new []string
+	for _, jitter := range []int64{0, 3, -2, 1} {
+		base = append(base, fmt.Sprintf("main;work;hash %d\nmain;work;sort %d\nmain;idle %d\n", (100+jitter)*msec, (50-jitter)*msec, (20+jitter)*msec))
+		new = append(new, fmt.Sprintf("main;work;hash %d\nmain;work;sort %d\nmain;idle %d\n", (140+jitter)*msec, (50+jitter)*msec, (21-jitter)*msec))
+	}
+	return newDiff(t, base, new, nil, "flat>10%", "flat>1%:sort")
+}
+
+func passedDiff(t *testing.T) *report.Diff {
+	var base, new strings.Builder
+	for i := range 14 {
+		fmt.Fprintf(&base, "main;f%02d %d\n", i, int64(100+i)*msec)
+		fmt.Fprintf(&new, "main;f%02d %d\n", i, int64(100+2*i)*msec)
+	}
+	return newDiff(t, []string{base.String()}, []string{new.String()}, func(c *report.DiffConfig) { c.Normalize = true }, "cum>50%")
+}
+
+func TestDiffGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		diff    func(*testing.T) *report.Diff
+		formats []string
+	}{
+		{"single", singleDiff, DiffFormats()},
+		{"stats", statsDiff, DiffFormats()},
+		{"passed", passedDiff, []string{"table", "markdown"}},
+	} {
+		d := tc.diff(t)
+		for _, format := range tc.formats {
+			var buf bytes.Buffer
+			if err := Diff(&buf, d, DiffOptions{Format: format}); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, "diff."+tc.name+"."+format+".golden", buf.Bytes())
+		}
+	}
+}
+
+func TestDiffViolationLines(t *testing.T) {
+	got := ViolationLines(singleDiff(t), "")
+	// Shares: json.Marshal 30% -> 40.91%, handler 80% -> 90.91%, tick 0 -> 6.36% of 1.1s.
+	want := []string{
+		"cum>20%: json.Marshal: cum 300ms -> 450ms (+50.00%, +10.91pp)",
+		"cum>20%: handler: cum 800ms -> 1s (+25.00%, +10.91pp)",
+		"new>5%: `tick`: cum 0 -> 70ms (new, +6.36pp)",
+		"total>1%: total 1s -> 1.10s (+10.00%)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Medians of four captures: hash 100.5ms -> 140.5ms, its share 58.94% -> 66.43%; p = 2/70.
+	stats := ViolationLines(statsDiff(t), "ms")
+	wantStats := []string{
+		"flat>10%: hash: flat 100.50ms -> 140.50ms (+39.80%, +7.49pp, p=0.0286)",
+	}
+	if diff := cmp.Diff(wantStats, stats); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestDiffJSONShape(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Diff(&buf, singleDiff(t), DiffOptions{Format: "json"}); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["schema_version"] != float64(1) || doc["kind"] != "diff" {
+		t.Errorf("schema_version %v kind %v", doc["schema_version"], doc["kind"])
+	}
+	if !strings.HasPrefix(buf.String(), "{\n  \"schema_version\": 1,\n  \"kind\": \"diff\",") {
+		t.Errorf("the document does not start with schema_version and kind:\n%.80s", buf.String())
+	}
+	verdict := doc["verdict"].(map[string]any)
+	if verdict["passed"] != false || len(verdict["violations"].([]any)) == 0 {
+		t.Errorf("verdict %v", verdict)
+	}
+	// Undefined numbers are null, never missing.
+	row := doc["rows"].([]any)[0].(map[string]any)
+	for _, key := range []string{"base", "new", "delta", "delta_pct", "base_share", "new_share", "share_delta_pp", "stats"} {
+		if _, ok := row["flat"].(map[string]any)[key]; !ok {
+			t.Errorf("flat.%s missing", key)
+		}
+	}
+}
+
+func TestDiffUnknownFormat(t *testing.T) {
+	err := Diff(&bytes.Buffer{}, singleDiff(t), DiffOptions{Format: "xml"})
+	if err == nil || !strings.Contains(err.Error(), `unknown format "xml"`) {
+		t.Errorf("error %v", err)
+	}
+}

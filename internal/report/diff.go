@@ -1,0 +1,483 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/stats"
+)
+
+// DiffConfig is what a caller asks of a diff report; use DefaultDiffConfig for the defaults.
+type DiffConfig struct {
+	// Config holds the options of the node tables being compared (sample index, mean,
+	// granularity, filters, relative percentages) and the diff's row selection: NodeFraction
+	// leaves out nodes that are small on both sides, NodeCount caps the rows and Sort picks
+	// the value whose change orders them. EdgeFraction and DropNegative do not apply.
+	Config
+	// Normalize scales every capture to the base's total before comparing.
+	Normalize bool
+	// Alpha is the significance level of the Mann-Whitney U test, in (0, 1).
+	Alpha float64
+	// MinDelta is the noise floor: a change smaller than it breaks no rule.
+	MinDelta gate.Amount
+	// Rules are the gate's rules.
+	Rules []*gate.Rule
+}
+
+// DefaultDiffConfig returns the defaults of a diff report: top's options and alpha 0.05.
+func DefaultDiffConfig() DiffConfig {
+	return DiffConfig{Config: DefaultConfig(), Alpha: 0.05}
+}
+
+// Validate checks the options that do not depend on the inputs.
+func (c *DiffConfig) Validate() error {
+	if _, err := c.compile(); err != nil {
+		return err
+	}
+	if !(c.Alpha > 0 && c.Alpha < 1) {
+		return optionErrorf("--alpha: %v is not between 0 and 1", c.Alpha)
+	}
+	return nil
+}
+
+// A Capture is one profile of a comparison, reduced to its complete node table: a top report
+// with nothing trimmed.
+type Capture struct {
+	// Input describes where the capture came from.
+	Input Input
+	// Top holds every node of the capture, and its total.
+	Top *Top
+}
+
+// NewCapture builds the node table of p, which it modifies as NewTop does. cfg's trimming
+// options are ignored: a capture keeps every node.
+func NewCapture(p *profile.Profile, in Input, cfg Config) (*Capture, error) {
+	cfg.NodeFraction, cfg.NodeCount, cfg.DropNegative = 0, 0, false
+	t, err := NewTop(p, []Input{in}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Capture{Input: in, Top: t}, nil
+}
+
+// ReadCapture decodes a top report saved as JSON (`profq top --format json --nodefraction
+// 0`) as a capture. The report must list every node of its profile.
+func ReadCapture(source, role string, data []byte) (*Capture, error) {
+	var t Top
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("reading %s as a profq top report: %w", source, err)
+	}
+	if t.Kind != KindTop {
+		return nil, fmt.Errorf("reading %s: a JSON document of kind %q, want a profq top report (kind \"top\")", source, t.Kind)
+	}
+	if t.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("reading %s: schema_version %d, this profq reads %d", source, t.SchemaVersion, SchemaVersion)
+	}
+	if t.DroppedNodes > 0 || len(t.Rows) < t.CandidateNodes {
+		return nil, fmt.Errorf("reading %s: the top report leaves out %d of its nodes; save it with --nodefraction 0 --nodecount 0",
+			source, t.DroppedNodes+t.CandidateNodes-len(t.Rows))
+	}
+	samples := 0
+	for _, in := range t.Inputs {
+		if in.Role != RoleProfile {
+			return nil, fmt.Errorf("reading %s: the top report was made against a base (%s); save one of the profile alone", source, in.Source)
+		}
+		samples += in.Samples
+	}
+	in := Input{Source: source, Role: role, Format: FormatTopJSON, SampleTypes: []SampleType{t.SampleType}, Samples: samples}
+	return &Capture{Input: in, Top: &t}, nil
+}
+
+// checkSummary refuses a saved top report whose options shaped its node table differently from
+// what the diff asks for, since its nodes could not be matched with the other side's.
+func checkSummary(c *Capture, cfg *DiffConfig) error {
+	if c.Input.Format != FormatTopJSON {
+		return nil
+	}
+	o := c.Top.Options
+	want := effectiveOptions(cfg.Config, o.SampleIndex)
+	mismatch := func(name string, got, want any) error {
+		return fmt.Errorf("%s was saved with %s %v, the diff uses %v: give the same options to both", c.Input.Source, name, got, want)
+	}
+	switch {
+	case o.Granularity != want.Granularity:
+		return mismatch("--granularity", o.Granularity, want.Granularity)
+	case o.NoInlines != want.NoInlines:
+		return mismatch("--noinlines", o.NoInlines, want.NoInlines)
+	case o.Mean != want.Mean:
+		return mismatch("--mean", o.Mean, want.Mean)
+	case o.RelativePercentages != want.RelativePercentages:
+		return mismatch("--relative-percentages", o.RelativePercentages, want.RelativePercentages)
+	case !slices.Equal(o.Filters, want.Filters):
+		return mismatch("filters", filterList(o.Filters), filterList(want.Filters))
+	}
+	if si := cfg.SampleIndex; si != "" {
+		if n, err := strconv.Atoi(si); err == nil {
+			if n != o.SampleIndex {
+				return mismatch("--sample-index", o.SampleIndex, n)
+			}
+		} else if name := c.Top.SampleType.Type; name != si && name != "mean_"+si {
+			return mismatch("sample type", name, si)
+		}
+	}
+	return nil
+}
+
+func filterList(fs []Filter) string {
+	if len(fs) == 0 {
+		return "none"
+	}
+	s := ""
+	for i, f := range fs {
+		if i > 0 {
+			s += " "
+		}
+		s += "--" + f.Name + "=" + strconv.Quote(f.Value)
+	}
+	return s
+}
+
+// nodeKey is a node's identity across captures: every identifying field of a row.
+type nodeKey struct {
+	name, function, file, address, object string
+	startLine, line, column               int64
+}
+
+func rowKey(r *Row) nodeKey {
+	return nodeKey{r.Name, r.Function, r.File, r.Address, r.Object, r.StartLine, r.Line, r.Column}
+}
+
+// table is the nodes of every capture of a diff, joined on their identity: values[c][n] is
+// capture c's (flat, cum) of node n, 0 where the capture lacks the node.
+type table struct {
+	keys    []nodeKey
+	flat    [][]int64
+	cum     [][]int64
+	present [][]bool
+}
+
+func newTable(captures []*Capture) *table {
+	ids := make(map[nodeKey]int)
+	t := &table{}
+	for _, c := range captures {
+		for i := range c.Top.Rows {
+			k := rowKey(&c.Top.Rows[i])
+			if _, ok := ids[k]; !ok {
+				ids[k] = len(t.keys)
+				t.keys = append(t.keys, k)
+			}
+		}
+	}
+	for _, c := range captures {
+		flat, cum, present := make([]int64, len(t.keys)), make([]int64, len(t.keys)), make([]bool, len(t.keys))
+		for i := range c.Top.Rows {
+			r := &c.Top.Rows[i]
+			n := ids[rowKey(r)]
+			flat[n], cum[n], present[n] = r.Flat, r.Cum, true
+		}
+		t.flat, t.cum, t.present = append(t.flat, flat), append(t.cum, cum), append(t.present, present)
+	}
+	return t
+}
+
+// side is one side of a diff: which captures of the table it holds, their totals, and the
+// factor each capture's values are multiplied by (1 unless normalizing).
+type side struct {
+	captures []int
+	totals   []int64
+	scale    []float64
+	// total is the side's reference total: the median of the capture totals.
+	total int64
+}
+
+func newSide(first int, cs []*Capture) side {
+	s := side{}
+	for i, c := range cs {
+		s.captures = append(s.captures, first+i)
+		s.totals = append(s.totals, c.Top.Total)
+		s.scale = append(s.scale, 1)
+	}
+	s.total = medianInt(s.totals)
+	return s
+}
+
+// normalizeTo sets every capture's factor so that its total becomes total.
+func (s *side) normalizeTo(total int64) {
+	for i, t := range s.totals {
+		if t != 0 {
+			s.scale[i] = float64(total) / float64(t)
+		}
+	}
+}
+
+// raw returns the values of node n in values[capture][node] for the side's captures.
+func (s *side) raw(values [][]int64, n int) []int64 {
+	out := make([]int64, len(s.captures))
+	for i, c := range s.captures {
+		out[i] = values[c][n]
+	}
+	return out
+}
+
+// scaled returns raw values multiplied by each capture's factor, rounded to integers.
+func (s *side) scaled(raw []int64) []int64 {
+	out := slices.Clone(raw)
+	for i, f := range s.scale {
+		if f != 1 {
+			out[i] = int64(math.Round(float64(out[i]) * f))
+		}
+	}
+	return out
+}
+
+func (s *side) has(present [][]bool, n int) bool {
+	for _, c := range s.captures {
+		if present[c][n] {
+			return true
+		}
+	}
+	return false
+}
+
+// NewDiff compares the base captures with the new ones and checks the rules. Every capture must
+// have the same sample type; saved top reports must have been made with the diff's options.
+func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(base) == 0 || len(new) == 0 {
+		return nil, errors.New("a diff needs at least one capture on each side")
+	}
+	all := append(slices.Clone(base), new...)
+	st := all[0].Top.SampleType
+	for _, c := range all {
+		if err := checkSummary(c, &cfg); err != nil {
+			return nil, err
+		}
+		if c.Top.SampleType != st {
+			return nil, fmt.Errorf("mismatched sample types: %s has %s, %s has %s",
+				all[0].Input.Source, typeUnit(st), c.Input.Source, typeUnit(c.Top.SampleType))
+		}
+	}
+
+	tbl := newTable(all)
+	bs, ns := newSide(0, base), newSide(len(base), new)
+	minDelta, err := cfg.MinDelta.Resolve(st.Unit, bs.total)
+	if err != nil {
+		return nil, &OptionError{Err: err}
+	}
+	if cfg.Normalize {
+		bs.normalizeTo(bs.total)
+		ns.normalizeTo(bs.total)
+	}
+	d := &Diff{
+		SchemaVersion: SchemaVersion,
+		Kind:          KindDiff,
+		SampleType:    st,
+		BaseCaptures:  len(base),
+		NewCaptures:   len(new),
+		Statistics:    len(base) >= 2 && len(new) >= 2,
+		Options:       diffOptions(&cfg, minDelta),
+		Inputs:        []Input{},
+		Warnings:      []string{},
+		Rows:          []DiffRow{},
+	}
+	for _, c := range all {
+		d.Inputs = append(d.Inputs, c.Input)
+	}
+	d.Warnings = append(d.Warnings, captureWarnings(len(base), len(new), cfg.Alpha)...)
+
+	nodes := comparer{alpha: cfg.Alpha, stats: d.Statistics, baseTotal: bs.total, newTotal: ns.total}
+	if cfg.Normalize {
+		nodes.newTotal = bs.total
+	}
+	raw := comparer{alpha: cfg.Alpha, stats: d.Statistics}
+	d.Total = raw.change(bs.totals, ns.totals)
+	d.Total.BaseShare, d.Total.NewShare = percent(bs.total, bs.total), percent(ns.total, ns.total)
+	d.Total.ShareDeltaPP = ppDelta(d.Total.BaseShare, d.Total.NewShare)
+
+	d.NodeCutoff = SidePair{cutoff(bs.total, cfg.NodeFraction), cutoff(ns.total, cfg.NodeFraction)}
+	for n, k := range tbl.keys {
+		baseCum, newCum := bs.raw(tbl.cum, n), ns.raw(tbl.cum, n)
+		if !above(baseCum, d.NodeCutoff.Base) && !above(newCum, d.NodeCutoff.New) {
+			d.DroppedNodes++
+			continue
+		}
+		row := DiffRow{
+			Name: k.name, Function: k.function, File: k.file, StartLine: k.startLine,
+			Line: k.line, Column: k.column, Address: k.address, Object: k.object,
+			Status: StatusBoth,
+			Flat:   nodes.change(bs.scaled(bs.raw(tbl.flat, n)), ns.scaled(ns.raw(tbl.flat, n))),
+			Cum:    nodes.change(bs.scaled(baseCum), ns.scaled(newCum)),
+		}
+		switch {
+		case !bs.has(tbl.present, n):
+			row.Status = StatusAppeared
+		case !ns.has(tbl.present, n):
+			row.Status = StatusVanished
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	sortDiffRows(d.Rows, cfg.Sort == "cum")
+	d.CandidateNodes = len(d.Rows)
+	d.Verdict = verdict(d, cfg.Rules, minDelta)
+	if cfg.NodeCount > 0 && len(d.Rows) > cfg.NodeCount {
+		d.Rows = d.Rows[:cfg.NodeCount]
+	}
+	return d, nil
+}
+
+func typeUnit(st SampleType) string { return st.Type + "/" + st.Unit }
+
+// cutoff is the |cum| below which a node is small, taken as pprof takes its node cutoff.
+func cutoff(total int64, fraction float64) int64 {
+	v := int64(float64(total) * fraction)
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// above reports whether a node reaches the cutoff on one side: its |cum| in the median
+// capture, before normalizing (which does not change which nodes are small).
+func above(cum []int64, cutoff int64) bool {
+	if cutoff == 0 {
+		return true
+	}
+	abs := make([]int64, len(cum))
+	for i, v := range cum {
+		abs[i] = abs64(v)
+	}
+	return medianInt(abs) >= cutoff
+}
+
+// captureWarnings explains when the captures cannot give a significant result.
+func captureWarnings(nBase, nNew int, alpha float64) []string {
+	switch {
+	case nBase == 1 && nNew == 1:
+		return nil
+	case nBase == 1 || nNew == 1:
+		return []string{fmt.Sprintf("%d base and %d new captures: a significance test needs at least 2 on each side; comparing medians without one", nBase, nNew)}
+	case stats.MinPValue(nBase, nNew) >= alpha:
+		return []string{fmt.Sprintf("%d base and %d new captures cannot give a p-value below alpha %v: no change can be significant; use at least 4 captures per side", nBase, nNew, alpha)}
+	}
+	return nil
+}
+
+// comparer builds the Change of one value.
+type comparer struct {
+	alpha               float64
+	stats               bool
+	baseTotal, newTotal int64
+}
+
+func (c comparer) change(base, new []int64) Change {
+	ch := Change{Base: medianInt(base), New: medianInt(new)}
+	ch.Delta = ch.New - ch.Base
+	ch.DeltaPct = relative(ch.Delta, ch.Base)
+	ch.BaseShare, ch.NewShare = percent(ch.Base, c.baseTotal), percent(ch.New, c.newTotal)
+	ch.ShareDeltaPP = ppDelta(ch.BaseShare, ch.NewShare)
+	if c.stats {
+		x, y := floats(base), floats(new)
+		// The values are finite and neither side is empty, the only cases the test refuses.
+		p, _ := stats.MannWhitneyU(x, y)
+		ch.Stats = &Stats{Base: spread(base), New: spread(new), PValue: p, Significant: p < c.alpha}
+	}
+	return ch
+}
+
+func relative(delta, base int64) *float64 {
+	if base == 0 {
+		return nil
+	}
+	pct := float64(delta) / math.Abs(float64(base)) * 100
+	return &pct
+}
+
+func ppDelta(base, new *float64) *float64 {
+	if base == nil || new == nil {
+		return nil
+	}
+	d := *new - *base
+	return &d
+}
+
+func spread(values []int64) Spread {
+	return Spread{Values: values, Median: stats.Median(floats(values)), Min: slices.Min(values), Max: slices.Max(values)}
+}
+
+func floats(values []int64) []float64 {
+	out := make([]float64, len(values))
+	for i, v := range values {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// medianInt is the median of values, rounded half away from zero for an even count.
+func medianInt(values []int64) int64 {
+	if len(values) == 1 {
+		return values[0]
+	}
+	return int64(math.Round(stats.Median(floats(values))))
+}
+
+// sortDiffRows orders rows by |delta| of the sort value, then of the other value, descending,
+// then by name and identity, so that the order is total.
+func sortDiffRows(rows []DiffRow, cumSort bool) {
+	slices.SortFunc(rows, func(a, b DiffRow) int {
+		first, second := func(r *DiffRow) int64 { return abs64(r.Flat.Delta) }, func(r *DiffRow) int64 { return abs64(r.Cum.Delta) }
+		if cumSort {
+			first, second = second, first
+		}
+		return cmp.Or(
+			cmp.Compare(first(&b), first(&a)),
+			cmp.Compare(second(&b), second(&a)),
+			cmp.Compare(a.Name, b.Name),
+			cmp.Compare(a.Function, b.Function),
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Object, b.Object),
+			cmp.Compare(a.StartLine, b.StartLine),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Column, b.Column),
+			cmp.Compare(a.Address, b.Address),
+		)
+	})
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func diffOptions(cfg *DiffConfig, minDelta float64) DiffOptions {
+	top := effectiveOptions(cfg.Config, 0)
+	o := DiffOptions{
+		Mean:                cfg.Mean,
+		Granularity:         cfg.Granularity,
+		NoInlines:           cfg.NoInlines,
+		NodeCount:           cfg.NodeCount,
+		NodeFraction:        cfg.NodeFraction,
+		Sort:                cfg.Sort,
+		Filters:             top.Filters,
+		RelativePercentages: cfg.RelativePercentages,
+		Normalize:           cfg.Normalize,
+		Alpha:               cfg.Alpha,
+		MinDelta:            minDelta,
+		FailOn:              []string{},
+	}
+	for _, r := range cfg.Rules {
+		o.FailOn = append(o.FailOn, r.String())
+	}
+	return o
+}

@@ -1,0 +1,182 @@
+package report
+
+// Diff is the "diff" report: every node of two sets of captures side by side, with the change
+// of its flat and cum values and of its share of the total, and the verdict of the gate.
+type Diff struct {
+	// SchemaVersion is always SchemaVersion.
+	SchemaVersion int `json:"schema_version"`
+	// Kind is always "diff".
+	Kind string `json:"kind"`
+	// SampleType is the type and unit of every value in the report; both sides have it.
+	SampleType SampleType `json:"sample_type"`
+	// BaseCaptures and NewCaptures count the captures on each side.
+	BaseCaptures int `json:"base_captures"`
+	NewCaptures  int `json:"new_captures"`
+	// Statistics is true when both sides have at least two captures: changes then carry a
+	// Mann-Whitney U test and only significant ones can break a rule.
+	Statistics bool `json:"statistics"`
+	// Total compares the profile totals (the denominators of the shares). It is never
+	// normalized.
+	Total Change `json:"total"`
+	// NodeCutoff is, per side, the |cum| below which a node counts as small (raw sample units):
+	// nodes small on both sides are left out. 0 when --nodefraction is 0.
+	NodeCutoff SidePair `json:"node_cutoff"`
+	// DroppedNodes counts the nodes left out by the cutoff.
+	DroppedNodes int `json:"dropped_nodes"`
+	// CandidateNodes counts the nodes after the cutoff; the rules watch all of them, and Rows
+	// holds the first NodeCount of them.
+	CandidateNodes int `json:"candidate_nodes"`
+	// Options are the effective options.
+	Options DiffOptions `json:"options"`
+	// Inputs lists the captures, the base side first, each in argument order.
+	Inputs []Input `json:"inputs"`
+	// Warnings holds non-fatal problems, such as too few captures for a significant result.
+	Warnings []string `json:"warnings"`
+	// Verdict is the outcome of the --fail-on rules.
+	Verdict Verdict `json:"verdict"`
+	// Rows are the nodes, largest change first.
+	Rows []DiffRow `json:"rows"`
+}
+
+// SidePair is one number for each side of a diff.
+type SidePair struct {
+	Base int64 `json:"base"`
+	New  int64 `json:"new"`
+}
+
+// DiffOptions are the effective options of a diff report.
+type DiffOptions struct {
+	// Mean divides each value by the sample count (sample type 0).
+	Mean bool `json:"mean"`
+	// Granularity is one of functions, filefunctions, files, lines, addresses.
+	Granularity string `json:"granularity"`
+	// NoInlines attributes inlined frames to their physical caller.
+	NoInlines bool `json:"noinlines"`
+	// NodeCount caps the number of rows; 0 means no cap. The rules see every candidate node.
+	NodeCount int `json:"nodecount"`
+	// NodeFraction leaves out nodes whose |cum| is below this fraction of the total on both
+	// sides.
+	NodeFraction float64 `json:"nodefraction"`
+	// Sort is "flat" or "cum": the value whose |delta| orders the rows.
+	Sort string `json:"sort"`
+	// Filters holds the filters that were set, in the order they were applied.
+	Filters []Filter `json:"filters"`
+	// RelativePercentages takes each side's total after filtering.
+	RelativePercentages bool `json:"relative_percentages"`
+	// Normalize scales every capture to the base's total, so that changes are changes of share.
+	Normalize bool `json:"normalize"`
+	// Alpha is the significance level of the Mann-Whitney U test.
+	Alpha float64 `json:"alpha"`
+	// MinDelta is the noise floor in raw sample units: a smaller change breaks no rule.
+	MinDelta float64 `json:"min_delta"`
+	// FailOn are the gate's rules, in canonical form.
+	FailOn []string `json:"fail_on"`
+}
+
+// Node statuses in a diff.
+const (
+	StatusBoth     = "both"     // the node is in the base and in the new profiles
+	StatusAppeared = "appeared" // the node is in no base capture
+	StatusVanished = "vanished" // the node is in no new capture
+)
+
+// DiffRow is one node of a diff.
+type DiffRow struct {
+	// Name is the node's name exactly as pprof prints it.
+	Name string `json:"name"`
+	// Function, File, StartLine, Line, Column, Address and Object identify the node as in a
+	// top row.
+	Function  string `json:"function"`
+	File      string `json:"file"`
+	StartLine int64  `json:"start_line"`
+	Line      int64  `json:"line"`
+	Column    int64  `json:"column"`
+	Address   string `json:"address"`
+	Object    string `json:"object"`
+	// Status is "both", "appeared" or "vanished".
+	Status string `json:"status"`
+	// Flat compares the node's flat values.
+	Flat Change `json:"flat"`
+	// Cum compares the node's cum values.
+	Cum Change `json:"cum"`
+}
+
+// Change compares one value between the base and the new side.
+type Change struct {
+	// Base and New are the value on each side: the capture's value, or with several captures
+	// the median (rounded to an integer). Under --normalize, New (and each capture) is scaled
+	// to the base's total.
+	Base int64 `json:"base"`
+	New  int64 `json:"new"`
+	// Delta is New - Base.
+	Delta int64 `json:"delta"`
+	// DeltaPct is 100*Delta/|Base|, or null when Base is 0.
+	DeltaPct *float64 `json:"delta_pct"`
+	// BaseShare and NewShare are 100*value/total on each side (null when that total is 0).
+	BaseShare *float64 `json:"base_share"`
+	NewShare  *float64 `json:"new_share"`
+	// ShareDeltaPP is NewShare - BaseShare in percentage points, or null when either is null.
+	ShareDeltaPP *float64 `json:"share_delta_pp"`
+	// Stats is the significance test over the captures, or null unless Diff.Statistics.
+	Stats *Stats `json:"stats"`
+}
+
+// Stats is a Mann-Whitney U test of the per-capture values of both sides.
+type Stats struct {
+	// Base and New summarize the values of each side.
+	Base Spread `json:"base"`
+	New  Spread `json:"new"`
+	// PValue is the two-sided p-value that both sides come from one distribution.
+	PValue float64 `json:"p_value"`
+	// Significant is PValue < alpha.
+	Significant bool `json:"significant"`
+}
+
+// Spread is the per-capture values of one side.
+type Spread struct {
+	// Values holds the value of each capture, in argument order (0 where the node is absent).
+	Values []int64 `json:"values"`
+	// Median is the median of Values (the mean of the middle two for an even count).
+	Median float64 `json:"median"`
+	// Min and Max are the extremes of Values.
+	Min int64 `json:"min"`
+	Max int64 `json:"max"`
+}
+
+// Verdict is the outcome of the gate.
+type Verdict struct {
+	// Passed is false when any rule was broken.
+	Passed bool `json:"passed"`
+	// Rules are the rules that were checked, in canonical form and command-line order.
+	Rules []string `json:"rules"`
+	// Violations lists every broken rule and node, by rule order and then row order.
+	Violations []Violation `json:"violations"`
+}
+
+// Metrics a violation can be about.
+const (
+	MetricTotal = "total"
+	MetricFlat  = "flat"
+	MetricCum   = "cum"
+)
+
+// Violation is one rule broken by one node (or by the total).
+type Violation struct {
+	// Rule is the broken rule in canonical form.
+	Rule string `json:"rule"`
+	// Node is the node's name, or null for the total.
+	Node *string `json:"node"`
+	// Metric is "total", "flat" or "cum": the value the rule watched.
+	Metric string `json:"metric"`
+	// Base, New, Delta, DeltaPct, BaseShare, NewShare and ShareDeltaPP are the watched
+	// value's Change fields.
+	Base         int64    `json:"base"`
+	New          int64    `json:"new"`
+	Delta        int64    `json:"delta"`
+	DeltaPct     *float64 `json:"delta_pct"`
+	BaseShare    *float64 `json:"base_share"`
+	NewShare     *float64 `json:"new_share"`
+	ShareDeltaPP *float64 `json:"share_delta_pp"`
+	// PValue is the change's p-value, or null without statistics.
+	PValue *float64 `json:"p_value"`
+}
