@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench-pprof.sh measures wall time, CPU time and peak RSS of `pprof -top -symbolize=none`
 # and, when ./cmd/profq builds, of `profq top`, on the benchmark profiles (made first by
-# bench-data.sh if missing). Output goes to /dev/null; only the measurements are printed.
+# bench-data.sh if missing), and of `profq diff` between the two synthetic profiles. Output
+# goes to /dev/null; only the measurements are printed.
 #
 # Environment: PROFQ_BENCH_DIR (cache, default .bench), RUNS (runs per tool and input,
 # default 1), PPROF (pprof binary, default: on PATH or in $(go env GOPATH)/bin).
@@ -72,3 +73,8 @@ for input in "${inputs[@]}"; do
 		fi
 	done
 done
+if [ -n "$profq" ]; then
+	for _ in $(seq "$runs"); do
+		measure diff synth-default+seed2 "$profq" diff "$dir/synth-default.pb.gz" "$dir/synth-seed2.pb.gz"
+	done
+fi

@@ -16,6 +16,9 @@ type TrimOptions struct {
 	NodeCount int
 	// CumSort orders by |cum| instead of |flat|.
 	CumSort bool
+	// NoInlineLabels leaves every entry's Inline at NotInlined, skipping the walk over the
+	// call edges that the labels need; for callers that only want values.
+	NoInlineLabels bool
 }
 
 // Inline says how the calls into a node were made.
@@ -101,7 +104,9 @@ func (g *Graph) Trim(o TrimOptions) *Result {
 		}
 		kept = g.mark(ids)
 	}
-	g.labelInline(entries, kept, edgeCutoff)
+	if !o.NoInlineLabels {
+		g.labelInline(entries, kept, edgeCutoff)
+	}
 	res.Entries = entries
 	return res
 }

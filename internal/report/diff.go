@@ -58,10 +58,10 @@ type Capture struct {
 }
 
 // NewCapture builds the node table of p, which it modifies as NewTop does. cfg's trimming
-// options are ignored: a capture keeps every node.
+// options are ignored: a capture keeps every node. Rows carry no inline labels.
 func NewCapture(p *profile.Profile, in Input, cfg Config) (*Capture, error) {
 	cfg.NodeFraction, cfg.NodeCount, cfg.DropNegative = 0, 0, false
-	t, err := NewTop(p, []Input{in}, cfg)
+	t, err := buildTop(p, []Input{in}, cfg, topOptions{noInlineLabels: true})
 	if err != nil {
 		return nil, err
 	}

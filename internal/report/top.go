@@ -101,6 +101,17 @@ func (c *Config) compile() (*filter.Set, error) {
 // value, take the total (before filtering unless RelativePercentages), filter, aggregate to
 // the granularity, build the graph, trim, sort.
 func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
+	return buildTop(p, inputs, cfg, topOptions{})
+}
+
+// topOptions are what internal callers of buildTop can leave out.
+type topOptions struct {
+	// noInlineLabels leaves the rows' Inline empty: a diff does not show them, and they cost
+	// a walk over every call edge.
+	noInlineLabels bool
+}
+
+func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*Top, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
@@ -132,10 +143,11 @@ func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
 
 	g := graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative})
 	res := g.Trim(graph.TrimOptions{
-		NodeFraction: cfg.NodeFraction,
-		EdgeFraction: cfg.EdgeFraction,
-		NodeCount:    cfg.NodeCount,
-		CumSort:      cfg.Sort == "cum",
+		NodeFraction:   cfg.NodeFraction,
+		EdgeFraction:   cfg.EdgeFraction,
+		NodeCount:      cfg.NodeCount,
+		CumSort:        cfg.Sort == "cum",
+		NoInlineLabels: o.noInlineLabels,
 	})
 
 	st := p.SampleType[index]
