@@ -85,6 +85,14 @@ func ReadCapture(source, role string, data []byte) (*Capture, error) {
 		return nil, fmt.Errorf("reading %s: the top report leaves out %d of its nodes; save it with --nodefraction 0 --nodecount 0",
 			source, t.DroppedNodes+t.CandidateNodes-len(t.Rows))
 	}
+	seen := make(map[nodeKey]bool, len(t.Rows))
+	for i := range t.Rows {
+		k := rowKey(&t.Rows[i])
+		if seen[k] {
+			return nil, fmt.Errorf("reading %s: node %q is listed twice", source, t.Rows[i].Name)
+		}
+		seen[k] = true
+	}
 	samples := 0
 	for _, in := range t.Inputs {
 		if in.Role != RoleProfile {
