@@ -157,6 +157,9 @@ func diffHeaderLines(d *report.Diff, c diffCell) []string {
 	if d.Total.Stats != nil {
 		lines[len(lines)-1] += fmt.Sprintf(", p=%s", pValue(&d.Total))
 	}
+	if d.Statistics {
+		lines = append(lines, fmt.Sprintf("p: Mann-Whitney U test over the captures; changes with p >= %v are not significant", d.Options.Alpha))
+	}
 	if d.Options.Normalize {
 		lines = append(lines, "Values of every capture are normalized to the base total")
 	}
@@ -291,6 +294,9 @@ func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
 	fmt.Fprintf(&b, "Total: %s → %s (%s, %s)", mdEscape(c.value(d.Total.Base)),
 		mdEscape(c.value(d.Total.New)), mdEscape(c.delta(d.Total.Delta)), relative(&d.Total))
 	fmt.Fprintf(&b, " · %d base and %d new %s", d.BaseCaptures, d.NewCaptures, plural(d.NewCaptures, "capture"))
+	if d.Statistics {
+		fmt.Fprintf(&b, " · p: Mann-Whitney U, significant below %v", d.Options.Alpha)
+	}
 	if d.Options.Normalize {
 		b.WriteString(" · normalized to the base total")
 	}
