@@ -1,13 +1,18 @@
-// Package benchdata locates the large profiles that profq's benchmarks read, making them
-// with scripts/bench-data.sh the first time they are needed.
+// Package benchdata locates the profiles that profq's tests and benchmarks read: the large
+// inputs made by scripts/bench-data.sh the first time they are needed, and the test profiles
+// of the pprof module.
 package benchdata
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -15,6 +20,9 @@ import (
 const (
 	// Synthetic is the synthetic CPU profile: 1.5M samples, ~180k locations, ~80 MB raw.
 	Synthetic = "synth-default.pb.gz"
+	// SyntheticSeed2 is the synthetic CPU profile made with seed 2: the new side of the
+	// diff benchmark.
+	SyntheticSeed2 = "synth-seed2.pb.gz"
 	// Heap is a real Go heap profile with ~427k samples, ~45 MB raw.
 	Heap = "heap.pb.gz"
 )
@@ -59,4 +67,66 @@ func root(tb testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// PprofModule is the module whose test profiles PprofTestdata finds: the pprof that profq
+// depends on.
+const PprofModule = "github.com/google/pprof"
+
+// PprofDir returns the directory of the pprof module in the module cache, in the version
+// go.mod requires: the go command's answer, or without a go command the module cache
+// ($GOMODCACHE, else the first $GOPATH entry's pkg/mod, else ~/go/pkg/mod) and the version
+// this binary was built with. The module is not downloaded: the error says how to.
+//
+// The directory is looked up once per process and remembered, so a test binary can ask
+// before it points HOME (and so the default GOPATH) elsewhere, as the parity tests do.
+func PprofDir() (string, error) {
+	return pprofDir()
+}
+
+var pprofDir = sync.OnceValues(func() (string, error) {
+	if out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", PprofModule).Output(); err == nil {
+		if d := strings.TrimSpace(string(out)); d != "" {
+			return d, nil
+		}
+	}
+	// Without the go command: the module cache and the pprof version this binary was built with.
+	version := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range bi.Deps {
+			if dep.Path == PprofModule {
+				version = dep.Version
+			}
+		}
+	}
+	modcache := os.Getenv("GOMODCACHE")
+	if modcache == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			home, _ := os.UserHomeDir()
+			gopath = filepath.Join(home, "go")
+		}
+		modcache = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod")
+	}
+	d := filepath.Join(modcache, PprofModule+"@"+version)
+	if _, err := os.Stat(d); err != nil {
+		return "", fmt.Errorf("pprof module source not found (run `go mod download %s`): %w", PprofModule, err)
+	}
+	return d, nil
+})
+
+// PprofTestdata returns the path of one of the pprof module's test files, rel being its
+// slash-separated path in the module (e.g. "profile/testdata/cppbench.cpu"). It fails tb
+// when the module or the file is missing.
+func PprofTestdata(tb testing.TB, rel string) string {
+	tb.Helper()
+	dir, err := PprofDir()
+	if err != nil {
+		tb.Fatalf("pprof's test profiles are needed: %v", err)
+	}
+	path := filepath.Join(dir, filepath.FromSlash(rel))
+	if _, err := os.Stat(path); err != nil {
+		tb.Fatalf("pprof test profile missing: %v", err)
+	}
+	return path
 }

@@ -26,3 +26,16 @@ func BenchmarkTopCommand(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDiffCommand measures `profq diff` end to end on two synthetic 1.5M-sample profiles:
+// both are read, parsed and reduced to node tables, then compared.
+func BenchmarkDiffCommand(b *testing.B) {
+	base, new := benchdata.Path(b, benchdata.Synthetic), benchdata.Path(b, benchdata.SyntheticSeed2)
+	b.ReportAllocs()
+	var stderr bytes.Buffer
+	for b.Loop() {
+		if code := Run([]string{"diff", base, new}, IO{Out: io.Discard, Err: &stderr}); code != 0 {
+			b.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	}
+}

@@ -8,11 +8,9 @@ import (
 	"hash/crc32"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -21,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/profq/profq/internal/benchdata"
 )
 
 // TestMain points pprof's home and temporary directories at a scratch directory, pins the time
@@ -40,8 +40,9 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	scratchDir = dir
-	// Locate pprof's module while HOME (and so the default GOPATH) is still the user's.
-	pprofDir()
+	// Locate pprof's module while HOME (and so the default GOPATH) is still the user's: the
+	// answer is remembered for the whole binary.
+	benchdata.PprofDir()
 	// Set once for the whole binary: t.Setenv cannot be combined with parallel tests.
 	for k, v := range map[string]string{
 		"HOME":              dir,
@@ -54,37 +55,6 @@ func runMain(m *testing.M) int {
 	}
 	return m.Run()
 }
-
-var pprofDir = sync.OnceValues(func() (string, error) {
-	if out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/google/pprof").Output(); err == nil {
-		if d := strings.TrimSpace(string(out)); d != "" {
-			return d, nil
-		}
-	}
-	// Without the go command: the module cache and the pprof version this binary was built with.
-	version := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range bi.Deps {
-			if dep.Path == "github.com/google/pprof" {
-				version = dep.Version
-			}
-		}
-	}
-	modcache := os.Getenv("GOMODCACHE")
-	if modcache == "" {
-		gopath := os.Getenv("GOPATH")
-		if gopath == "" {
-			home, _ := os.UserHomeDir()
-			gopath = filepath.Join(home, "go")
-		}
-		modcache = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod")
-	}
-	d := filepath.Join(modcache, "github.com/google/pprof@"+version)
-	if _, err := os.Stat(d); err != nil {
-		return "", fmt.Errorf("pprof module source not found (run `go mod download github.com/google/pprof`): %w", err)
-	}
-	return d, nil
-})
 
 // pprofTestdata lists the profiles from pprof's own module that the parity tests use, relative
 // to the module directory.
@@ -109,15 +79,7 @@ var pprofTestdata = []string{
 // module source is missing.
 func pprofProfile(t testing.TB, rel string) string {
 	t.Helper()
-	dir, err := pprofDir()
-	if err != nil {
-		t.Fatalf("pprof's test profiles are needed: %v", err)
-	}
-	path := filepath.Join(dir, filepath.FromSlash(rel))
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("pprof test profile missing: %v", err)
-	}
-	return path
+	return benchdata.PprofTestdata(t, rel)
 }
 
 var fileCache sync.Map // path -> []byte
