@@ -164,7 +164,7 @@ func pprofTop(flags []string, sources []string) (*table, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	args := []string{"-symbolize=none", "-top", "-unit=" + unit.flag}
+	args := []string{"-top", "-unit=" + unit.flag}
 	args = append(args, flags...)
 	if !hasAnyFlag(flags, granularityFlags) {
 		args = append(args, "-functions")
@@ -172,9 +172,25 @@ func pprofTop(flags []string, sources []string) (*table, string, error) {
 	if !hasAnyFlag(flags, sortFlags) {
 		args = append(args, "-flat")
 	}
-	args = append(args, sources...)
-	// cmdline is the equivalent pprof command, for failure messages.
-	cmdline := "pprof " + strings.Join(args, " ")
+	out, cmdline, err := runPprof(args, sources)
+	if err != nil {
+		return nil, cmdline, err
+	}
+	tab, err := parseTop(out, unit)
+	if err != nil {
+		return nil, cmdline, fmt.Errorf("%s: %w\noutput:\n%s", cmdline, err, out)
+	}
+	return tab, cmdline, nil
+}
+
+// runPprof runs pprof in-process as `pprof -symbolize=none ARGS... SOURCES...` and returns
+// what it wrote for the report, and the equivalent command line for failure messages. ARGS
+// must name the report (-top, -peek=RE, -traces, -tags, ...); every configuration flag not in
+// ARGS starts from pprof's command-line default (see configDefaults), but the choice groups
+// (granularity, sort) keep the previous run's choice unless ARGS sets one.
+func runPprof(args, sources []string) (out, cmdline string, err error) {
+	args = append(append([]string{"-symbolize=none"}, args...), sources...)
+	cmdline = "pprof " + strings.Join(args, " ")
 
 	// -output makes the driver write through oracleWriter instead of to os.Stdout.
 	fs := newOracleFlags(append([]string{"-output=report"}, args...))
@@ -184,16 +200,12 @@ func pprofTop(flags []string, sources []string) (*table, string, error) {
 	err = driver.PProf(&driver.Options{Flagset: fs, UI: ui, Writer: w, Obj: noObjTool{}})
 	pprofMu.Unlock()
 	if fs.err != nil {
-		return nil, cmdline, fmt.Errorf("%s: parsing flags: %w", cmdline, fs.err)
+		return "", cmdline, fmt.Errorf("%s: parsing flags: %w", cmdline, fs.err)
 	}
 	if err != nil {
-		return nil, cmdline, fmt.Errorf("%s: %w\n%s", cmdline, err, ui.msgs.String())
+		return "", cmdline, fmt.Errorf("%s: %w\n%s", cmdline, err, ui.msgs.String())
 	}
-	tab, err := parseTop(w.buf.String(), unit)
-	if err != nil {
-		return nil, cmdline, fmt.Errorf("%s: %w\noutput:\n%s", cmdline, err, w.buf.String())
-	}
-	return tab, cmdline, nil
+	return w.buf.String(), cmdline, nil
 }
 
 func hasAnyFlag(flags, names []string) bool {
