@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -62,34 +65,77 @@ func (s sortFlags) apply(fs *pflag.FlagSet, c *report.Config) error {
 	return nil
 }
 
-// outputFlags are --format and --output.
+// outputFlags are --format, --output and --jq: where a report goes and in which form. Every
+// command writes its report through write (or stream), which is also where a closed stdout
+// pipe and --jq are handled, once for all commands.
 type outputFlags struct {
 	format  string
 	path    string
 	formats []string
+	jq      string
+
+	fs    *pflag.FlagSet // to tell an explicit --format from the default
+	query *jqFilter      // compiled by validate
 }
 
 func addOutputFlags(fs *pflag.FlagSet, o *outputFlags) {
+	o.fs = fs
 	fs.StringVar(&o.format, "format", o.formats[0], "output format: "+strings.Join(o.formats, ", "))
 	fs.StringVarP(&o.path, "output", "o", "", "write the report to this file instead of standard output")
+	fs.StringVar(&o.jq, "jq", "", "filter the JSON report through this jq expression (implies --format json); each result on its own line, strings raw")
 }
 
+// validate checks --format and compiles --jq. It must run before the report is rendered:
+// --jq without --format selects the json format.
 func (o *outputFlags) validate() error {
+	if o.jq != "" {
+		explicit := o.fs != nil && o.fs.Changed("format")
+		switch {
+		case !explicit:
+			o.format = "json"
+		case o.format != "json" && o.format != "ndjson":
+			return usageErrorf("--jq filters JSON: it cannot be used with --format %s", o.format)
+		}
+		if !slices.Contains(o.formats, o.format) {
+			return usageErrorf("--jq filters JSON, and this report has no %s format", o.format)
+		}
+		q, err := compileJQ(o.jq)
+		if err != nil {
+			return err
+		}
+		o.query = q
+	}
 	if !slices.Contains(o.formats, o.format) {
 		return usageErrorf("--format: %q is not one of %s", o.format, strings.Join(o.formats, ", "))
 	}
 	return nil
 }
 
-// write renders the whole report first, so that a failure leaves nothing on stdout and no
-// partial file; a file is written to a temporary name and renamed into place.
+// write renders the whole report first, so that a failure (of the renderer or of --jq) leaves
+// nothing on stdout and no partial file; a file is written to a temporary name and renamed
+// into place. A reader that closed stdout early (profq ... | head) has what it wanted: that
+// is success, not an error (see Main).
 func (o *outputFlags) write(stdout io.Writer, render func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
 		return err
 	}
+	if o.query != nil {
+		var out bytes.Buffer
+		jq := newJQWriter(o.query, &out, o.format == "ndjson")
+		if _, err := jq.Write(buf.Bytes()); err != nil && !errors.Is(err, errJQHalt) {
+			return err
+		}
+		if err := jq.Close(); err != nil && !errors.Is(err, errJQHalt) {
+			return err
+		}
+		buf = out
+	}
 	if o.path == "" || o.path == "-" {
 		if _, err := stdout.Write(buf.Bytes()); err != nil {
+			if errors.Is(err, syscall.EPIPE) {
+				return nil
+			}
 			return fmt.Errorf("writing output: %w", err)
 		}
 		return nil
@@ -97,27 +143,142 @@ func (o *outputFlags) write(stdout io.Writer, render func(io.Writer) error) erro
 	return writeFileAtomic(o.path, buf.Bytes())
 }
 
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+// stream writes a report that render produces piece by piece, as it produces it, through a
+// buffer: for reports too large to hold (traces). A failure can leave part of the report on
+// stdout, never a partial file. With --jq, ndjson is filtered record by record and a JSON
+// document as a whole. The first write to a closed stdout pipe stops the report, quietly.
+func (o *outputFlags) stream(stdout io.Writer, render func(io.Writer) error) error {
+	return o.streamTo(stdout, render, o.query)
+}
+
+// streamRecords is stream for --format ndjson --jq when the report can hand over its records
+// as values (see render.TraceRecords): the query runs on each record without the records
+// being encoded as text and parsed back. Without --jq, or in another format, it is an
+// internal error to call it.
+func (o *outputFlags) streamRecords(stdout io.Writer, records func(emit func(any) error) error) error {
+	if o.query == nil || o.format != "ndjson" {
+		return fmt.Errorf("internal error: records streamed without --jq on ndjson")
 	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
+	q := o.query
+	return o.streamTo(stdout, func(w io.Writer) error {
+		return records(func(v any) error { return q.runValue(w, v) })
+	}, nil)
+}
+
+// streamTo is stream, filtering what render writes through query when it is not nil.
+func (o *outputFlags) streamTo(stdout io.Writer, render func(io.Writer) error, query *jqFilter) error {
+	sink := &pipeSink{w: stdout}
+	var dest io.Writer = sink
+	var file *atomicFile
+	if o.path != "" && o.path != "-" {
+		var err error
+		if file, err = createAtomic(o.path); err != nil {
+			return err
+		}
+		defer file.abort() // no-op once committed
+		dest = file.f
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
+	bw := bufio.NewWriterSize(dest, 256<<10)
+	var w io.Writer = bw
+	var jq *jqWriter
+	if query != nil {
+		jq = newJQWriter(query, bw, o.format == "ndjson")
+		w = jq
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	err := render(w)
+	if jq != nil {
+		if cerr := jq.Close(); cerr != nil {
+			// The query's own error explains a failed render better than the renderer's
+			// wrapping of it.
+			err = cerr
+		}
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	var usage *usageError
+	if errors.As(err, &usage) {
+		// A query's error, returned through the renderer: say it as it is.
+		err = usage
+	}
+	if errors.Is(err, errJQHalt) {
+		err = nil
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	switch {
+	case sink.closed:
+		return nil
+	case err != nil && file != nil && usage == nil:
+		return fmt.Errorf("writing %s: %w", o.path, err)
+	case err != nil:
+		return err
+	case file != nil:
+		return file.commit()
 	}
 	return nil
+}
+
+// pipeSink is stdout for stream: it remembers that the reader closed the pipe (EPIPE), which
+// ends the report as a success.
+type pipeSink struct {
+	w      io.Writer
+	closed bool
+}
+
+func (s *pipeSink) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && errors.Is(err, syscall.EPIPE) {
+		s.closed = true
+	}
+	return n, err
+}
+
+// atomicFile is an output file written under a temporary name in the same directory and
+// renamed into place only when complete, so that readers never see a partial report.
+type atomicFile struct {
+	f    *os.File
+	path string
+	done bool
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return &atomicFile{f: f, path: path}, nil
+}
+
+func (a *atomicFile) commit() error {
+	if err := a.f.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", a.path, err)
+	}
+	if err := a.f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", a.path, err)
+	}
+	if err := os.Rename(a.f.Name(), a.path); err != nil {
+		return fmt.Errorf("writing %s: %w", a.path, err)
+	}
+	a.done = true
+	return nil
+}
+
+func (a *atomicFile) abort() {
+	if !a.done {
+		a.f.Close()
+		os.Remove(a.f.Name())
+	}
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	a, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer a.abort() // no-op once committed
+	if _, err := a.f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return a.commit()
 }
 
 // reportInputs converts the loaded inputs (the profiles, then the bases) into the report's

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -33,12 +35,26 @@ type IO struct {
 
 // Main runs profq with the process's arguments and streams and returns its exit code.
 func Main() int {
-	return Run(os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	// A write to stdout after its reader went away (profq ... | head -1) would kill the
+	// process with SIGPIPE. Ignored, the write fails with EPIPE instead, which the output
+	// layer (outputFlags) takes as the end of the report: the reader has what it wanted, so
+	// profq stops writing and exits 0 without a message. Signal handling is process state:
+	// it belongs here, not in Run, which tests call in-process.
+	signal.Ignore(syscall.SIGPIPE)
+	out := &pipeSink{w: os.Stdout}
+	// A command that writes to stdout outside the output layer ends the same way.
+	closed := func(err error) bool { return out.closed && errors.Is(err, syscall.EPIPE) }
+	return run(os.Args[1:], IO{In: os.Stdin, Out: out, Err: os.Stderr}, closed)
 }
 
 // Run runs profq with args and returns its exit code. It is the one place where errors
 // become exit codes and messages: "profq: <context>: <reason>" on one line of stderr.
-func Run(args []string, stdio IO) (code int) {
+func Run(args []string, stdio IO) int {
+	return run(args, stdio, nil)
+}
+
+// run is Run; an error for which quiet returns true is a success without a message.
+func run(args []string, stdio IO, quiet func(error) bool) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stdio.Err, "profq: internal error: %v\n", r)
@@ -48,7 +64,7 @@ func Run(args []string, stdio IO) (code int) {
 	root := newRootCmd(stdio)
 	root.SetArgs(args)
 	err := root.Execute()
-	if err == nil {
+	if err == nil || (quiet != nil && quiet(err)) {
 		return ExitOK
 	}
 	fmt.Fprintf(stdio.Err, "profq: %s\n", oneLine(err.Error()))
@@ -123,7 +139,7 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 	root.SetGlobalNormalizationFunc(underscoreToDash)
-	root.AddCommand(newCmdTop(stdio), newCmdDiff(stdio))
+	root.AddCommand(newCmdTop(stdio), newCmdDiff(stdio), newCmdTraces(stdio), newCmdTags(stdio), newCmdInfo(stdio), newCmdPeek(stdio), newCmdGraph(stdio))
 	return root
 }
 

@@ -17,8 +17,10 @@ type TopOptions struct {
 	Report report.Config
 	Unit   string
 	Output outputFlags
-	sort   sortFlags
-	base   baseFlags
+	// ByLabel, when set, makes one top report per value of this label key.
+	ByLabel string
+	sort    sortFlags
+	base    baseFlags
 }
 
 func newCmdTop(stdio IO) *cobra.Command {
@@ -37,7 +39,8 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 ` + "`profq top`" + ` lists the same nodes, values and order as ` + "`pprof -top -symbolize=none`" + `.`,
 		Example: `  profq top cpu.pb.gz
   profq top --format json cpu.pb.gz | jq '.rows[:5][] | {name, flat}'
-  profq top --sort cum --nodecount 20 --granularity lines heap.pb.gz`,
+  profq top --sort cum --nodecount 20 --granularity lines heap.pb.gz
+  profq top --by-label handler --nodecount 5 cpu.pb.gz`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("top needs at least one PROFILE argument")
@@ -47,6 +50,9 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("by-label") {
+				return runTopByLabel(stdio, o, args)
 			}
 			return runTop(stdio, o, args)
 		}),
@@ -58,6 +64,7 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 	addBaseFlags(fs, &o.base)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
+	fs.StringVar(&o.ByLabel, "by-label", "", "one report per value of this label key (samples without it form their own group)")
 	addOutputFlags(fs, &o.Output)
 	return cmd
 }

@@ -19,6 +19,17 @@ type TrimOptions struct {
 	// NoInlineLabels leaves every entry's Inline at NotInlined, skipping the walk over the
 	// call edges that the labels need; for callers that only want values.
 	NoInlineLabels bool
+	// Edges asks for the call edges of the trimmed graph in Result.Edges. They cost a walk
+	// over every sample's stack, so reports that only list nodes leave it off.
+	Edges bool
+	// Visual trims as pprof's dot report does: nodes are ordered by their entropy score
+	// rather than by flat or cum, a node's tags count towards NodeCount, and residual edges
+	// are removed where another path connects the same nodes. It implies Edges.
+	Visual bool
+	// FormatTag names a value of the numeric label "bytes" as a tag, the way the report
+	// formats values (values that print alike are one tag). Only Visual uses it, to count
+	// tags; nil leaves numeric labels out of the count.
+	FormatTag func(v int64) string
 }
 
 // Inline says how the calls into a node were made.
@@ -52,13 +63,26 @@ type Result struct {
 	DroppedNodes int
 	// CandidateNodes counts the nodes at or above NodeCutoff, before NodeCount applied.
 	CandidateNodes int
+	// Edges are the call edges of the trimmed graph, in pprof's order (|weight| descending,
+	// then the caller's and the callee's printed names), when TrimOptions.Edges or Visual
+	// asked for them: edges below EdgeCutoff are gone, and with Visual so are redundant
+	// residual edges.
+	Edges []Edge
+	// EdgeCutoff is the |weight| below which edges were dropped; 0 when the cutoff is off.
+	EdgeCutoff int64
+	// DroppedEdges counts the edges below EdgeCutoff as pprof's dot legend reports them: when
+	// NodeCount applies but removes no node, pprof has already cut the edges before it counts,
+	// and reports 0.
+	DroppedEdges int
 }
 
 // Trim selects and orders the nodes to report as pprof does: cutoffs are fractions of the sum
 // of every node's raw flat, nodes under the cum cutoff are dropped, the rest are sorted by
 // |flat| (or |cum|) and then by printed name, and the first NodeCount are kept. Flat and cum
-// do not change when nodes are dropped; only the call edges into the kept nodes do, which is
-// why the inline labels are computed for the final selection.
+// do not change when nodes are dropped; only the call edges between the kept nodes do (a
+// dropped node between two kept ones turns their calls into residual edges), which is why
+// the inline labels, and the edges when asked for, are computed for the final selection.
+// With Visual the order and the selection are those of pprof's dot report instead.
 func (g *Graph) Trim(o TrimOptions) *Result {
 	var live []int32
 	var flatSum int64
@@ -95,20 +119,121 @@ func (g *Graph) Trim(o TrimOptions) *Result {
 		n := &g.Nodes[id]
 		entries[i] = Entry{Node: n, Name: n.Info.PrintableName(), id: id}
 	}
+	if o.Visual {
+		g.trimVisual(o, res, entries, kept, nodeCutoff, edgeCutoff)
+		return res
+	}
 	sortEntries(entries, o.CumSort)
+	rebuilt := false
 	if o.NodeCount > 0 && len(entries) > o.NodeCount {
 		entries = entries[:o.NodeCount]
-		ids := make([]int32, len(entries))
-		for i := range entries {
-			ids[i] = entries[i].id
-		}
-		kept = g.mark(ids)
-	}
-	if !o.NoInlineLabels {
-		g.labelInline(entries, kept, edgeCutoff)
+		kept = g.markEntries(entries)
+		rebuilt = true
 	}
 	res.Entries = entries
+	switch {
+	case o.Edges:
+		edges := g.callEdges(kept)
+		g.finishEdges(res, edges, edgeCutoff, o.NodeCount > 0 && !rebuilt, false)
+	case !o.NoInlineLabels:
+		g.labelInline(entries, kept, edgeCutoff)
+	}
 	return res
+}
+
+// trimVisual continues Trim for the dot report: the order comes from the edges of the graph
+// of the kept nodes, and NodeCount counts tags too; when it removes nodes, the graph of the
+// remaining ones has other edges and so another order.
+func (g *Graph) trimVisual(o TrimOptions, res *Result, entries []Entry, kept []bool, nodeCutoff, edgeCutoff int64) {
+	edges := g.callEdges(kept)
+	sortByEntropy(entries, entropyScores(entries, edges, len(g.Nodes)))
+	rebuilt := false
+	if o.NodeCount > 0 {
+		if n := g.visualNodeCount(entries, o.NodeCount, nodeCutoff, o.FormatTag); len(entries) > n {
+			entries = entries[:n]
+			kept = g.markEntries(entries)
+			edges = g.callEdges(kept)
+			sortByEntropy(entries, entropyScores(entries, edges, len(g.Nodes)))
+			rebuilt = true
+		}
+	}
+	res.Entries = entries
+	g.finishEdges(res, edges, edgeCutoff, o.NodeCount > 0 && !rebuilt, true)
+}
+
+// finishEdges cuts the edges below edgeCutoff (and with visual the redundant ones), labels
+// the entries from the edges into them and fills in res.Edges in pprof's order. preCut says
+// that pprof cut the edges before choosing the nodes, so its count of dropped edges is 0.
+func (g *Graph) finishEdges(res *Result, edges []callEdge, edgeCutoff int64, preCut, visual bool) {
+	entries := res.Entries
+	pos := make([]int32, len(g.Nodes)) // node id -> position in entries + 1
+	reported := make([]bool, len(g.Nodes))
+	for i := range entries {
+		pos[entries[i].id] = int32(i) + 1
+		reported[entries[i].id] = true
+	}
+	res.EdgeCutoff = edgeCutoff
+	if dropped := trimEdges(edges, reported, edgeCutoff); !preCut {
+		res.DroppedEdges = dropped
+	}
+	names := make([]string, len(g.Nodes))
+	for i := range entries {
+		names[entries[i].id] = entries[i].Name
+	}
+	if visual {
+		g.removeRedundantEdges(entries, edges, names)
+	}
+
+	inlined := make([]bool, len(g.Nodes))
+	called := make([]bool, len(g.Nodes))
+	live := edges[:0:0]
+	for _, e := range edges {
+		if e.trimmed {
+			continue
+		}
+		live = append(live, e)
+		if e.inline {
+			inlined[e.child] = true
+		} else {
+			called[e.child] = true
+		}
+	}
+	for i := range entries {
+		id := entries[i].id
+		switch {
+		case inlined[id] && called[id]:
+			entries[i].Inline = PartlyInlined
+		case inlined[id]:
+			entries[i].Inline = Inlined
+		default:
+			entries[i].Inline = NotInlined
+		}
+	}
+
+	slices.SortFunc(live, func(a, b callEdge) int { return g.compareEdges(&a, &b, names) })
+	res.Edges = make([]Edge, len(live))
+	for i, e := range live {
+		res.Edges[i] = Edge{
+			Src:       &g.Nodes[e.parent],
+			Dest:      &g.Nodes[e.child],
+			SrcName:   g.name(e.parent, names),
+			DestName:  g.name(e.child, names),
+			From:      int(pos[e.parent]) - 1,
+			To:        int(pos[e.child]) - 1,
+			Weight:    e.weight,
+			WeightDiv: e.weightDiv,
+			Inline:    e.inline,
+			Residual:  e.residual,
+		}
+	}
+}
+
+func (g *Graph) markEntries(entries []Entry) []bool {
+	m := make([]bool, len(g.Nodes))
+	for i := range entries {
+		m[entries[i].id] = true
+	}
+	return m
 }
 
 func (g *Graph) mark(ids []int32) []bool {

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/units"
+)
+
+// GraphOptions are the options of profq graph.
+type GraphOptions struct {
+	Report report.GraphConfig
+	Output outputFlags
+	sort   sortFlags
+	base   baseFlags
+}
+
+func newCmdGraph(stdio IO) *cobra.Command {
+	o := &GraphOptions{
+		Report: report.DefaultGraphConfig(),
+		Output: outputFlags{formats: render.GraphFormats()},
+	}
+	cmd := &cobra.Command{
+		Use:   "graph [flags] PROFILE...",
+		Short: "Write the trimmed call graph as Graphviz DOT or JSON, as pprof -dot",
+		Long: `Write the call graph that pprof -dot draws: its nodes with flat and cum values and the
+call edges between them with their weights.
+
+The graph is trimmed as pprof trims it for -dot: nodes whose cum is under --nodefraction
+(0.005) of the total and edges under --edgefraction (0.001) are dropped, at most --nodecount
+(80) nodes are kept in pprof's dot order, which favours nodes whose calls branch out, and a
+residual edge (one that stands for a path through dropped nodes) is dropped when another
+path joins the same nodes. Node and edge values are pprof's.
+
+--format dot (the default) writes Graphviz DOT, to be drawn with e.g. ` + "`dot -Tsvg`" + `; no
+Graphviz is needed to write it. --format json writes the nodes and edges for programs.
+
+PROFILE is a path or - for standard input; several profiles are merged.`,
+		Example: `  profq graph cpu.pb.gz | dot -Tsvg > cpu.svg
+  profq graph --focus 'main\.handle' --nodecount 30 cpu.pb.gz > handle.dot
+  profq graph --format json cpu.pb.gz | jq '.edges[] | select(.residual | not) | [.from, .to, .weight]'`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("graph needs at least one PROFILE argument")
+			}
+			return nil
+		},
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			for _, name := range []string{"sort", "cum", "flat"} {
+				if cmd.Flags().Changed(name) {
+					return usageErrorf("--%s does not apply to graph: its nodes are in pprof's dot order", name)
+				}
+			}
+			return runGraph(stdio, o, args)
+		}),
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	addGraphFlags(fs, &o.Report.Config, &o.sort)
+	for _, name := range []string{"sort", "cum", "flat"} {
+		// Hidden rather than absent, so that using one gets a message saying why.
+		_ = fs.MarkHidden(name)
+	}
+	fs.Float64Var(&o.Report.EdgeFraction, "edgefraction", o.Report.EdgeFraction, "drop call edges below this fraction of the total")
+	addBaseFlags(fs, &o.base)
+	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
+	fs.StringVar(&o.Report.Unit, "unit", o.Report.Unit, "unit of DOT values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
+	addOutputFlags(fs, &o.Output)
+	return cmd
+}
+
+func runGraph(stdio IO, o *GraphOptions, args []string) error {
+	if err := o.Output.validate(); err != nil {
+		return err
+	}
+	if !units.Known(o.Report.Unit) {
+		return usageErrorf("--unit: unknown unit %q", o.Report.Unit)
+	}
+	if err := o.Report.Validate(); err != nil {
+		return err
+	}
+	bases, err := o.base.bases()
+	if err != nil {
+		return err
+	}
+	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	if err != nil {
+		return err
+	}
+	g, err := report.NewGraph(p, reportInputs(inputs, len(args), o.base), o.Report)
+	if err != nil {
+		return err
+	}
+	for _, w := range g.Warnings {
+		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
+	}
+	return o.Output.write(stdio.Out, func(w io.Writer) error {
+		return render.Graph(w, g, render.GraphOptions{Format: o.Output.format, Unit: o.Report.Unit})
+	})
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/units"
+)
+
+// PeekOptions are the options of profq peek.
+type PeekOptions struct {
+	Report report.Config
+	Unit   string
+	Output outputFlags
+	sort   sortFlags
+	base   baseFlags
+}
+
+func newCmdPeek(stdio IO) *cobra.Command {
+	o := &PeekOptions{
+		Report: report.DefaultPeekConfig(),
+		Unit:   "minimum",
+		Output: outputFlags{formats: render.PeekFormats()},
+	}
+	cmd := &cobra.Command{
+		Use:   "peek [flags] REGEX PROFILE...",
+		Short: "Show the callers and callees of the functions matching a regexp, as pprof -peek",
+		Long: `Show the callers and callees of every call-graph node whose name matches REGEX.
+
+REGEX is a Go regular expression matched anywhere in the node's printed name (the name as
+top prints it: with --granularity lines it includes the file and line, with addresses the
+hex address). For each matching node, in top's order, peek lists the calls into it, its own
+flat and cum values, and the calls out of it, each call with its weight and its share of the
+node's cum. The numbers are those of ` + "`pprof -peek=REGEX -symbolize=none`" + `.
+
+Like pprof, peek trims nothing by default: every caller and callee is shown however small.
+--nodefraction, --edgefraction and --nodecount trim the graph first, as top does.
+
+PROFILE is a path or - for standard input; several profiles are merged. A REGEX that
+matches no node is an error (exit 3); an invalid REGEX is a usage error (exit 2).`,
+		Example: `  profq peek 'runtime\.mallocgc$' cpu.pb.gz
+  profq peek --granularity lines 'main\.handle' cpu.pb.gz
+  profq peek --format json '^main\.' cpu.pb.gz | jq '.entries[] | {name, callers: [.callers[].name]}'`,
+		Args: func(_ *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usageErrorf("peek needs a REGEX and at least one PROFILE argument")
+			case 1:
+				return usageErrorf("peek needs at least one PROFILE argument after REGEX")
+			}
+			return nil
+		},
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
+				return err
+			}
+			return runPeek(stdio, o, args[0], args[1:])
+		}),
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	addGraphFlags(fs, &o.Report, &o.sort)
+	fs.Float64Var(&o.Report.EdgeFraction, "edgefraction", o.Report.EdgeFraction, "drop call edges below this fraction of the total")
+	addBaseFlags(fs, &o.base)
+	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
+	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
+	addOutputFlags(fs, &o.Output)
+	return cmd
+}
+
+func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return usageErrorf("peek: REGEX: %w", err)
+	}
+	if err := o.Output.validate(); err != nil {
+		return err
+	}
+	if !units.Known(o.Unit) {
+		return usageErrorf("--unit: unknown unit %q", o.Unit)
+	}
+	if err := o.Report.Validate(); err != nil {
+		return err
+	}
+	bases, err := o.base.bases()
+	if err != nil {
+		return err
+	}
+	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	if err != nil {
+		return err
+	}
+	pk, err := report.NewPeek(p, reportInputs(inputs, len(args), o.base), o.Report, re)
+	var noMatch *report.NoMatchError
+	if errors.As(err, &noMatch) {
+		for _, w := range noMatch.Warnings {
+			fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range pk.Warnings {
+		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
+	}
+	return o.Output.write(stdio.Out, func(w io.Writer) error {
+		return render.Peek(w, pk, render.PeekOptions{Format: o.Output.format, Unit: o.Unit})
+	})
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/units"
+)
+
+// TagsOptions are the options of profq tags.
+type TagsOptions struct {
+	Report report.TagsConfig
+	Unit   string
+	Output outputFlags
+	base   baseFlags
+}
+
+// tagsGraphFlags returns the shared graph flags that change a tags report: the sample choice
+// and the sample filters. Granularity, node trimming, sorting and --mean do not apply to label
+// weights (pprof -tags ignores the first three), so tags does not offer them.
+func tagsGraphFlags() []string {
+	return []string{
+		"sample-index", "focus", "ignore", "hide", "show", "show-from", "prune-from",
+		"tagfocus", "tagignore", "relative-percentages",
+	}
+}
+
+// addSomeGraphFlags registers the named flags of addGraphFlags on fs, bound to c, so a
+// command that needs only some of them shares their names, defaults and help.
+func addSomeGraphFlags(fs *pflag.FlagSet, c *report.Config, names []string) {
+	all := pflag.NewFlagSet("graph", pflag.ContinueOnError)
+	addGraphFlags(all, c, &sortFlags{})
+	for _, name := range names {
+		fs.AddFlag(all.Lookup(name))
+	}
+}
+
+func newCmdTags(stdio IO) *cobra.Command {
+	o := &TagsOptions{
+		Report: report.DefaultTagsConfig(),
+		Unit:   "minimum",
+		Output: outputFlags{formats: render.TagsFormats()},
+	}
+	cmd := &cobra.Command{
+		Use:   "tags [flags] PROFILE...",
+		Short: "Sum the samples by label value, as pprof -tags",
+		Long: `For each label key of the samples (string labels such as pprof.Do's, and numeric labels such
+as the bytes of heap profiles, in their units), list the value of the samples carrying each
+label value, with percentages of the profile total.
+
+The numbers are pprof's: ` + "`profq tags`" + ` gives the same keys, values and weights as
+` + "`pprof -tags -symbolize=none`" + `, and the table is laid out the same way. --tagshow and --taghide
+choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`,
+		Example: `  profq tags cpu.pb.gz
+  profq tags --tagshow '^handler$' --format json cpu.pb.gz | jq '.keys[0].values[] | {value, pct}'
+  profq tags --sample-index alloc_space --tagfocus 'bytes=64kb:' heap.pb.gz`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("tags needs at least one PROFILE argument")
+			}
+			return nil
+		},
+		RunE: runE(func(_ *cobra.Command, args []string) error {
+			return runTags(stdio, o, args)
+		}),
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	addSomeGraphFlags(fs, &o.Report.Report, tagsGraphFlags())
+	fs.StringVar(&o.Report.TagShow, "tagshow", "", "show only the label keys matching this regexp")
+	fs.StringVar(&o.Report.TagHide, "taghide", "", "leave out the label keys matching this regexp")
+	addBaseFlags(fs, &o.base)
+	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum or auto (each value on its own, as pprof), or a unit such as ms or MB")
+	addOutputFlags(fs, &o.Output)
+	return cmd
+}
+
+func runTags(stdio IO, o *TagsOptions, args []string) error {
+	if err := o.Output.validate(); err != nil {
+		return err
+	}
+	if !units.Known(o.Unit) {
+		return usageErrorf("--unit: unknown unit %q", o.Unit)
+	}
+	if err := o.Report.Validate(); err != nil {
+		return err
+	}
+	bases, err := o.base.bases()
+	if err != nil {
+		return err
+	}
+	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	if err != nil {
+		return err
+	}
+	t, err := report.NewTags(p, reportInputs(inputs, len(args), o.base), o.Report)
+	if err != nil {
+		return err
+	}
+	for _, w := range t.Warnings {
+		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
+	}
+	return o.Output.write(stdio.Out, func(w io.Writer) error {
+		return render.Tags(w, t, render.TagsOptions{Format: o.Output.format, Unit: o.Unit})
+	})
+}

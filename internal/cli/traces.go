@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/units"
+)
+
+// TracesOptions are the options of profq traces.
+type TracesOptions struct {
+	Report report.Config
+	Unit   string
+	Output outputFlags
+	base   baseFlags
+}
+
+func newCmdTraces(stdio IO) *cobra.Command {
+	o := &TracesOptions{
+		Report: report.DefaultConfig(),
+		Unit:   "minimum",
+		Output: outputFlags{formats: render.TracesFormats()},
+	}
+	cmd := &cobra.Command{
+		Use:   "traces [flags] PROFILE...",
+		Short: "List every sample's stack with its value and labels, as pprof -traces",
+		Long: `List every sample of the profile: its value, its labels and its stack, leaf first.
+
+Samples come in profile order, zero-valued ones included; frames are named after
+aggregation to --granularity, as ` + "`pprof -traces -symbolize=none`" + ` names them, with
+inlined frames marked. The filters select and cut stacks as in profq top.
+
+Formats: table (pprof's text), json (one document), ndjson (a header line, then one line
+per sample) and folded ("root;...;leaf value" per sample, for flame-graph tools). Reports
+are written as the samples are read (except json with --jq, which filters the whole
+document), so any profile size works and ` + "`| head`" + ` stops profq early.`,
+		Example: `  profq traces cpu.pb.gz | less
+  profq traces --format ndjson cpu.pb.gz | head -3
+  profq traces --format folded cpu.pb.gz | flamegraph.pl > cpu.svg
+  profq traces --format ndjson --jq 'select(.kind == "sample") | .value' cpu.pb.gz`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("traces needs at least one PROFILE argument")
+			}
+			return nil
+		},
+		RunE: runE(func(_ *cobra.Command, args []string) error {
+			return runTraces(stdio, o, args)
+		}),
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	addTracesFlags(fs, &o.Report)
+	addBaseFlags(fs, &o.base)
+	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum or auto (each value scaled on its own, as pprof), or a unit such as ms or MB")
+	addOutputFlags(fs, &o.Output)
+	return cmd
+}
+
+// tracesGraphFlags are the graph flags pprof -traces reads. The others (--nodecount,
+// --nodefraction, --sort, ...) select and order graph nodes, which traces do not have, so
+// they are not offered rather than silently ignored.
+func tracesGraphFlags() []string {
+	return []string{
+		"sample-index", "mean", "granularity", "noinlines",
+		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore",
+		"relative-percentages",
+	}
+}
+
+// addTracesFlags registers the subset of addGraphFlags that applies to traces, with the same
+// names, defaults and help.
+func addTracesFlags(fs *pflag.FlagSet, c *report.Config) {
+	all := pflag.NewFlagSet("graph", pflag.ContinueOnError)
+	var unused sortFlags
+	addGraphFlags(all, c, &unused)
+	for _, name := range tracesGraphFlags() {
+		f := all.Lookup(name)
+		if name == "relative-percentages" {
+			f.Usage = "take the total (table header, JSON total) after filtering instead of before"
+		}
+		fs.AddFlag(f)
+	}
+}
+
+func runTraces(stdio IO, o *TracesOptions, args []string) error {
+	if err := o.Output.validate(); err != nil {
+		return err
+	}
+	if !units.Known(o.Unit) {
+		return usageErrorf("--unit: unknown unit %q", o.Unit)
+	}
+	if err := o.Report.Validate(); err != nil {
+		return err
+	}
+	bases, err := o.base.bases()
+	if err != nil {
+		return err
+	}
+	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	if err != nil {
+		return err
+	}
+	s, err := report.NewTraces(p, reportInputs(inputs, len(args), o.base), o.Report)
+	if err != nil {
+		return err
+	}
+	for _, w := range s.Header().Warnings {
+		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
+	}
+	if o.Output.query != nil && o.Output.format == "ndjson" {
+		return o.Output.streamRecords(stdio.Out, func(emit func(any) error) error {
+			return render.TraceRecords(s, emit)
+		})
+	}
+	return o.Output.stream(stdio.Out, func(w io.Writer) error {
+		return render.Traces(w, s, render.TracesOptions{Format: o.Output.format, Unit: o.Unit})
+	})
+}

@@ -1,0 +1,271 @@
+package graph
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/pprof/profile"
+)
+
+// maxNodelets is how many tags of one node pprof's dot report counts at most when it decides
+// how many nodes fit.
+const maxNodelets = 4
+
+// visualNodeCount is how many of the first entries pprof's dot report keeps for nodeCount:
+// every node counts as one plus its tags (label sets and "bytes" values of the samples it is
+// the leaf of, at most maxNodelets) that survive the cutoff, and the nodes stop where the
+// count reaches nodeCount.
+func (g *Graph) visualNodeCount(entries []Entry, nodeCount int, cutoff int64, format func(int64) string) int {
+	if len(entries) > nodeCount {
+		entries = entries[:nodeCount]
+	}
+	tags := g.tags(entries, cutoff, format)
+	count := 0
+	for i := range entries {
+		count += min(tags[entries[i].id], maxNodelets) + 1
+		if count >= nodeCount {
+			return i + 1
+		}
+	}
+	return nodeCount
+}
+
+// tagRef is one tag of a node and the position of its values in the sums.
+type tagRef struct{ tag, sum int32 }
+
+// tagSums are the values of one tag of one node.
+type tagSums struct{ flat, cum int64 }
+
+// taggedSample is a sample with labels; the ids of the tags it adds to its nodes are
+// tagIDs[start:end].
+type taggedSample struct {
+	s          *profile.Sample
+	w          int64
+	start, end int32
+}
+
+// tagNames interns the tags of a graph: a label set, or a "bytes" value under a label set.
+type tagNames struct {
+	labels    map[string]int32
+	numeric   map[numericTag]int32
+	formatted map[int64]string
+	n         int32
+
+	pairs []labelPair // scratch space for one sample's labels
+	buf   []byte
+}
+
+type numericTag struct {
+	labels int32 // -1 without labels
+	value  string
+}
+
+type labelPair struct{ key, value string }
+
+// of appends to tags the tags a sample adds to a node, as pprof's graph names them: its
+// string labels as one set of "key:value" pairs (without the diff-base marker), and each value
+// of its numeric label "bytes", formatted, under that set (values that print alike are one
+// tag).
+func (t *tagNames) of(tags []int32, s *profile.Sample, format func(int64) string) []int32 {
+	labels := int32(-1)
+	if len(s.Label) > 0 {
+		t.pairs = t.pairs[:0]
+		for k, vs := range s.Label {
+			if k == "pprof::base" {
+				continue
+			}
+			for _, v := range vs {
+				t.pairs = append(t.pairs, labelPair{k, v})
+			}
+		}
+		if len(t.pairs) > 0 {
+			// Any fixed order names a set; this one avoids building a string per pair.
+			slices.SortFunc(t.pairs, func(a, b labelPair) int {
+				return cmp.Or(strings.Compare(a.key, b.key), strings.Compare(a.value, b.value))
+			})
+			t.buf = t.buf[:0]
+			for _, p := range t.pairs {
+				t.buf = append(append(append(append(t.buf, p.key...), ':'), p.value...), `\n`...)
+			}
+			id, ok := t.labels[string(t.buf)]
+			if !ok {
+				t.n++
+				id = t.n
+				t.labels[string(t.buf)] = id
+			}
+			labels = id
+			tags = append(tags, id)
+		}
+	}
+	if format != nil {
+		for _, v := range s.NumLabel["bytes"] {
+			f, ok := t.formatted[v]
+			if !ok {
+				f = format(v)
+				t.formatted[v] = f
+			}
+			k := numericTag{labels, f}
+			id, ok := t.numeric[k]
+			if !ok {
+				t.n++
+				id = t.n
+				t.numeric[k] = id
+			}
+			tags = append(tags, id)
+		}
+	}
+	return tags
+}
+
+// tags counts, for the given entries, the tags pprof shows as nodelets: those with a non-zero
+// flat value whose |flat| or |cum| reaches cutoff.
+func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) map[int32]int {
+	want := make([]bool, len(g.Nodes))
+	for i := range entries {
+		want[entries[i].id] = true
+	}
+	names := &tagNames{labels: map[string]int32{}, numeric: map[numericTag]int32{}, formatted: map[int64]string{}}
+	key := func(node, tag int32) uint64 { return uint64(node)<<32 | uint64(tag) }
+	index := map[uint64]int32{} // node and tag -> position in sums
+	var sums []tagSums
+	var tagged []taggedSample
+	var tagIDs []int32
+	g.eachSample(func(s *profile.Sample, w int64) {
+		start := len(tagIDs)
+		tagIDs = names.of(tagIDs, s, format)
+		if len(tagIDs) == start {
+			return
+		}
+		tags := tagIDs[start:]
+		tagged = append(tagged, taggedSample{s, w, int32(start), int32(len(tagIDs))})
+		leaf := g.leaf(s)
+		if leaf < 0 || !want[leaf] {
+			return
+		}
+		for _, t := range tags {
+			i, ok := index[key(leaf, t)]
+			if !ok {
+				i = int32(len(sums))
+				sums = append(sums, tagSums{})
+				index[key(leaf, t)] = i
+			}
+			sums[i].flat += w
+		}
+	})
+
+	// A tag whose flat alone is below the cutoff may still be kept for its cum, which needs
+	// a second walk over the stacks of the tagged samples, for the nodes with such tags.
+	// Each of those nodes gets its tags as a list sorted by tag id, searched per frame.
+	// A node whose flat values alone give it maxNodelets tags counts no more for the rest.
+	settled := make([]int8, len(g.Nodes))
+	for k, i := range index {
+		if t := sums[i]; t.flat != 0 && abs64(t.flat) >= cutoff && settled[k>>32] < maxNodelets {
+			settled[k>>32]++
+		}
+	}
+	pending := make([][]tagRef, len(g.Nodes))
+	anyPending := false
+	for k, i := range index {
+		if t := sums[i]; t.flat != 0 && abs64(t.flat) < cutoff && settled[k>>32] < maxNodelets {
+			anyPending = true
+			pending[k>>32] = append(pending[k>>32], tagRef{})
+		}
+	}
+	if anyPending {
+		for k, i := range index {
+			if node := k >> 32; pending[node] != nil {
+				pending[node] = append(pending[node], tagRef{tag: int32(uint32(k)), sum: i})
+			}
+		}
+		for node, refs := range pending {
+			if refs != nil {
+				// Drop the markers added above; keep the references, by tag.
+				refs = slices.DeleteFunc(refs, func(r tagRef) bool { return r.tag == 0 })
+				slices.SortFunc(refs, func(a, b tagRef) int { return cmp.Compare(a.tag, b.tag) })
+				pending[node] = refs
+			}
+		}
+		// The stacks are walked in parallel chunks, as many as the graph has shards, each
+		// adding up its own cum values.
+		chunks := len(g.shards)
+		per := (len(tagged) + chunks - 1) / chunks
+		cums := make([][]int64, chunks)
+		var wg sync.WaitGroup
+		for c := range chunks {
+			part := tagged[min(c*per, len(tagged)):min((c+1)*per, len(tagged))]
+			wg.Go(func() { cums[c] = g.tagCums(part, tagIDs, pending, len(sums)) })
+		}
+		wg.Wait()
+		for _, cum := range cums {
+			for i, v := range cum {
+				sums[i].cum += v
+			}
+		}
+	}
+
+	counts := map[int32]int{}
+	for k, i := range index {
+		t := sums[i]
+		if t.flat != 0 && (abs64(t.flat) >= cutoff || abs64(t.cum) >= cutoff) {
+			counts[int32(k>>32)]++
+		}
+	}
+	return counts
+}
+
+// eachSample calls f for every sample the graph counts, with its value.
+func (g *Graph) eachSample(f func(s *profile.Sample, w int64)) {
+	for _, sh := range g.shards {
+		for _, s := range sh.samples {
+			w := s.Value[g.opts.SampleIndex]
+			if w == 0 && (!g.opts.Mean || s.Value[0] == 0) {
+				continue
+			}
+			f(s, w)
+		}
+	}
+}
+
+// leaf returns the node that receives the sample's flat value, or -1 for an empty stack.
+func (g *Graph) leaf(s *profile.Sample) int32 {
+	for _, l := range s.Location {
+		if loc := g.idx.position(l); loc >= 0 {
+			return g.idx.ids[g.idx.start[loc]]
+		}
+	}
+	return -1
+}
+
+// tagCums walks the stacks of the tagged samples and returns, for each of the nsums tag
+// values, the cum added by the pending tags of the nodes in those stacks: each node counts
+// once per sample.
+func (g *Graph) tagCums(tagged []taggedSample, tagIDs []int32, pending [][]tagRef, nsums int) []int64 {
+	cum := make([]int64, nsums)
+	seen := make([]uint32, len(g.Nodes))
+	var stamp uint32
+	idx := g.idx
+	for _, ts := range tagged {
+		stamp = nextStamp(stamp, seen)
+		for i := len(ts.s.Location) - 1; i >= 0; i-- {
+			loc := idx.position(ts.s.Location[i])
+			if loc < 0 {
+				continue
+			}
+			for _, id := range idx.ids[idx.start[loc]:idx.start[loc+1]] {
+				refs := pending[id]
+				if refs == nil || seen[id] == stamp {
+					continue
+				}
+				seen[id] = stamp
+				for _, t := range tagIDs[ts.start:ts.end] {
+					if k, ok := slices.BinarySearchFunc(refs, t, func(r tagRef, t int32) int { return cmp.Compare(r.tag, t) }); ok {
+						cum[refs[k].sum] += ts.w
+					}
+				}
+			}
+		}
+	}
+	return cum
+}

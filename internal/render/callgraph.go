@@ -1,0 +1,87 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/units"
+)
+
+// graphHeader is what pprof prints above a report built from a trimmed call graph (peek, dot):
+// its ProfileLabels and reportLabels.
+type graphHeader struct {
+	profile                    report.ProfileInfo
+	sampleType                 report.SampleType
+	filters                    []report.Filter
+	total, shown               int64
+	nodeFraction, edgeFraction float64
+	droppedNodes, droppedEdges int
+	// shownNodes of candidateNodes are in the graph ("Showing top N nodes out of M").
+	shownNodes, candidateNodes int
+	// legend adds the dot legend's last line, a pointer to how to read the graph.
+	legend bool
+}
+
+// lines returns the header lines with values formatted by c. As for top, Time is printed in
+// UTC rather than the local zone, and the Duration line has no trailing space when there is
+// no ratio to print.
+func (h *graphHeader) lines(c textCell) []string {
+	var lines []string
+	p := h.profile
+	if p.File != "" {
+		lines = append(lines, "File: "+p.File)
+	}
+	if p.BuildID != "" {
+		lines = append(lines, "Build ID: "+p.BuildID)
+	}
+	lines = append(lines, p.Comments...)
+	if h.sampleType.Type != "" {
+		lines = append(lines, "Type: "+h.sampleType.Type)
+	}
+	if p.TimeNanos != 0 {
+		lines = append(lines, "Time: "+time.Unix(0, p.TimeNanos).UTC().Format("2006-01-02 15:04:05 MST"))
+	}
+	if p.DurationNanos != 0 {
+		l := "Duration: " + units.Label(p.DurationNanos, "nanoseconds") + ", Total samples = " + c.value(h.total)
+		if ns, unit := units.Scale(h.total, h.sampleType.Unit, "nanoseconds"); unit == "ns" && ns != 0 {
+			l += " (" + units.Percentage(int64(ns), p.DurationNanos) + ")"
+		}
+		lines = append(lines, l)
+	}
+	if fs := activeFilters(h.filters); len(fs) > 0 {
+		lines = append(lines, "Active filters:")
+		for _, f := range fs {
+			if len(f) > 80 {
+				f = f[:80] + "…"
+			}
+			lines = append(lines, "   "+f)
+		}
+	}
+	lines = append(lines, fmt.Sprintf("Showing nodes accounting for %s, %s of %s total",
+		c.value(h.shown), strings.TrimSpace(c.pct(h.shown)), c.value(h.total)))
+	if h.total != 0 {
+		// pprof prints total*fraction here, not the cutoffs it applied.
+		if h.droppedNodes > 0 {
+			lines = append(lines, droppedLine(h.droppedNodes, "node", "cum", c.value(abs64(int64(float64(h.total)*h.nodeFraction)))))
+		}
+		if h.droppedEdges > 0 {
+			lines = append(lines, droppedLine(h.droppedEdges, "edge", "freq", c.value(abs64(int64(float64(h.total)*h.edgeFraction)))))
+		}
+		if h.shownNodes > 0 && h.shownNodes < h.candidateNodes {
+			lines = append(lines, fmt.Sprintf("Showing top %d nodes out of %d", h.shownNodes, h.candidateNodes))
+		}
+	}
+	if h.legend {
+		lines = append(lines, "\nSee https://git.io/JfYMW for how to read the graph")
+	}
+	return lines
+}
+
+func droppedLine(n int, noun, what, cut string) string {
+	if n > 1 {
+		noun += "s"
+	}
+	return fmt.Sprintf("Dropped %d %s (%s <= %s)", n, noun, what, cut)
+}

@@ -1,0 +1,114 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/graph"
+)
+
+// This file holds what the reports built on call edges (peek and graph) share: the steps from
+// a profile to its graph, which are top's, and the conversion of graph entries to rows.
+
+// callGraph is a profile turned into its call graph, with what the report around it needs.
+type callGraph struct {
+	g          *graph.Graph
+	index      int
+	total      int64
+	warnings   []string
+	sampleType SampleType
+	profile    ProfileInfo
+	// labelUnits maps numeric label keys to their units, read before filtering as pprof does.
+	labelUnits map[string]string
+}
+
+// newCallGraph runs the steps of a top report up to the graph: choose the sample value, take
+// the total (before filtering unless RelativePercentages), filter, aggregate to the
+// granularity, trim /proc/self/cwd/ from file names, build the graph. It modifies p.
+func newCallGraph(p *profile.Profile, cfg Config) (*callGraph, error) {
+	filters, err := cfg.compile()
+	if err != nil {
+		return nil, err
+	}
+	if len(p.SampleType) == 0 {
+		return nil, fmt.Errorf("profile has no sample types")
+	}
+	index, err := p.SampleIndexByName(cfg.SampleIndex)
+	if err != nil {
+		return nil, &OptionError{Err: fmt.Errorf("--sample-index: %w", err)}
+	}
+	if cfg.Mean && len(p.SampleType) == 1 {
+		// The divisor is sample type 0, the count; a single type would divide by itself.
+		return nil, optionErrorf("--mean needs a profile with a count sample type besides the value")
+	}
+	cg := &callGraph{index: index}
+	cg.labelUnits, _ = p.NumLabelUnits()
+
+	if cfg.RelativePercentages {
+		cg.warnings = filters.Apply(p)
+	}
+	cg.total = computeTotal(p, index, cfg.Mean)
+	if !cfg.RelativePercentages {
+		cg.warnings = filters.Apply(p)
+	}
+	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
+		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
+	}
+	trimPaths(p)
+	cg.g = graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative})
+
+	st := p.SampleType[index]
+	cg.sampleType = SampleType{Type: st.Type, Unit: st.Unit}
+	if cfg.Mean {
+		cg.sampleType.Type = "mean_" + st.Type
+	}
+	cg.profile = profileInfo(p)
+	return cg, nil
+}
+
+// row converts a graph entry into a report row; running is the sum of flat values up to and
+// including this row.
+func row(e *graph.Entry, total, running int64) Row {
+	flat, cum := e.FlatValue(), e.CumValue()
+	return Row{
+		Name:      e.Name,
+		Flat:      flat,
+		FlatPct:   percent(flat, total),
+		SumPct:    percent(running, total),
+		Cum:       cum,
+		CumPct:    percent(cum, total),
+		Inline:    inlineLabel(e.Inline),
+		Function:  e.Info.Name,
+		File:      e.Info.File,
+		StartLine: e.Info.StartLine,
+		Line:      e.Info.Line,
+		Column:    e.Info.Column,
+		Address:   hexAddress(e.Info.Address),
+		Object:    e.Info.Objfile,
+	}
+}
+
+// shownAndBasis returns the sum of the entries' flat values, and the smallest non-zero |flat|
+// (or |cum| for a node without flat) among them, from which pprof picks a table's unit.
+func shownAndBasis(entries []graph.Entry) (shown, basis int64) {
+	for i := range entries {
+		flat := entries[i].FlatValue()
+		shown += flat
+		v := abs64(flat)
+		if v == 0 {
+			v = abs64(entries[i].CumValue())
+		}
+		if v > 0 && (basis == 0 || v < basis) {
+			basis = v
+		}
+	}
+	return shown, basis
+}
+
+func nonNilInputs(in []Input) []Input {
+	if in == nil {
+		return []Input{}
+	}
+	return in
+}

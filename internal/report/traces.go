@@ -1,0 +1,278 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/graph"
+)
+
+// TraceStream is a traces report that is read sample by sample: its header is computed up
+// front, its samples are produced from the profile one at a time as Each walks it, so that
+// a renderer can write a report of any size without holding it.
+type TraceStream struct {
+	header  TracesHeader
+	samples []*profile.Sample
+	index   int
+	mean    bool
+	units   map[string]string // numeric label key -> unit
+
+	frames []Frame // every line of every location, location by location
+	start  []int32 // frames of the location at table position i: frames[start[i]:start[i+1]]
+	// A location's table position by ID: dense when the IDs are (as profq's decoder and the
+	// Go runtime number them), a map otherwise.
+	dense  []int32 // ID -> position+1 (0: unknown)
+	sparse map[uint64]int32
+}
+
+// NewTraces prepares a traces report of p, which it modifies: filters and aggregation run
+// in place. It follows pprof -traces: the sample value and the total are chosen as for top
+// (the total before filtering unless RelativePercentages), the filters run, the frames are
+// aggregated to the granularity and named as graph nodes are, except that file names keep
+// a /proc/self/cwd/ prefix. cfg's node selection and order (NodeCount, NodeFraction,
+// EdgeFraction, Sort, DropNegative) do not apply to traces and are ignored, as pprof
+// ignores them.
+func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, error) {
+	filters, err := cfg.compile()
+	if err != nil {
+		return nil, err
+	}
+	if len(p.SampleType) == 0 {
+		return nil, fmt.Errorf("profile has no sample types")
+	}
+	index, err := p.SampleIndexByName(cfg.SampleIndex)
+	if err != nil {
+		return nil, &OptionError{Err: fmt.Errorf("--sample-index: %w", err)}
+	}
+	if cfg.Mean && len(p.SampleType) == 1 {
+		return nil, optionErrorf("--mean needs a profile with a count sample type besides the value")
+	}
+
+	// pprof reads the numeric label units before anything changes the profile.
+	units, ignored := p.NumLabelUnits()
+	var warnings []string
+	for _, k := range slices.Sorted(maps.Keys(ignored)) {
+		warnings = append(warnings, fmt.Sprintf("numeric label %s is read in unit %s, also seen with unit(s) %s",
+			k, units[k], strings.Join(ignored[k], ", ")))
+	}
+	if cfg.RelativePercentages {
+		warnings = append(warnings, filters.Apply(p)...)
+	}
+	total := computeTotal(p, index, cfg.Mean)
+	if !cfg.RelativePercentages {
+		warnings = append(warnings, filters.Apply(p)...)
+	}
+	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
+		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
+	}
+
+	st := p.SampleType[index]
+	s := &TraceStream{
+		header: TracesHeader{
+			SchemaVersion: SchemaVersion,
+			Kind:          KindTraces,
+			SampleType:    SampleType{Type: st.Type, Unit: st.Unit},
+			Total:         total,
+			Options:       tracesOptions(cfg, index),
+			Profile:       profileInfo(p),
+			Inputs:        inputs,
+			Warnings:      append([]string{}, warnings...),
+		},
+		samples: p.Sample,
+		index:   index,
+		mean:    cfg.Mean,
+		units:   units,
+	}
+	if cfg.Mean {
+		s.header.SampleType.Type = "mean_" + st.Type
+	}
+	if s.header.Inputs == nil {
+		s.header.Inputs = []Input{}
+	}
+	for _, sample := range p.Sample {
+		if len(sample.Location) > 0 {
+			s.header.SampleCount++
+		}
+	}
+	s.indexFrames(p.Location)
+	return s, nil
+}
+
+// indexFrames names every line of every location once, so that walking a sample costs a
+// lookup per location.
+func (s *TraceStream) indexFrames(locs []*profile.Location) {
+	var maxID uint64
+	for _, l := range locs {
+		maxID = max(maxID, l.ID)
+	}
+	if maxID <= uint64(4*len(locs)+1024) {
+		s.dense = make([]int32, maxID+1)
+	} else {
+		s.sparse = make(map[uint64]int32, len(locs))
+	}
+	n := 0
+	for _, l := range locs {
+		n += max(1, len(l.Line))
+	}
+	s.frames = make([]Frame, 0, n)
+	s.start = make([]int32, 0, len(locs)+1)
+	for i, l := range locs {
+		s.start = append(s.start, int32(len(s.frames)))
+		s.frames = appendFrames(s.frames, l)
+		if s.dense != nil {
+			s.dense[l.ID] = int32(i) + 1
+		} else {
+			s.sparse[l.ID] = int32(i) + 1
+		}
+	}
+	s.start = append(s.start, int32(len(s.frames)))
+}
+
+// appendFrames appends the frames of l's lines, innermost first, numbering them by position.
+func appendFrames(frames []Frame, l *profile.Location) []Frame {
+	lines := l.Line
+	if len(lines) == 0 {
+		// A location without lines is still one frame, named by its address and binary.
+		lines = []profile.Line{{}}
+	}
+	for i, line := range lines {
+		info := graph.FrameInfo(l, line)
+		frames = append(frames, Frame{
+			ID:        int32(len(frames)),
+			Name:      info.PrintableName(),
+			Inline:    i != len(lines)-1,
+			Function:  info.Name,
+			File:      info.File,
+			StartLine: info.StartLine,
+			Line:      info.Line,
+			Column:    info.Column,
+			Address:   hexAddress(info.Address),
+			Object:    info.Objfile,
+		})
+	}
+	return frames
+}
+
+// Header returns the report's header. Its slices are shared with the stream: do not modify.
+func (s *TraceStream) Header() TracesHeader {
+	return s.header
+}
+
+// FrameCount is the number of distinct frames: every Frame.ID is below it.
+func (s *TraceStream) FrameCount() int {
+	return len(s.frames)
+}
+
+// locationFrames returns the frames of l, from the table when l is in it.
+func (s *TraceStream) locationFrames(l *profile.Location) []Frame {
+	var pos int32
+	if s.dense != nil {
+		if l.ID < uint64(len(s.dense)) {
+			pos = s.dense[l.ID]
+		}
+	} else {
+		pos = s.sparse[l.ID]
+	}
+	if pos == 0 {
+		// Not in the location table: a malformed profile. Name it on the spot, with IDs
+		// past the table so that no cache mistakes it for another frame.
+		frames := appendFrames(nil, l)
+		for i := range frames {
+			frames[i].ID = -1
+		}
+		return frames
+	}
+	return s.frames[s.start[pos-1]:s.start[pos]]
+}
+
+// Each calls fn with every sample of the report in profile order, and stops at fn's first
+// error, which it returns. The sample and everything it holds belong to Each and are reused
+// for the next sample: fn must neither keep nor modify them.
+func (s *TraceStream) Each(fn func(*TraceSample) error) error {
+	var (
+		ts      TraceSample
+		stack   []Frame
+		num     = map[string][]NumLabel{}
+		numVals []NumLabel
+		// A sample without string labels gets an empty map, so that JSON says {}, not null.
+		noLabels = map[string][]string{}
+	)
+	for _, sample := range s.samples {
+		if len(sample.Location) == 0 {
+			continue
+		}
+		stack = stack[:0]
+		for _, l := range sample.Location {
+			stack = append(stack, s.locationFrames(l)...)
+		}
+		v := sample.Value[s.index]
+		if s.mean {
+			if d := sample.Value[0]; d != 0 {
+				v /= d
+			}
+		}
+		ts.Value = v
+		ts.Labels = sample.Label
+		if ts.Labels == nil {
+			ts.Labels = noLabels
+		}
+		clear(num)
+		numVals = numVals[:0]
+		for k, vs := range sample.NumLabel {
+			from := len(numVals)
+			for _, nv := range vs {
+				numVals = append(numVals, NumLabel{Value: nv, Unit: s.units[k]})
+			}
+			num[k] = numVals[from:len(numVals):len(numVals)]
+		}
+		ts.NumLabels = num
+		ts.Frames = stack
+		if err := fn(&ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Collect reads the whole stream into one Traces document. It holds every sample, so it is
+// meant for small profiles and tests; renderers stream with Each.
+func (s *TraceStream) Collect() *Traces {
+	t := &Traces{TracesHeader: s.header, Samples: make([]TraceSample, 0, s.header.SampleCount)}
+	t.Inputs = slices.Clone(t.Inputs)
+	t.Warnings = slices.Clone(t.Warnings)
+	t.Options.Filters = slices.Clone(t.Options.Filters)
+	t.Profile.Comments = slices.Clone(t.Profile.Comments)
+	_ = s.Each(func(ts *TraceSample) error {
+		c := TraceSample{
+			Value:     ts.Value,
+			Labels:    make(map[string][]string, len(ts.Labels)),
+			NumLabels: make(map[string][]NumLabel, len(ts.NumLabels)),
+			Frames:    slices.Clone(ts.Frames),
+		}
+		for k, v := range ts.Labels {
+			c.Labels[k] = slices.Clone(v)
+		}
+		for k, v := range ts.NumLabels {
+			c.NumLabels[k] = slices.Clone(v)
+		}
+		t.Samples = append(t.Samples, c)
+		return nil
+	})
+	return t
+}
+
+func tracesOptions(cfg Config, index int) TracesOptions {
+	top := effectiveOptions(cfg, index)
+	return TracesOptions{
+		SampleIndex:         index,
+		Mean:                cfg.Mean,
+		Granularity:         cfg.Granularity,
+		NoInlines:           cfg.NoInlines,
+		Filters:             top.Filters,
+		RelativePercentages: cfg.RelativePercentages,
+	}
+}
