@@ -157,9 +157,7 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range d.Warnings {
-		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
-	}
+	warn(stdio.Err, d.Warnings)
 	ro := render.DiffOptions{Format: o.Output.format, Unit: o.Unit}
 	if err := o.Output.write(stdio.Out, func(w io.Writer) error { return render.Diff(w, d, ro) }); err != nil {
 		return err

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
-	"github.com/profq/profq/internal/units"
 )
 
 // GraphOptions are the options of profq graph.
@@ -75,30 +72,15 @@ PROFILE is a path or - for standard input; several profiles are merged.`,
 }
 
 func runGraph(stdio IO, o *GraphOptions, args []string) error {
-	if err := o.Output.validate(); err != nil {
-		return err
-	}
-	if !units.Known(o.Report.Unit) {
-		return usageErrorf("--unit: unknown unit %q", o.Report.Unit)
-	}
-	if err := o.Report.Validate(); err != nil {
-		return err
-	}
-	bases, err := o.base.bases()
+	p, inputs, err := reportRequest{&o.Output, o.Report.Unit, o.Report.Validate, o.base}.load(stdio, args)
 	if err != nil {
 		return err
 	}
-	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	g, err := report.NewGraph(p, inputs, o.Report)
 	if err != nil {
 		return err
 	}
-	g, err := report.NewGraph(p, reportInputs(inputs, len(args), o.base), o.Report)
-	if err != nil {
-		return err
-	}
-	for _, w := range g.Warnings {
-		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
-	}
+	warn(stdio.Err, g.Warnings)
 	return o.Output.write(stdio.Out, func(w io.Writer) error {
 		return render.Graph(w, g, render.GraphOptions{Format: o.Output.format, Unit: o.Report.Unit})
 	})

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"regexp"
 
@@ -10,8 +9,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
-	"github.com/profq/profq/internal/units"
 )
 
 // PeekOptions are the options of profq peek.
@@ -80,36 +77,19 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	if err != nil {
 		return usageErrorf("peek: REGEX: %w", err)
 	}
-	if err := o.Output.validate(); err != nil {
-		return err
-	}
-	if !units.Known(o.Unit) {
-		return usageErrorf("--unit: unknown unit %q", o.Unit)
-	}
-	if err := o.Report.Validate(); err != nil {
-		return err
-	}
-	bases, err := o.base.bases()
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
 	if err != nil {
 		return err
 	}
-	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
-	if err != nil {
-		return err
-	}
-	pk, err := report.NewPeek(p, reportInputs(inputs, len(args), o.base), o.Report, re)
+	pk, err := report.NewPeek(p, inputs, o.Report, re)
 	var noMatch *report.NoMatchError
 	if errors.As(err, &noMatch) {
-		for _, w := range noMatch.Warnings {
-			fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
-		}
+		warn(stdio.Err, noMatch.Warnings)
 	}
 	if err != nil {
 		return err
 	}
-	for _, w := range pk.Warnings {
-		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
-	}
+	warn(stdio.Err, pk.Warnings)
 	return o.Output.write(stdio.Out, func(w io.Writer) error {
 		return render.Peek(w, pk, render.PeekOptions{Format: o.Output.format, Unit: o.Unit})
 	})

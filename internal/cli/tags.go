@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
-	"github.com/profq/profq/internal/units"
 )
 
 // TagsOptions are the options of profq tags.
@@ -82,30 +79,15 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`
 }
 
 func runTags(stdio IO, o *TagsOptions, args []string) error {
-	if err := o.Output.validate(); err != nil {
-		return err
-	}
-	if !units.Known(o.Unit) {
-		return usageErrorf("--unit: unknown unit %q", o.Unit)
-	}
-	if err := o.Report.Validate(); err != nil {
-		return err
-	}
-	bases, err := o.base.bases()
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
 	if err != nil {
 		return err
 	}
-	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	t, err := report.NewTags(p, inputs, o.Report)
 	if err != nil {
 		return err
 	}
-	t, err := report.NewTags(p, reportInputs(inputs, len(args), o.base), o.Report)
-	if err != nil {
-		return err
-	}
-	for _, w := range t.Warnings {
-		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
-	}
+	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio.Out, func(w io.Writer) error {
 		return render.Tags(w, t, render.TagsOptions{Format: o.Output.format, Unit: o.Unit})
 	})

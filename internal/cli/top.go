@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
-	"github.com/profq/profq/internal/units"
 )
 
 // TopOptions are the options of profq top.
@@ -70,30 +67,15 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 }
 
 func runTop(stdio IO, o *TopOptions, args []string) error {
-	if err := o.Output.validate(); err != nil {
-		return err
-	}
-	if !units.Known(o.Unit) {
-		return usageErrorf("--unit: unknown unit %q", o.Unit)
-	}
-	if err := o.Report.Validate(); err != nil {
-		return err
-	}
-	bases, err := o.base.bases()
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
 	if err != nil {
 		return err
 	}
-	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	t, err := report.NewTop(p, inputs, o.Report)
 	if err != nil {
 		return err
 	}
-	t, err := report.NewTop(p, reportInputs(inputs, len(args), o.base), o.Report)
-	if err != nil {
-		return err
-	}
-	for _, w := range t.Warnings {
-		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
-	}
+	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio.Out, func(w io.Writer) error {
 		return render.Top(w, t, render.TopOptions{Format: o.Output.format, Unit: o.Unit})
 	})

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
-	"github.com/profq/profq/internal/units"
 )
 
 // TracesOptions are the options of profq traces.
@@ -90,30 +87,15 @@ func addTracesFlags(fs *pflag.FlagSet, c *report.Config) {
 }
 
 func runTraces(stdio IO, o *TracesOptions, args []string) error {
-	if err := o.Output.validate(); err != nil {
-		return err
-	}
-	if !units.Known(o.Unit) {
-		return usageErrorf("--unit: unknown unit %q", o.Unit)
-	}
-	if err := o.Report.Validate(); err != nil {
-		return err
-	}
-	bases, err := o.base.bases()
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
 	if err != nil {
 		return err
 	}
-	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	s, err := report.NewTraces(p, inputs, o.Report)
 	if err != nil {
 		return err
 	}
-	s, err := report.NewTraces(p, reportInputs(inputs, len(args), o.base), o.Report)
-	if err != nil {
-		return err
-	}
-	for _, w := range s.Header().Warnings {
-		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
-	}
+	warn(stdio.Err, s.Header().Warnings)
 	if o.Output.query != nil && o.Output.format == "ndjson" {
 		return o.Output.streamRecords(stdio.Out, func(emit func(any) error) error {
 			return render.TraceRecords(s, emit)
