@@ -26,26 +26,17 @@ func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (
 	if err != nil {
 		return nil, err
 	}
-	index, err := sampleIndex(p, cfg.SampleIndex)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Mean && len(p.SampleType) == 1 {
-		return nil, optionErrorf("--mean needs a profile with a count sample type besides the value")
-	}
-
 	var warnings []string
 	if !slices.ContainsFunc(p.Sample, func(s *profile.Sample) bool { return hasKey(s, key) }) {
 		warnings = append(warnings, fmt.Sprintf("no sample carries the label %q: every sample is in the unlabelled group", key))
 	}
 	numUnits, _ := p.NumLabelUnits()
-	if cfg.RelativePercentages {
-		warnings = append(warnings, filters.Apply(p)...)
+	pr, err := prepare(p, cfg, filters.Apply)
+	if err != nil {
+		return nil, err
 	}
-	total := computeTotal(p, index, cfg.Mean)
-	if !cfg.RelativePercentages {
-		warnings = append(warnings, filters.Apply(p)...)
-	}
+	index, total := pr.index, pr.total
+	warnings = append(warnings, pr.warnings...)
 
 	st := p.SampleType[index]
 	t := &TopByLabel{

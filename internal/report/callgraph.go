@@ -31,27 +31,13 @@ func newCallGraph(p *profile.Profile, cfg Config) (*callGraph, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(p.SampleType) == 0 {
-		return nil, fmt.Errorf("profile has no sample types")
-	}
-	index, err := p.SampleIndexByName(cfg.SampleIndex)
+	labelUnits, _ := p.NumLabelUnits()
+	pr, err := prepare(p, cfg, filters.Apply)
 	if err != nil {
-		return nil, &OptionError{Err: fmt.Errorf("--sample-index: %w", err)}
+		return nil, err
 	}
-	if cfg.Mean && len(p.SampleType) == 1 {
-		// The divisor is sample type 0, the count; a single type would divide by itself.
-		return nil, optionErrorf("--mean needs a profile with a count sample type besides the value")
-	}
-	cg := &callGraph{index: index}
-	cg.labelUnits, _ = p.NumLabelUnits()
-
-	if cfg.RelativePercentages {
-		cg.warnings = filters.Apply(p)
-	}
-	cg.total = computeTotal(p, index, cfg.Mean)
-	if !cfg.RelativePercentages {
-		cg.warnings = filters.Apply(p)
-	}
+	index := pr.index
+	cg := &callGraph{index: index, total: pr.total, warnings: pr.warnings, labelUnits: labelUnits}
 	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
 		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
 	}

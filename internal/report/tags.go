@@ -60,24 +60,16 @@ func NewTags(p *profile.Profile, inputs []Input, cfg TagsConfig) (*Tags, error) 
 	if err != nil {
 		return nil, err
 	}
-	index, err := sampleIndex(p, cfg.Report.SampleIndex)
+	// The units come from the whole profile, before any filter, as pprof reads them.
+	numUnits, ignoredUnits := p.NumLabelUnits()
+	pr, err := prepare(p, cfg.Report, func(p *profile.Profile) []string {
+		return append(filters.Apply(p), keyFilter.apply(p)...)
+	})
 	if err != nil {
 		return nil, err
 	}
-	// The units come from the whole profile, before any filter, as pprof reads them.
-	numUnits, ignoredUnits := p.NumLabelUnits()
-	warnings := unitWarnings(numUnits, ignoredUnits)
-	apply := func() {
-		warnings = append(warnings, filters.Apply(p)...)
-		warnings = append(warnings, keyFilter.apply(p)...)
-	}
-	if cfg.Report.RelativePercentages {
-		apply()
-	}
-	total := computeTotal(p, index, false)
-	if !cfg.Report.RelativePercentages {
-		apply()
-	}
+	index, total := pr.index, pr.total
+	warnings := append(unitWarnings(numUnits, ignoredUnits), pr.warnings...)
 
 	st := p.SampleType[index]
 	opts := effectiveOptions(cfg.Report, index)

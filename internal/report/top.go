@@ -116,26 +116,11 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 	if err != nil {
 		return nil, err
 	}
-	if len(p.SampleType) == 0 {
-		return nil, fmt.Errorf("profile has no sample types")
-	}
-	index, err := p.SampleIndexByName(cfg.SampleIndex)
+	pr, err := prepare(p, cfg, filters.Apply)
 	if err != nil {
-		return nil, &OptionError{Err: fmt.Errorf("--sample-index: %w", err)}
+		return nil, err
 	}
-	if cfg.Mean && len(p.SampleType) == 1 {
-		// The divisor is sample type 0, the count; a single type would divide by itself.
-		return nil, optionErrorf("--mean needs a profile with a count sample type besides the value")
-	}
-
-	var warnings []string
-	if cfg.RelativePercentages {
-		warnings = filters.Apply(p)
-	}
-	total := computeTotal(p, index, cfg.Mean)
-	if !cfg.RelativePercentages {
-		warnings = filters.Apply(p)
-	}
+	index, total, warnings := pr.index, pr.total, pr.warnings
 	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
 		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
 	}
@@ -195,6 +180,39 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 	t.Shown = running
 	t.ShownPct = percent(running, total)
 	return t, nil
+}
+
+// prepared is a profile after the steps every report takes first, in pprof's order.
+type prepared struct {
+	// index is the sample type the report reads.
+	index int
+	// total is the report total: taken before filtering unless RelativePercentages.
+	total int64
+	// warnings are what the filters said.
+	warnings []string
+}
+
+// prepare chooses the sample value of p, then takes the report total and filters the
+// samples with apply, in the order cfg.RelativePercentages asks for: the steps every report
+// (top, peek, graph, traces, tags, by-label) takes before its own. It modifies p.
+func prepare(p *profile.Profile, cfg Config, apply func(*profile.Profile) []string) (prepared, error) {
+	index, err := sampleIndex(p, cfg.SampleIndex)
+	if err != nil {
+		return prepared{}, err
+	}
+	if cfg.Mean && len(p.SampleType) == 1 {
+		// The divisor is sample type 0, the count; a single type would divide by itself.
+		return prepared{}, optionErrorf("--mean needs a profile with a count sample type besides the value")
+	}
+	pr := prepared{index: index}
+	if cfg.RelativePercentages {
+		pr.warnings = apply(p)
+	}
+	pr.total = computeTotal(p, index, cfg.Mean)
+	if !cfg.RelativePercentages {
+		pr.warnings = apply(p)
+	}
+	return pr, nil
 }
 
 // computeTotal is the denominator of the report's percentages: Σ|v| over the samples (or over

@@ -41,31 +41,19 @@ func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, er
 	if err != nil {
 		return nil, err
 	}
-	if len(p.SampleType) == 0 {
-		return nil, fmt.Errorf("profile has no sample types")
-	}
-	index, err := p.SampleIndexByName(cfg.SampleIndex)
-	if err != nil {
-		return nil, &OptionError{Err: fmt.Errorf("--sample-index: %w", err)}
-	}
-	if cfg.Mean && len(p.SampleType) == 1 {
-		return nil, optionErrorf("--mean needs a profile with a count sample type besides the value")
-	}
-
 	// pprof reads the numeric label units before anything changes the profile.
 	units, ignored := p.NumLabelUnits()
+	pr, err := prepare(p, cfg, filters.Apply)
+	if err != nil {
+		return nil, err
+	}
+	index, total := pr.index, pr.total
 	var warnings []string
 	for _, k := range slices.Sorted(maps.Keys(ignored)) {
 		warnings = append(warnings, fmt.Sprintf("numeric label %s is read in unit %s, also seen with unit(s) %s",
 			k, units[k], strings.Join(ignored[k], ", ")))
 	}
-	if cfg.RelativePercentages {
-		warnings = append(warnings, filters.Apply(p)...)
-	}
-	total := computeTotal(p, index, cfg.Mean)
-	if !cfg.RelativePercentages {
-		warnings = append(warnings, filters.Apply(p)...)
-	}
+	warnings = append(warnings, pr.warnings...)
 	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
 		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
 	}
