@@ -79,37 +79,28 @@ func valueKinds(t *testing.T, path, key string) map[bool]int64 {
 // labelled profiles: string labels (pprof.Do's), numeric labels (heap profiles' bytes) and the
 // edge cases of the test-time profile.
 func TestParityTopByLabel(t *testing.T) {
-	profiles := labelCorpus(t)
-	for _, name := range sortedKeys(profiles) {
-		path := profiles[name]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			fv, err := deriveFilters(path)
-			if err != nil {
-				t.Fatal(err)
+	eachProfile(t, labelCorpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		options := [][]string{
+			nil,
+			{"-lines", "-cum"},
+			{"-nodecount=3"},
+			{"-nodefraction=0.05"},
+			{"-relative_percentages"},
+			{"-focus=" + fv.Focus},
+			{"-sample_index=0"},
+		}
+		if len(fv.SampleTypes) > 1 {
+			options = append(options, []string{"-mean"})
+		}
+		for _, key := range labelKeys(t, path) {
+			kinds := valueKinds(t, path, key)
+			for _, flags := range options {
+				t.Run(key+" "+strings.Join(flags, " "), func(t *testing.T) {
+					checkByLabel(t, path, key, kinds, flags)
+				})
 			}
-			options := [][]string{
-				nil,
-				{"-lines", "-cum"},
-				{"-nodecount=3"},
-				{"-nodefraction=0.05"},
-				{"-relative_percentages"},
-				{"-focus=" + fv.Focus},
-				{"-sample_index=0"},
-			}
-			if len(fv.SampleTypes) > 1 {
-				options = append(options, []string{"-mean"})
-			}
-			for _, key := range labelKeys(t, path) {
-				kinds := valueKinds(t, path, key)
-				for _, flags := range options {
-					t.Run(key+" "+strings.Join(flags, " "), func(t *testing.T) {
-						checkByLabel(t, path, key, kinds, flags)
-					})
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // maxGroups bounds how many labelled groups of one report are checked against pprof (numeric

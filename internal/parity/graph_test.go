@@ -262,22 +262,13 @@ func graphCasesFor(fv filterValues, large bool) []graphCase {
 // legend, every node (name, label with values, font size, colours) and every edge (ends,
 // weight, inline, residual, layout attributes).
 func TestParityGraph(t *testing.T) {
-	profiles := corpus(t)
-	for _, name := range sortedKeys(profiles) {
-		path := profiles[name]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			fv, err := deriveFilters(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range graphCasesFor(fv, name == "large.cpu") {
-				t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
-					runGraphCase(t, c, []string{path})
-				})
-			}
-		})
-	}
+	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		for _, c := range graphCasesFor(fv, name == "large.cpu") {
+			t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
+				runGraphCase(t, c, []string{path})
+			})
+		}
+	})
 }
 
 // TestParityGraphBase compares graphs against a base profile: negative weights, and with

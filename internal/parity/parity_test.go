@@ -436,22 +436,13 @@ func corpus(t *testing.T) map[string]string {
 }
 
 func TestParity(t *testing.T) {
-	profiles := corpus(t)
-	for _, name := range sortedKeys(profiles) {
-		path := profiles[name]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			fv, err := deriveFilters(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range casesFor(fv, name == "large.cpu") {
-				t.Run(c.name(), func(t *testing.T) {
-					runCase(t, c, []string{path})
-				})
-			}
-		})
-	}
+	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		for _, c := range casesFor(fv, name == "large.cpu") {
+			t.Run(c.name(), func(t *testing.T) {
+				runCase(t, c, []string{path})
+			})
+		}
+	})
 }
 
 // TestParityMerge compares reports on two profiles given as two arguments, which both tools

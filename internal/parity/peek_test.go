@@ -417,29 +417,20 @@ func peekCasesFor(fv filterValues, large bool) []peekCase {
 // TestParityPeek compares profq peek with pprof -peek on every profile of the corpus, with
 // several regular expressions, granularities, filters, -mean and trimming options.
 func TestParityPeek(t *testing.T) {
-	profiles := corpus(t)
-	for _, name := range sortedKeys(profiles) {
-		path := profiles[name]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			fv, err := deriveFilters(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ran, matched := 0, 0
-			for _, c := range peekCasesFor(fv, name == "large.cpu") {
-				t.Run(c.name(), func(t *testing.T) {
-					ran++
-					if runPeekCase(t, c, []string{path}) {
-						matched++
-					}
-				})
-			}
-			if 2*matched < ran {
-				t.Errorf("only %d of %d cases matched a node: the regexps select too little", matched, ran)
-			}
-		})
-	}
+	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		ran, matched := 0, 0
+		for _, c := range peekCasesFor(fv, name == "large.cpu") {
+			t.Run(c.name(), func(t *testing.T) {
+				ran++
+				if runPeekCase(t, c, []string{path}) {
+					matched++
+				}
+			})
+		}
+		if 2*matched < ran {
+			t.Errorf("only %d of %d cases matched a node: the regexps select too little", matched, ran)
+		}
+	})
 }
 
 // TestParityPeekBase compares peek against a base profile: edges of nodes whose values

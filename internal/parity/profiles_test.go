@@ -594,6 +594,23 @@ func closestKey(m map[string]int64, whole, target int64, exclude ...string) stri
 	return best
 }
 
+// eachProfile runs test on every profile of profiles, in name order, each in its own parallel
+// subtest named after it, with the filter values derived from the profile.
+func eachProfile(t *testing.T, profiles map[string]string, test func(t *testing.T, name, path string, fv filterValues)) {
+	t.Helper()
+	for _, name := range sortedKeys(profiles) {
+		path := profiles[name]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fv, err := deriveFilters(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			test(t, name, path, fv)
+		})
+	}
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -254,22 +254,13 @@ func tracesCasesFor(fv filterValues, reduced bool) [][]string {
 // TestTracesParity compares profq traces with pprof -traces on the profiles and options of
 // the top parity tests.
 func TestTracesParity(t *testing.T) {
-	profiles := corpus(t)
-	for _, name := range sortedKeys(profiles) {
-		path := profiles[name]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			fv, err := deriveFilters(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, flags := range tracesCasesFor(fv, name == "large.cpu") {
-				t.Run(caseName(flags), func(t *testing.T) {
-					runTracesCase(t, flags, []string{path}, selectsNothing(flags))
-				})
-			}
-		})
-	}
+	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		for _, flags := range tracesCasesFor(fv, name == "large.cpu") {
+			t.Run(caseName(flags), func(t *testing.T) {
+				runTracesCase(t, flags, []string{path}, selectsNothing(flags))
+			})
+		}
+	})
 }
 
 // TestTracesParityBase compares traces of merged profiles and of profiles against a base:
