@@ -13,7 +13,7 @@ func runTopByLabel(stdio IO, o *TopOptions, args []string) error {
 	if o.ByLabel == "" {
 		return usageErrorf("--by-label: the label key is empty")
 	}
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
 	}

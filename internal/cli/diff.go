@@ -28,6 +28,7 @@ type DiffOptions struct {
 	failOn   []string
 	minDelta string
 	reports  []string
+	input    source.Options
 }
 
 func newCmdDiff(stdio IO) *cobra.Command {
@@ -83,6 +84,7 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 	fs.Float64Var(&o.Report.Alpha, "alpha", o.Report.Alpha, "significance level of the Mann-Whitney U test with repeated captures")
 	fs.BoolVar(&o.Report.Normalize, "normalize", false, "scale every capture to the base's total: compare shares rather than raw values")
 	addGraphFlags(fs, &o.Report.Config, &o.sort)
+	addInputFlags(fs, &o.input)
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table and markdown values: minimum, auto, or a unit such as ms or MB")
 	addOutputFlags(fs, &o.Output)
 	fs.StringArrayVar(&o.reports, "report", nil, "also write the report in FORMAT to PATH, as FORMAT=PATH (repeatable)")
@@ -149,7 +151,8 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 			roles[i] = report.RoleNew
 		}
 	}
-	captures, err := loadCaptures(all, roles, o.Report.Config, stdio.In)
+	o.input.Stdin = stdio.In
+	captures, err := loadCaptures(all, roles, o.Report.Config, o.input)
 	if err != nil {
 		return err
 	}
@@ -200,7 +203,7 @@ const maxLoaders = 4
 
 // loadCaptures reads and reduces every argument to its node table, several at a time. The
 // first failing argument, in argument order, is the error.
-func loadCaptures(args, roles []string, cfg report.Config, stdin io.Reader) ([]*report.Capture, error) {
+func loadCaptures(args, roles []string, cfg report.Config, in source.Options) ([]*report.Capture, error) {
 	out := make([]*report.Capture, len(args))
 	errs := make([]error, len(args))
 	sem := make(chan struct{}, min(maxLoaders, runtime.GOMAXPROCS(0)))
@@ -216,7 +219,7 @@ func loadCaptures(args, roles []string, cfg report.Config, stdin io.Reader) ([]*
 					errs[i] = fmt.Errorf("internal error reading %s: %v", arg, r)
 				}
 			}()
-			out[i], errs[i] = loadCapture(arg, roles[i], cfg, stdin)
+			out[i], errs[i] = loadCapture(arg, roles[i], cfg, in)
 		})
 	}
 	wg.Wait()
@@ -229,17 +232,17 @@ func loadCaptures(args, roles []string, cfg report.Config, stdin io.Reader) ([]*
 }
 
 // loadCapture reads one argument: a saved top report (JSON) or a profile.
-func loadCapture(arg, role string, cfg report.Config, stdin io.Reader) (*report.Capture, error) {
-	data, err := source.Read(arg, stdin)
+func loadCapture(arg, role string, cfg report.Config, in source.Options) (*report.Capture, error) {
+	data, err := in.Read(arg)
 	if err != nil {
 		return nil, err
 	}
 	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
 		return report.ReadCapture(arg, role, data)
 	}
-	p, in, err := source.LoadData(arg, data)
+	p, input, err := in.LoadData(arg, data)
 	if err != nil {
 		return nil, err
 	}
-	return report.NewCapture(p, reportInput(in, role), cfg)
+	return report.NewCapture(p, reportInput(input, role), cfg)
 }

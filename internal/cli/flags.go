@@ -305,7 +305,8 @@ func reportInput(s source.Input, role string) report.Input {
 	for j, st := range s.SampleTypes {
 		types[j] = report.SampleType{Type: st.Type, Unit: st.Unit}
 	}
-	return report.Input{Source: s.Source, Role: role, Format: report.FormatPprof, SampleTypes: types, Samples: s.Samples}
+	return report.Input{Source: s.Source, Role: role, Format: report.FormatPprof, SampleTypes: types, Samples: s.Samples,
+		Warnings: append([]string{}, s.Warnings...)}
 }
 
 // baseFlags are --base, --diff-base and --normalize: what the profiles are compared against.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
 )
 
 // GraphOptions are the options of profq graph.
@@ -15,6 +16,7 @@ type GraphOptions struct {
 	Output outputFlags
 	sort   sortFlags
 	base   baseFlags
+	input  source.Options
 }
 
 func newCmdGraph(stdio IO) *cobra.Command {
@@ -65,6 +67,7 @@ PROFILE is a path or - for standard input; several profiles are merged.`,
 	}
 	fs.Float64Var(&o.Report.EdgeFraction, "edgefraction", o.Report.EdgeFraction, "drop call edges below this fraction of the total")
 	addBaseFlags(fs, &o.base)
+	addInputFlags(fs, &o.input)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Report.Unit, "unit", o.Report.Unit, "unit of DOT values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
 	addOutputFlags(fs, &o.Output)
@@ -72,7 +75,7 @@ PROFILE is a path or - for standard input; several profiles are merged.`,
 }
 
 func runGraph(stdio IO, o *GraphOptions, args []string) error {
-	p, inputs, err := reportRequest{&o.Output, o.Report.Unit, o.Report.Validate, o.base}.load(stdio, args)
+	p, inputs, err := reportRequest{&o.Output, o.Report.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
 	}

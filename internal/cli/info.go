@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -15,6 +13,7 @@ import (
 // InfoOptions are the options of profq info.
 type InfoOptions struct {
 	Output outputFlags
+	input  source.Options
 }
 
 func newCmdInfo(stdio IO) *cobra.Command {
@@ -44,6 +43,7 @@ commands read (only the sample types all inputs share are kept, in the finest un
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
+	addInputFlags(fs, &o.input)
 	addOutputFlags(fs, &o.Output)
 	return cmd
 }
@@ -55,38 +55,33 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 	if err := source.CheckStdin(args); err != nil {
 		return err
 	}
-	// Each input is loaded on its own, as a report of it alone would read it. Standard input
-	// is kept so that the merged profile can be loaded from the same bytes.
-	var stdinData []byte
+	// Each input is read once, described as a report of it alone would read it, and then the
+	// inputs are merged from the same bytes.
+	o.input.Stdin = stdio.In
+	data := make([][]byte, len(args))
 	inputs := make([]report.InfoInput, 0, len(args))
-	for _, arg := range args {
-		data, err := source.Read(arg, stdio.In)
+	for i, arg := range args {
+		var err error
+		if data[i], err = o.input.Read(arg); err != nil {
+			return err
+		}
+		p, in, err := o.input.LoadData(arg, data[i])
 		if err != nil {
 			return err
 		}
-		if arg == source.Stdin {
-			stdinData = data
-		}
-		p, _, err := source.LoadData(arg, data)
-		if err != nil {
-			return err
-		}
+		warn(stdio.Err, in.Warnings)
 		inputs = append(inputs, report.InfoInput{Source: arg, Format: report.FormatPprof, Profile: report.DescribeProfile(p)})
 	}
 	merged := inputs[0].Profile
 	if len(args) > 1 {
-		// source has no way to merge profiles that were already read, so the files are read
-		// again; standard input is replayed from its bytes.
-		p, _, err := source.Load(args, bytes.NewReader(stdinData))
+		p, _, err := o.input.LoadBytes(args, data)
 		if err != nil {
 			return err
 		}
 		merged = report.DescribeProfile(p)
 	}
 	info := report.NewInfo(merged, inputs)
-	for _, w := range info.Warnings {
-		fmt.Fprintf(stdio.Err, "profq: warning: %s\n", w)
-	}
+	warn(stdio.Err, info.Warnings)
 	return o.Output.write(stdio.Out, func(w io.Writer) error {
 		return render.Info(w, info, render.InfoOptions{Format: o.Output.format})
 	})

@@ -3,6 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/google/pprof/profile"
 
@@ -18,6 +21,7 @@ type reportRequest struct {
 	unit     string
 	validate func() error
 	base     baseFlags
+	input    source.Options
 }
 
 // load checks the request (usage errors first, so a wrong command line never waits for a big
@@ -36,11 +40,22 @@ func (r reportRequest) load(stdio IO, args []string) (*profile.Profile, []report
 	if err != nil {
 		return nil, nil, err
 	}
-	p, inputs, err := source.LoadWithBases(args, bases, stdio.In)
+	r.input.Stdin = stdio.In
+	p, inputs, err := r.input.LoadWithBases(args, bases)
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, in := range inputs {
+		warn(stdio.Err, in.Warnings)
+	}
 	return p, reportInputs(inputs, len(args), r.base), nil
+}
+
+// addInputFlags registers how profile arguments are read: the forced input format and the
+// size limit.
+func addInputFlags(fs *pflag.FlagSet, o *source.Options) {
+	fs.StringVar(&o.Format, "input-format", "", "read every PROFILE in this format instead of detecting it: "+strings.Join(source.Formats(), ", "))
+	fs.Int64Var(&o.MaxInputBytes, "max-input-bytes", source.DefaultMaxInputBytes, "refuse an input larger than this many bytes after decompression")
 }
 
 // warn writes a report's warnings to stderr, one line each.

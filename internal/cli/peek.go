@@ -9,6 +9,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
 )
 
 // PeekOptions are the options of profq peek.
@@ -18,6 +19,7 @@ type PeekOptions struct {
 	Output outputFlags
 	sort   sortFlags
 	base   baseFlags
+	input  source.Options
 }
 
 func newCmdPeek(stdio IO) *cobra.Command {
@@ -66,6 +68,7 @@ matches no node is an error (exit 3); an invalid REGEX is a usage error (exit 2)
 	addGraphFlags(fs, &o.Report, &o.sort)
 	fs.Float64Var(&o.Report.EdgeFraction, "edgefraction", o.Report.EdgeFraction, "drop call edges below this fraction of the total")
 	addBaseFlags(fs, &o.base)
+	addInputFlags(fs, &o.input)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
 	addOutputFlags(fs, &o.Output)
@@ -77,7 +80,7 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	if err != nil {
 		return usageErrorf("peek: REGEX: %w", err)
 	}
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
 )
 
 // TagsOptions are the options of profq tags.
@@ -16,6 +17,7 @@ type TagsOptions struct {
 	Unit   string
 	Output outputFlags
 	base   baseFlags
+	input  source.Options
 }
 
 // tagsGraphFlags returns the shared graph flags that change a tags report: the sample choice
@@ -73,13 +75,14 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`
 	fs.StringVar(&o.Report.TagShow, "tagshow", "", "show only the label keys matching this regexp")
 	fs.StringVar(&o.Report.TagHide, "taghide", "", "leave out the label keys matching this regexp")
 	addBaseFlags(fs, &o.base)
+	addInputFlags(fs, &o.input)
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum or auto (each value on its own, as pprof), or a unit such as ms or MB")
 	addOutputFlags(fs, &o.Output)
 	return cmd
 }
 
 func runTags(stdio IO, o *TagsOptions, args []string) error {
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
 )
 
 // TopOptions are the options of profq top.
@@ -18,6 +19,7 @@ type TopOptions struct {
 	ByLabel string
 	sort    sortFlags
 	base    baseFlags
+	input   source.Options
 }
 
 func newCmdTop(stdio IO) *cobra.Command {
@@ -59,6 +61,7 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 	addGraphFlags(fs, &o.Report, &o.sort)
 	fs.Float64Var(&o.Report.EdgeFraction, "edgefraction", o.Report.EdgeFraction, "drop call edges below this fraction of the total (they decide the inline labels)")
 	addBaseFlags(fs, &o.base)
+	addInputFlags(fs, &o.input)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
 	fs.StringVar(&o.ByLabel, "by-label", "", "one report per value of this label key (samples without it form their own group)")
@@ -67,7 +70,7 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 }
 
 func runTop(stdio IO, o *TopOptions, args []string) error {
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
 )
 
 // TracesOptions are the options of profq traces.
@@ -16,6 +17,7 @@ type TracesOptions struct {
 	Unit   string
 	Output outputFlags
 	base   baseFlags
+	input  source.Options
 }
 
 func newCmdTraces(stdio IO) *cobra.Command {
@@ -55,6 +57,7 @@ document), so any profile size works and ` + "`| head`" + ` stops profq early.`,
 	fs.SortFlags = false
 	addTracesFlags(fs, &o.Report)
 	addBaseFlags(fs, &o.base)
+	addInputFlags(fs, &o.input)
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum or auto (each value scaled on its own, as pprof), or a unit such as ms or MB")
 	addOutputFlags(fs, &o.Output)
 	return cmd
@@ -87,7 +90,7 @@ func addTracesFlags(fs *pflag.FlagSet, c *report.Config) {
 }
 
 func runTraces(stdio IO, o *TracesOptions, args []string) error {
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base}.load(stdio, args)
+	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
 	}

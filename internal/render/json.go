@@ -19,6 +19,7 @@ func topJSON(w io.Writer, t *report.Top) error {
 	doc.Inputs = make([]report.Input, len(t.Inputs))
 	for i, in := range t.Inputs {
 		in.SampleTypes = nonNil(in.SampleTypes)
+		in.Warnings = nonNil(in.Warnings)
 		doc.Inputs[i] = in
 	}
 

@@ -100,7 +100,7 @@ func ReadCapture(source, role string, data []byte) (*Capture, error) {
 		}
 		samples += in.Samples
 	}
-	in := Input{Source: source, Role: role, Format: FormatTopJSON, SampleTypes: []SampleType{t.SampleType}, Samples: samples}
+	in := Input{Source: source, Role: role, Format: FormatTopJSON, SampleTypes: []SampleType{t.SampleType}, Samples: samples, Warnings: []string{}}
 	return &Capture{Input: in, Top: &t}, nil
 }
 

@@ -2,6 +2,11 @@
 // every renderer formats.
 package report
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // SchemaVersion is the version of the JSON documents profq writes. Adding a field keeps it;
 // removing, renaming or changing the meaning or unit of a field bumps it.
 const SchemaVersion = 1
@@ -47,6 +52,9 @@ type Input struct {
 	SampleTypes []SampleType `json:"sample_types"`
 	// Samples is the number of samples the input holds.
 	Samples int `json:"samples"`
+	// Warnings are what reading the input noticed and passed over, such as malformed lines of
+	// a text format; [] when there is nothing to say.
+	Warnings []string `json:"warnings"`
 }
 
 // ProfileInfo carries the profile-level facts that pprof prints above a report.
@@ -172,4 +180,23 @@ type Row struct {
 	// Object is the binary or library the node belongs to when that is part of its identity
 	// (frames without function names), or "".
 	Object string `json:"object"`
+}
+
+// MarshalJSON writes the input with [] for its empty lists, never null, whoever built it.
+func (in Input) MarshalJSON() ([]byte, error) {
+	type plain Input // without this method
+	if in.SampleTypes == nil {
+		in.SampleTypes = []SampleType{}
+	}
+	if in.Warnings == nil {
+		in.Warnings = []string{}
+	}
+	// Not json.Marshal: it escapes <, > and &, which the document's encoder would keep.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(plain(in)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

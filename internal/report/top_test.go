@@ -1,7 +1,9 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -214,5 +216,21 @@ func TestValidate(t *testing.T) {
 		if !errors.As(err, &opt) && !errors.As(err, &expr) {
 			t.Errorf("%+v: got %v, want a usage error", cfg, err)
 		}
+	}
+}
+
+func TestInputJSON(t *testing.T) {
+	// As the renderers encode: without HTML escaping, which the input's own encoding must not
+	// bring back.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct{ In Input }{Input{Source: "a<b&c.pb.gz"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimSpace(b.String())
+	want := `{"In":{"source":"a<b&c.pb.gz","role":"","format":"","sample_types":[],"samples":0,"warnings":[]}}`
+	if got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

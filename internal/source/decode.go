@@ -18,33 +18,44 @@ import (
 // malformed input) goes to profile.ParseData, so that what parses, and every error
 // message, stays exactly pprof's.
 func parseData(data []byte) (*profile.Profile, error) {
+	raw := data
 	if isGzip(data) {
-		raw, err := gunzip(data)
-		if err != nil || isGzip(raw) {
-			// ParseData reports the error; and as it decompresses only once, gzip inside
-			// gzip must reach its legacy parsers, not another round of gunzip.
-			return profile.ParseData(data)
+		var err error
+		if raw, err = gunzip(data); err != nil {
+			raw = nil
 		}
-		// ParseData(raw) now does what ParseData(data) would, and the compressed bytes
-		// can be collected while raw is decoded.
-		data = raw
 	}
-	if p, err := decodeProfile(data); err == nil {
+	return parsePprof(data, raw)
+}
+
+// parsePprof parses a pprof input: data as read, raw the same decompressed (nil when data is
+// gzip that does not decompress; raw is data when it is not gzip).
+func parsePprof(data, raw []byte) (*profile.Profile, error) {
+	if raw == nil || isGzip(raw) {
+		// ParseData reports the error; and as it decompresses only once, gzip inside
+		// gzip must reach its legacy parsers, not another round of gunzip.
+		return profile.ParseData(data)
+	}
+	// ParseData(raw) now does what ParseData(data) would, and the compressed bytes
+	// can be collected while raw is decoded.
+	if p, err := decodeProfile(raw); err == nil {
 		return p, nil
 	}
-	return profile.ParseData(data)
+	return profile.ParseData(raw)
 }
 
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
 // gunzip decompresses data as profile.ParseData does.
 func gunzip(data []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	zr, err := newGzipReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
 	return io.ReadAll(zr)
 }
+
+func newGzipReader(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
 
 // decodeProfile decodes an uncompressed profile.proto message into exactly the profile
 // that profile.ParseData returns for it, down to which label maps and slices are nil, and

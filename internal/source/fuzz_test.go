@@ -86,7 +86,7 @@ func FuzzLoad(f *testing.F) {
 
 // check loads args and checks Load's contract.
 func check(t *testing.T, args []string, read func(string) ([]byte, error)) {
-	p, inputs, err := load(args, Bases{}, read)
+	p, inputs, err := Options{}.load(args, Bases{}, read)
 	if err != nil {
 		msg := err.Error()
 		for _, r := range msg {

@@ -49,6 +49,9 @@ type Input struct {
 	SampleTypes []*profile.ValueType
 	// Samples is the number of samples in the input.
 	Samples int
+	// Warnings are what the reader of the input's format noticed and passed over, such as
+	// malformed lines of a text format.
+	Warnings []string
 }
 
 // Stdin is the argument that stands for standard input.
@@ -84,27 +87,48 @@ type Bases struct {
 	Normalize bool
 }
 
+// Load reads every argument, parses it and combines the results into one profile, with the
+// default Options and stdin as standard input.
+func Load(args []string, stdin io.Reader) (*profile.Profile, []Input, error) {
+	return Options{Stdin: stdin}.Load(args)
+}
+
+// LoadWithBases is Options.LoadWithBases with the default Options and stdin as standard input.
+func LoadWithBases(args []string, bases Bases, stdin io.Reader) (*profile.Profile, []Input, error) {
+	return Options{Stdin: stdin}.LoadWithBases(args, bases)
+}
+
+// Read is Options.Read with the default Options and stdin as standard input.
+func Read(arg string, stdin io.Reader) ([]byte, error) {
+	return Options{Stdin: stdin}.Read(arg)
+}
+
+// LoadData is Options.LoadData with the default Options.
+func LoadData(arg string, data []byte) (*profile.Profile, Input, error) {
+	return Options{}.LoadData(arg, data)
+}
+
 // Load reads every argument, parses it and combines the results into one profile.
 //
 // Each argument is a file path or "-" for stdin, which may appear only once. Inputs
 // describes every argument in order, as it was before combining. Every error is about the
 // input (unreadable, malformed or incompatible profiles) and names the argument it concerns.
-func Load(args []string, stdin io.Reader) (*profile.Profile, []Input, error) {
-	return LoadWithBases(args, Bases{}, stdin)
+func (o Options) Load(args []string) (*profile.Profile, []Input, error) {
+	return o.LoadWithBases(args, Bases{})
 }
 
 // LoadWithBases is Load, then the subtraction of the base profiles as pprof does it: the
 // profiles and the bases are combined separately, the bases are labelled (Diff), the profile
 // normalized (Normalize), the bases negated, and both merged. Inputs lists the profiles,
 // then the bases.
-func LoadWithBases(args []string, bases Bases, stdin io.Reader) (*profile.Profile, []Input, error) {
-	return load(args, bases, func(arg string) ([]byte, error) { return readArg(arg, stdin) })
+func (o Options) LoadWithBases(args []string, bases Bases) (*profile.Profile, []Input, error) {
+	return o.load(args, bases, o.readArg)
 }
 
 // Read reads one argument whole: the file it names, or stdin for "-". The error names the
 // argument.
-func Read(arg string, stdin io.Reader) ([]byte, error) {
-	data, err := readArg(arg, stdin)
+func (o Options) Read(arg string) ([]byte, error) {
+	data, err := o.readArg(arg)
 	if err != nil {
 		return nil, &inputError{"reading " + arg, err}
 	}
@@ -112,12 +136,23 @@ func Read(arg string, stdin io.Reader) ([]byte, error) {
 }
 
 // LoadData is Load of one argument whose contents were already read (by Read).
-func LoadData(arg string, data []byte) (*profile.Profile, Input, error) {
-	p, inputs, err := load([]string{arg}, Bases{}, func(string) ([]byte, error) { return data, nil })
+func (o Options) LoadData(arg string, data []byte) (*profile.Profile, Input, error) {
+	p, inputs, err := o.load([]string{arg}, Bases{}, func(string) ([]byte, error) { return data, nil })
 	if err != nil {
 		return nil, Input{}, err
 	}
 	return p, inputs[0], nil
+}
+
+// LoadBytes is Load of arguments whose contents were already read (by Read): data[i] holds
+// args[i]'s bytes, which are not modified.
+func (o Options) LoadBytes(args []string, data [][]byte) (*profile.Profile, []Input, error) {
+	if len(data) != len(args) {
+		return nil, nil, fmt.Errorf("%d arguments but %d contents", len(args), len(data))
+	}
+	return o.load(args, Bases{}, func(arg string) ([]byte, error) {
+		return data[slices.Index(args, arg)], nil
+	})
 }
 
 // CheckStdin refuses arguments that name stdin more than once, with ErrStdinTwice.
@@ -134,18 +169,28 @@ func CheckStdin(args []string) error {
 	return nil
 }
 
-func readArg(arg string, stdin io.Reader) ([]byte, error) {
-	if arg == Stdin {
-		if stdin == nil {
+// readArg reads one argument whole, refusing more than the input limit allows.
+func (o Options) readArg(arg string) ([]byte, error) {
+	var r io.Reader
+	switch {
+	case arg == Stdin:
+		if o.Stdin == nil {
 			return nil, errors.New("no standard input")
 		}
-		return io.ReadAll(stdin)
+		r = o.Stdin
+	default:
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
 	}
-	return os.ReadFile(arg)
+	return readLimited(r, o.maxInputBytes())
 }
 
 // load is LoadWithBases with the reading of one argument supplied by the caller.
-func load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
+func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("no profile to read")
 	}
@@ -156,12 +201,12 @@ func load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*p
 	if err := CheckStdin(all); err != nil {
 		return nil, nil, err
 	}
-	p, inputs, err := group(args, read)
+	p, inputs, err := o.group(args, read)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(bases.Paths) > 0 {
-		base, baseInputs, err := group(bases.Paths, read)
+		base, baseInputs, err := o.group(bases.Paths, read)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -191,14 +236,14 @@ func load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*p
 }
 
 // group reads, parses and combines one group of arguments (the profiles, or the bases).
-func group(args []string, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
+func (o Options) group(args []string, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
 	inputs := make([]Input, 0, len(args))
 	var acc *profile.Profile
 	for start := 0; start < len(args); start += chunkSize {
 		chunk := args[start:min(start+chunkSize, len(args))]
 		ps := make([]*profile.Profile, 0, len(chunk))
 		for _, arg := range chunk {
-			p, err := parse(arg, read)
+			p, warnings, err := o.parse(arg, read)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -212,6 +257,7 @@ func group(args []string, read func(arg string) ([]byte, error)) (*profile.Profi
 				Source:      arg,
 				SampleTypes: copyValueTypes(p.SampleType),
 				Samples:     len(p.Sample),
+				Warnings:    warnings,
 			})
 			ps = append(ps, p)
 		}
@@ -231,22 +277,24 @@ func group(args []string, read func(arg string) ([]byte, error)) (*profile.Profi
 	return acc, inputs, nil
 }
 
-// parse reads and parses one argument. The raw bytes are dropped as soon as the profile
-// is decoded, so that only one copy of a large input is held at a time.
-func parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, error) {
+// parse reads and parses one argument, in the format Options.Format names or the one its
+// content shows. The raw bytes are dropped as soon as the profile is decoded, so that only one
+// copy of a large input is held at a time. The warnings are the reader's: lines of a text
+// format it skipped, for instance.
+func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, []string, error) {
 	data, err := read(arg)
 	if err != nil {
-		return nil, &inputError{"reading " + arg, err}
+		return nil, nil, &inputError{"reading " + arg, err}
 	}
 	if len(data) == 0 {
-		return nil, &inputError{"parsing " + arg, ErrEmpty}
+		return nil, nil, &inputError{"parsing " + arg, ErrEmpty}
 	}
-	p, err := parseData(data)
+	p, warnings, err := o.decode(data)
 	if err != nil {
-		return nil, &inputError{"parsing " + arg, err}
+		return nil, nil, &inputError{"parsing " + arg, err}
 	}
-	// parseData validated the profile, as pprof's grabProfile does again.
-	return p, nil
+	// The readers validated the profile, as pprof's grabProfile does again.
+	return p, warnings, nil
 }
 
 // inputError is every error Load returns: what was being done to which argument, and

@@ -1,0 +1,121 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Options say how profile arguments are read. The zero value reads files (and stdin when
+// Stdin is set), detects each input's format from its content and applies the default limits.
+type Options struct {
+	// Stdin is what the argument "-" reads.
+	Stdin io.Reader
+	// Format forces the input format of every argument (one of Formats); "" detects it.
+	Format string
+	// MaxInputBytes bounds the size of one input, after decompression; 0 means
+	// DefaultMaxInputBytes.
+	MaxInputBytes int64
+}
+
+// DefaultMaxInputBytes is the default limit on the size of one input after decompression:
+// about ten times the largest real profiles profq is measured on, and small enough that a
+// decompression bomb fails long before memory does.
+const DefaultMaxInputBytes = 1 << 30
+
+// Input formats.
+const (
+	// FormatPprof is profile.proto, gzipped or not, and pprof's legacy text and binary formats.
+	FormatPprof = "pprof"
+)
+
+// Formats returns the input formats Options.Format accepts, for flag validation and help.
+func Formats() []string {
+	return []string{FormatPprof}
+}
+
+// LimitError is an input larger than Options.MaxInputBytes allows.
+type LimitError struct {
+	// Limit is the limit in bytes.
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("larger than %d bytes (after decompression); raise the limit with --max-input-bytes", e.Limit)
+}
+
+func (o Options) maxInputBytes() int64 {
+	if o.MaxInputBytes > 0 {
+		return o.MaxInputBytes
+	}
+	return DefaultMaxInputBytes
+}
+
+// readLimited reads r whole, failing with a LimitError beyond limit bytes.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &LimitError{Limit: limit}
+	}
+	return data, nil
+}
+
+// decode parses one input's bytes: decompressed if they are gzip, then read in the format
+// Options.Format names or, without one, the format the content shows.
+func (o Options) decode(data []byte) (*profile.Profile, []string, error) {
+	if o.Format != "" && !isKnownFormat(o.Format) {
+		return nil, nil, fmt.Errorf("unknown input format %q (want one of %s)", o.Format, strings.Join(Formats(), ", "))
+	}
+	raw := data
+	if isGzip(data) {
+		var err error
+		if raw, err = gunzipLimited(data, o.maxInputBytes()); err != nil {
+			var limit *LimitError
+			if errors.As(err, &limit) {
+				return nil, nil, err
+			}
+			// Not a well-formed gzip stream: pprof's parser says what is wrong with it.
+			raw = nil
+		}
+	}
+	format := o.Format
+	if format == "" {
+		format = detect(raw)
+	}
+	switch format {
+	default:
+		p, err := parsePprof(data, raw)
+		return p, nil, err
+	}
+}
+
+// detect names the format of decompressed input bytes (nil when they could not be
+// decompressed).
+func detect(raw []byte) string {
+	return FormatPprof
+}
+
+func isKnownFormat(f string) bool {
+	for _, k := range Formats() {
+		if f == k {
+			return true
+		}
+	}
+	return false
+}
+
+// gunzipLimited decompresses a gzip stream, failing with a LimitError beyond limit bytes.
+func gunzipLimited(data []byte, limit int64) ([]byte, error) {
+	zr, err := newGzipReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	return readLimited(zr, limit)
+}
