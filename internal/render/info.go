@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/profq/profq/internal/report"
@@ -217,27 +216,7 @@ func newInfoTable(w io.Writer, aligns []tw.Align) *tablewriter.Table {
 	for i := range pads {
 		pads[i] = tw.Padding{Right: "  ", Overwrite: true}
 	}
-	cell := tw.CellConfig{
-		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
-		Alignment:  tw.CellAlignment{PerColumn: aligns},
-		Padding:    tw.CellPadding{PerColumn: pads},
-	}
-	off := tw.Off
-	return tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{
-				Separators: tw.Separators{ShowHeader: off, ShowFooter: off, BetweenRows: off, BetweenColumns: off},
-				Lines:      tw.Lines{ShowTop: off, ShowBottom: off, ShowHeaderLine: off, ShowFooterLine: off},
-			},
-		})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header:   cell,
-			Row:      cell,
-			Behavior: tw.Behavior{TrimSpace: off, AutoHide: off},
-		}),
-	)
+	return newBorderless(w, aligns, pads)
 }
 
 // writeInfoTable appends to b a borderless table indented by two spaces, its columns two

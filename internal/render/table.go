@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/units"
 )
 
 // topTable writes t as `pprof -top` does: the header lines, then a borderless table with the
@@ -107,6 +105,12 @@ func newPlainTable(w io.Writer, numbers int) *tablewriter.Table {
 	}
 	aligns = append(aligns, tw.AlignLeft)
 	pads = append(pads, tw.Padding{Left: "  ", Overwrite: true})
+	return newBorderless(w, aligns, pads)
+}
+
+// newBorderless returns a tablewriter table without borders, separators or lines, with the
+// given alignment and padding per column, whose cells are never wrapped, trimmed or re-cased.
+func newBorderless(w io.Writer, aligns []tw.Align, pads []tw.Padding) *tablewriter.Table {
 	cell := tw.CellConfig{
 		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
 		Alignment:  tw.CellAlignment{PerColumn: aligns},
@@ -131,60 +135,19 @@ func newPlainTable(w io.Writer, numbers int) *tablewriter.Table {
 }
 
 // topHeaderLines returns the lines pprof prints above a top table (its ProfileLabels and
-// reportLabels), with two deliberate differences: Time is printed in UTC rather than the local
-// zone so that output does not depend on the machine, and the Duration line has no trailing
-// space when there is no ratio to print.
+// reportLabels), with the two deliberate differences of every graph report's header (see
+// graphHeader.lines).
 func topHeaderLines(t *report.Top, c textCell) []string {
-	var lines []string
-	p := t.Profile
-	if p.File != "" {
-		lines = append(lines, "File: "+p.File)
+	h := graphHeader{
+		profile:        t.Profile,
+		sampleType:     t.SampleType,
+		filters:        t.Options.Filters,
+		total:          t.Total,
+		shown:          t.Shown,
+		nodeFraction:   t.Options.NodeFraction,
+		droppedNodes:   t.DroppedNodes,
+		shownNodes:     len(t.Rows),
+		candidateNodes: t.CandidateNodes,
 	}
-	if p.BuildID != "" {
-		lines = append(lines, "Build ID: "+p.BuildID)
-	}
-	lines = append(lines, p.Comments...)
-	if t.SampleType.Type != "" {
-		lines = append(lines, "Type: "+t.SampleType.Type)
-	}
-	if p.TimeNanos != 0 {
-		lines = append(lines, "Time: "+time.Unix(0, p.TimeNanos).UTC().Format("2006-01-02 15:04:05 MST"))
-	}
-	if p.DurationNanos != 0 {
-		l := "Duration: " + units.Label(p.DurationNanos, "nanoseconds") + ", Total samples = " + c.value(t.Total)
-		// The ratio of total to duration only makes sense for time-valued samples.
-		if ns, unit := units.Scale(t.Total, t.SampleType.Unit, "nanoseconds"); unit == "ns" && ns != 0 {
-			l += " (" + units.Percentage(int64(ns), p.DurationNanos) + ")"
-		}
-		lines = append(lines, l)
-	}
-
-	if fs := activeFilters(t.Options.Filters); len(fs) > 0 {
-		lines = append(lines, "Active filters:")
-		for _, f := range fs {
-			// pprof cuts the whole "name=value" entry at 80 bytes.
-			if len(f) > 80 {
-				f = f[:80] + "…"
-			}
-			lines = append(lines, "   "+f)
-		}
-	}
-
-	lines = append(lines, fmt.Sprintf("Showing nodes accounting for %s, %s of %s total",
-		c.value(t.Shown), strings.TrimSpace(c.pct(t.Shown)), c.value(t.Total)))
-	if t.Total != 0 {
-		if t.DroppedNodes > 0 {
-			// pprof prints total*nodefraction here, not the cutoff it applied.
-			cut := abs64(int64(float64(t.Total) * t.Options.NodeFraction))
-			noun := "node"
-			if t.DroppedNodes > 1 {
-				noun = "nodes"
-			}
-			lines = append(lines, fmt.Sprintf("Dropped %d %s (cum <= %s)", t.DroppedNodes, noun, c.value(cut)))
-		}
-		if n := len(t.Rows); n > 0 && n < t.CandidateNodes {
-			lines = append(lines, fmt.Sprintf("Showing top %d nodes out of %d", n, t.CandidateNodes))
-		}
-	}
-	return lines
+	return h.lines(c)
 }
