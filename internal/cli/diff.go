@@ -237,7 +237,7 @@ func loadCapture(arg, role string, cfg report.Config, in source.Options) (*repor
 	if err != nil {
 		return nil, err
 	}
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && !source.IsOTLPJSON(trimmed) {
 		return report.ReadCapture(arg, role, data)
 	}
 	p, input, err := in.LoadData(arg, data)

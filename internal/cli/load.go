@@ -51,11 +51,15 @@ func (r reportRequest) load(stdio IO, args []string) (*profile.Profile, []report
 	return p, reportInputs(inputs, len(args), r.base), nil
 }
 
-// addInputFlags registers how profile arguments are read: the forced input format and the
-// size limit.
+// addInputFlags registers how profile arguments are read: the forced input format, the
+// size limit, how URLs are fetched and how names are demangled.
 func addInputFlags(fs *pflag.FlagSet, o *source.Options) {
 	fs.StringVar(&o.Format, "input-format", "", "read every PROFILE in this format instead of detecting it: "+strings.Join(source.Formats(), ", "))
 	fs.Int64Var(&o.MaxInputBytes, "max-input-bytes", source.DefaultMaxInputBytes, "refuse an input larger than this many bytes after decompression")
+	addFoldedTypeFlag(fs, &o.FoldedType)
+	addFetchFlags(fs, &o.Fetch)
+	addDemangleFlag(fs, &o.Demangle)
+	addOTLPProfileFlag(fs, &o.OTLPProfile)
 }
 
 // warn writes a report's warnings to stderr, one line each.

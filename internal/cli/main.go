@@ -31,6 +31,8 @@ type IO struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
+	// OutIsTerminal says that Out is a terminal, where binary output is refused.
+	OutIsTerminal bool
 }
 
 // Main runs profq with the process's arguments and streams and returns its exit code.
@@ -44,7 +46,7 @@ func Main() int {
 	out := &pipeSink{w: os.Stdout}
 	// A command that writes to stdout outside the output layer ends the same way.
 	closed := func(err error) bool { return out.closed && errors.Is(err, syscall.EPIPE) }
-	return run(os.Args[1:], IO{In: os.Stdin, Out: out, Err: os.Stderr}, closed)
+	return run(os.Args[1:], IO{In: os.Stdin, Out: out, Err: os.Stderr, OutIsTerminal: isTerminal(os.Stdout)}, closed)
 }
 
 // Run runs profq with args and returns its exit code. It is the one place where errors
@@ -137,9 +139,9 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.SetGlobalNormalizationFunc(underscoreToDash)
-	root.AddCommand(newCmdTop(stdio), newCmdDiff(stdio), newCmdTraces(stdio), newCmdTags(stdio), newCmdInfo(stdio), newCmdPeek(stdio), newCmdGraph(stdio))
+	root.AddCommand(newCmdTop(stdio), newCmdDiff(stdio), newCmdTraces(stdio), newCmdTags(stdio), newCmdInfo(stdio), newCmdPeek(stdio), newCmdGraph(stdio), newCmdConvert(stdio), newCmdMerge(stdio))
 	return root
 }
 

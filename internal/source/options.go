@@ -20,6 +20,18 @@ type Options struct {
 	// MaxInputBytes bounds the size of one input, after decompression; 0 means
 	// DefaultMaxInputBytes.
 	MaxInputBytes int64
+	// Fetch says how URL arguments are fetched (fetch.go).
+	Fetch FetchOptions
+	// Demangle is how C++ and Rust function names are demangled once the profiles are
+	// loaded: one of DemangleModes; "" is DemangleDefault, as pprof (demangle.go).
+	Demangle string
+	// FoldedType is the sample type of folded-stack inputs, "type/unit" (ParseFoldedType);
+	// "" is DefaultFoldedType. The folded format cannot say what its values measure.
+	FoldedType string
+	// OTLPProfile, from 1, picks the one OTLP Profile to read from each OTLP input,
+	// counting the Profiles of every scope of every resource (of every message) in order;
+	// 0 reads them all (otlp_convert.go).
+	OTLPProfile int
 }
 
 // DefaultMaxInputBytes is the default limit on the size of one input after decompression:
@@ -31,11 +43,16 @@ const DefaultMaxInputBytes = 1 << 30
 const (
 	// FormatPprof is profile.proto, gzipped or not, and pprof's legacy text and binary formats.
 	FormatPprof = "pprof"
+	// FormatFolded is folded stacks, "root;caller;leaf value" per line (folded.go).
+	FormatFolded = "folded"
+	// FormatOTLP is OpenTelemetry profiles: protobuf, length-prefixed streams, OTLP/JSON and
+	// JSON lines (otlp.go).
+	FormatOTLP = "otlp"
 )
 
 // Formats returns the input formats Options.Format accepts, for flag validation and help.
 func Formats() []string {
-	return []string{FormatPprof}
+	return []string{FormatPprof, FormatFolded, FormatOTLP}
 }
 
 // LimitError is an input larger than Options.MaxInputBytes allows.
@@ -90,6 +107,10 @@ func (o Options) decode(data []byte) (*profile.Profile, []string, error) {
 		format = detect(raw)
 	}
 	switch format {
+	case FormatFolded:
+		return o.parseFolded(data, raw)
+	case FormatOTLP:
+		return o.parseOTLP(raw)
 	default:
 		p, err := parsePprof(data, raw)
 		return p, nil, err
@@ -99,6 +120,12 @@ func (o Options) decode(data []byte) (*profile.Profile, []string, error) {
 // detect names the format of decompressed input bytes (nil when they could not be
 // decompressed).
 func detect(raw []byte) string {
+	if isOTLP(raw) {
+		return FormatOTLP
+	}
+	if looksFolded(raw) {
+		return FormatFolded
+	}
 	return FormatPprof
 }
 

@@ -130,7 +130,7 @@ func (o Options) LoadWithBases(args []string, bases Bases) (*profile.Profile, []
 func (o Options) Read(arg string) ([]byte, error) {
 	data, err := o.readArg(arg)
 	if err != nil {
-		return nil, &inputError{"reading " + arg, err}
+		return nil, readError(arg, err)
 	}
 	return data, nil
 }
@@ -178,6 +178,8 @@ func (o Options) readArg(arg string) ([]byte, error) {
 			return nil, errors.New("no standard input")
 		}
 		r = o.Stdin
+	case isURL(arg):
+		return o.Fetch.fetch(arg, o.maxInputBytes())
 	default:
 		f, err := os.Open(arg)
 		if err != nil {
@@ -225,6 +227,11 @@ func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte,
 		}
 	}
 
+	// pprof demangles the merged profile before it prunes it: drop_frames patterns match the
+	// demangled names.
+	if err := demangleProfile(p, o.Demangle); err != nil {
+		return nil, nil, err
+	}
 	// pprof ignores RemoveUninteresting's error (a drop_frames or keep_frames pattern that
 	// does not compile): the profile is then left unpruned, and so it is here.
 	_ = p.RemoveUninteresting()
@@ -284,7 +291,7 @@ func (o Options) group(args []string, read func(arg string) ([]byte, error)) (*p
 func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, []string, error) {
 	data, err := read(arg)
 	if err != nil {
-		return nil, nil, &inputError{"reading " + arg, err}
+		return nil, nil, readError(arg, err)
 	}
 	if len(data) == 0 {
 		return nil, nil, &inputError{"parsing " + arg, ErrEmpty}
@@ -295,6 +302,16 @@ func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.
 	}
 	// The readers validated the profile, as pprof's grabProfile does again.
 	return p, warnings, nil
+}
+
+// readError is the error for an argument that could not be read. A FetchError already
+// names its URL (and hides its password), so it is not wrapped again.
+func readError(arg string, err error) error {
+	var fetch *FetchError
+	if errors.As(err, &fetch) {
+		return err
+	}
+	return &inputError{"reading " + arg, err}
 }
 
 // inputError is every error Load returns: what was being done to which argument, and

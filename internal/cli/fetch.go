@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/profq/profq/internal/source"
+)
+
+// addFetchFlags registers how URL arguments are fetched: pprof's --seconds and --timeout,
+// and --header for handlers behind authentication.
+func addFetchFlags(fs *pflag.FlagSet, f *source.FetchOptions) {
+	fs.Var((*secondsValue)(&f.Seconds), "seconds", "for a URL PROFILE: collect this many seconds of profile (sets the URL's seconds parameter, as pprof -seconds)")
+	fs.Var((*timeoutValue)(&f.Timeout), "timeout", "for a URL PROFILE: give up after this long, in seconds or as a duration such as 1m30s (default: 1.5 x the profile's seconds + 5s, or 65s)")
+	fs.Var(&headerValue{h: &f.Header}, "header", "for a URL PROFILE: send this HTTP header, 'Name: value' (repeatable)")
+}
+
+// secondsValue is --seconds: a whole number of seconds, 0 for the URL's own.
+type secondsValue int
+
+func (s *secondsValue) String() string { return strconv.Itoa(int(*s)) }
+func (s *secondsValue) Type() string   { return "int" }
+
+func (s *secondsValue) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return errors.New("want a whole number of seconds, 0 or more")
+	}
+	*s = secondsValue(n)
+	return nil
+}
+
+// timeoutValue is --timeout: pprof takes whole seconds ("30"); Go durations ("1m30s",
+// "500ms") are accepted too.
+type timeoutValue time.Duration
+
+func (t *timeoutValue) String() string {
+	if *t == 0 {
+		return ""
+	}
+	return time.Duration(*t).String()
+}
+
+func (t *timeoutValue) Type() string { return "duration" }
+
+func (t *timeoutValue) Set(v string) error {
+	if n, err := strconv.Atoi(v); err == nil {
+		if n <= 0 {
+			return errors.New("want a positive number of seconds or a duration such as 1m30s")
+		}
+		*t = timeoutValue(time.Duration(n) * time.Second)
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return errors.New("want a positive number of seconds or a duration such as 1m30s")
+	}
+	*t = timeoutValue(d)
+	return nil
+}
+
+// headerValue is --header 'Name: value', repeatable. The header's value is often a
+// credential, so errors about it never quote it (see headerError).
+type headerValue struct {
+	h *http.Header
+}
+
+func (v *headerValue) String() string {
+	if v.h == nil || *v.h == nil {
+		return ""
+	}
+	// Names only: the help text and errors must not show credentials.
+	names := make([]string, 0, len(*v.h))
+	for name := range *v.h {
+		names = append(names, name)
+	}
+	return strings.Join(names, ",")
+}
+
+func (v *headerValue) Type() string { return "'Name: value'" }
+
+func (v *headerValue) Set(s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	value = strings.TrimSpace(value)
+	switch {
+	case !ok:
+		return &headerError{"want 'Name: value', and the header has no ':'"}
+	case !validHeaderName(name):
+		return &headerError{fmt.Sprintf("%q is not a valid header name", name)}
+	case !validHeaderValue(value):
+		return &headerError{fmt.Sprintf("the value of header %s holds characters HTTP does not allow", name)}
+	}
+	if *v.h == nil {
+		*v.h = http.Header{}
+	}
+	v.h.Add(textproto.CanonicalMIMEHeaderKey(name), value)
+	return nil
+}
+
+// headerError is a malformed --header. pflag's own message for a bad flag value quotes the
+// value, which for a header is often a password or a token: flagError replaces that
+// message with this one, which names the flag and says what is wrong without the value.
+type headerError struct{ reason string }
+
+func (e *headerError) Error() string { return "--header: " + e.reason }
+
+// flagError is the usage error for a command line cobra could not parse.
+func flagError(err error) error {
+	var h *headerError
+	if errors.As(err, &h) {
+		return &usageError{err: h}
+	}
+	return &usageError{err: err}
+}
+
+// validHeaderName reports whether name is an HTTP token (RFC 9110, section 5.1), as a header
+// name must be.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether value can be sent as a header value: no control
+// characters but tab, so that it can neither end the header nor start another.
+func validHeaderValue(value string) bool {
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

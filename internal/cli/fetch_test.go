@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/pprof"
+	"runtime"
+	rpprof "runtime/pprof"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// pprofServer serves Go's own /debug/pprof handlers on 127.0.0.1, as a live program does,
+// plus the misbehaving endpoints the fetch errors are about.
+func pprofServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	const token = "Bearer s3cret-token"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.Handle("/debug/pprof/heap", pprof.Handler("heap"))
+	// A handler behind an authenticating proxy.
+	mux.HandleFunc("/auth/debug/pprof/heap", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		pprof.Handler("heap").ServeHTTP(w, r)
+	})
+	// An error status whose body is a valid profile: it must not be read as one.
+	mux.HandleFunc("/gone/debug/pprof/heap", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		pprof.Handler("heap").ServeHTTP(w, r)
+	})
+	mux.HandleFunc("/slow/debug/pprof/heap", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// runProfq runs profq in-process and returns its exit code, stdout and stderr.
+func runProfq(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(args, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+// topJSON runs top --format json and decodes the report's sample type and total.
+func topJSON(t *testing.T, args ...string) (sampleType string, total int64) {
+	t.Helper()
+	code, out, errs := runProfq(t, append([]string{"top", "--format", "json"}, args...)...)
+	if code != ExitOK {
+		t.Fatalf("profq top %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	var r struct {
+		SampleType struct{ Type string } `json:"sample_type"`
+		Total      int64                 `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decoding top's JSON: %v\n%s", err, out)
+	}
+	return r.SampleType.Type, r.Total
+}
+
+// burnCPU keeps one goroutine busy until stop is set, so that a CPU profile has samples.
+func burnCPU(stop *atomic.Bool) {
+	x := 0
+	for !stop.Load() {
+		for i := range 1_000_000 {
+			x += i
+		}
+		runtime.Gosched()
+	}
+	_ = x
+}
+
+func TestFetchCPUProfile(t *testing.T) {
+	srv := pprofServer(t)
+	var stop atomic.Bool
+	defer stop.Store(true)
+	go burnCPU(&stop)
+	// The handler collects for the URL's seconds parameter, which --seconds sets over the
+	// URL's own (3600 here: the test would time out if it were used).
+	typ, total := topJSON(t, "--seconds", "1", srv.URL+"/debug/pprof/profile?seconds=3600")
+	if typ != "cpu" || total <= 0 {
+		t.Errorf("CPU profile from the handler: sample type %q, total %d; want cpu with a positive total", typ, total)
+	}
+	code, out, errs := runProfq(t, "info", "--seconds", "1", srv.URL+"/debug/pprof/profile")
+	if code != ExitOK || !strings.Contains(out, "cpu") {
+		t.Errorf("profq info on the CPU endpoint: exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
+	}
+}
+
+func TestFetchHeapProfile(t *testing.T) {
+	srv := pprofServer(t)
+	keep := make([][]byte, 0, 64)
+	for range 64 {
+		keep = append(keep, make([]byte, 1<<20)) // sampled into the heap profile
+	}
+	runtime.GC()
+	typ, total := topJSON(t, "--sample-index", "alloc_space", srv.URL+"/debug/pprof/heap")
+	if typ != "alloc_space" || total < 32<<20 {
+		t.Errorf("heap profile from the handler: sample type %q, total %d; want alloc_space of at least 32 MiB", typ, total)
+	}
+	runtime.KeepAlive(keep)
+}
+
+func TestFetchErrors(t *testing.T) {
+	srv := pprofServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/debug/pprof/heap"
+	ln.Close()
+
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		stderr  string // must be in stderr
+		noLeaks string // must not be in stderr
+	}{
+		{"refused", []string{refused}, ExitInput, "profq: fetching " + refused + ": dial tcp " + strings.TrimPrefix(strings.TrimSuffix(refused, "/debug/pprof/heap"), "http://") + ": connect: connection refused", ""},
+		{"404 with a profile body", []string{srv.URL + "/gone/debug/pprof/heap"}, ExitInput, "profq: fetching " + srv.URL + "/gone/debug/pprof/heap: 404 Not Found\n", ""},
+		{"401 without the header", []string{srv.URL + "/auth/debug/pprof/heap"}, ExitInput, "fetching " + srv.URL + "/auth/debug/pprof/heap: 401 Unauthorized\n", ""},
+		{"401 with a wrong token", []string{"--header", "Authorization: Bearer wrong-token", srv.URL + "/auth/debug/pprof/heap"}, ExitInput, "401 Unauthorized", "wrong-token"},
+		{"malformed header", []string{"--header", "Authorization Bearer s3cret-token", srv.URL + "/auth/debug/pprof/heap"}, ExitUsage, "profq: --header: want 'Name: value'", "s3cret"},
+		{"bad header name", []string{"--header", "Auth orization: Bearer s3cret-token", srv.URL + "/auth/debug/pprof/heap"}, ExitUsage, `profq: --header: "Auth orization" is not a valid header name`, "s3cret"},
+		{"timeout", []string{"--timeout", "300ms", srv.URL + "/slow/debug/pprof/heap"}, ExitInput, "fetching " + srv.URL + "/slow/debug/pprof/heap: no complete response within 300ms (raise it with --timeout)", ""},
+		{"body over the limit", []string{"--max-input-bytes", "100", srv.URL + "/debug/pprof/heap"}, ExitInput, "fetching " + srv.URL + "/debug/pprof/heap: larger than 100 bytes", ""},
+		{"password in the URL", []string{strings.Replace(srv.URL, "http://", "http://user:hunter2@", 1) + "/gone/debug/pprof/heap"}, ExitInput, "http://user:xxxxx@", "hunter2"},
+		{"negative seconds", []string{"--seconds", "-1", srv.URL + "/debug/pprof/heap"}, ExitUsage, "--seconds", ""},
+		{"bad timeout", []string{"--timeout", "soon", srv.URL + "/debug/pprof/heap"}, ExitUsage, "--timeout", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runProfq(t, append([]string{"top"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr: %s", code, tt.code, errs)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty:\n%s", out)
+			}
+			if !strings.Contains(errs, tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", errs, tt.stderr)
+			}
+			if tt.noLeaks != "" && strings.Contains(errs, tt.noLeaks) {
+				t.Errorf("stderr %q shows %q", errs, tt.noLeaks)
+			}
+			if strings.Count(errs, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", errs)
+			}
+		})
+	}
+}
+
+func TestFetchWithHeader(t *testing.T) {
+	srv := pprofServer(t)
+	typ, _ := topJSON(t, "--header", "Authorization: Bearer s3cret-token", srv.URL+"/auth/debug/pprof/heap")
+	if typ == "" {
+		t.Error("heap profile behind the header check: no sample type")
+	}
+}
+
+// TestFetchHandlerError checks that the explanation Go's pprof handlers give with an error
+// status is passed on. --seconds sets the seconds parameter on every URL, as pprof's does;
+// a custom profile has no delta form, and the handler says so.
+func TestFetchHandlerError(t *testing.T) {
+	const name = "profq.fetch_test"
+	if rpprof.Lookup(name) == nil {
+		rpprof.NewProfile(name)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/debug/pprof/"+name, pprof.Handler(name))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	code, _, errs := runProfq(t, "top", "--seconds", "1", srv.URL+"/debug/pprof/"+name)
+	want := "profq: fetching " + srv.URL + "/debug/pprof/" + name + `?seconds=1: 400 Bad Request: "seconds" parameter is not supported for this profile type` + "\n"
+	if code != ExitInput || errs != want {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, ExitInput, want)
+	}
+}

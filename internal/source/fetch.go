@@ -1,0 +1,181 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FetchOptions say how a URL argument (http:// or https://, typically a Go
+// /debug/pprof/... handler) is fetched. The zero value fetches the URL as given, with
+// pprof's default timeout.
+type FetchOptions struct {
+	// Seconds, when positive, is the duration of the profile to collect: it sets the URL's
+	// seconds query parameter, as pprof's -seconds does, on every URL. Go's handlers read it
+	// as the length of a CPU profile or trace, and as the window of a delta profile on the
+	// others (heap, allocs, block, mutex).
+	Seconds int
+	// Timeout bounds the whole fetch, from connecting to the last byte of the body. Zero
+	// means pprof's default: one and a half times the profile's duration (Seconds, else the
+	// URL's own seconds parameter) plus 5 seconds, or 65 seconds for a URL without one.
+	Timeout time.Duration
+	// Header is sent with every request (for instance an Authorization header a handler
+	// behind a proxy needs). Its values never appear in errors.
+	Header http.Header
+	// Transport makes the requests; nil means http.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+// FetchError is a URL argument that could not be fetched: the connection failed, the
+// server answered with another status than 200 OK, or the fetch took longer than the
+// timeout. Its message names the URL (without any password it holds) and the reason.
+type FetchError struct {
+	// URL is the URL that was requested, seconds parameter included, password removed.
+	URL string
+	// Status is the HTTP status line of the answer ("404 Not Found"), or "" when there was
+	// no answer.
+	Status string
+	// Err is the reason.
+	Err error
+}
+
+func (e *FetchError) Error() string { return "fetching " + e.URL + ": " + e.Err.Error() }
+
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// isURL reports whether a profile argument is a URL to fetch rather than a file: only the
+// http and https schemes count, so that a file whose name happens to contain a colon is
+// still read as a file.
+func isURL(arg string) bool {
+	scheme, _, ok := strings.Cut(arg, "://")
+	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
+}
+
+// pprofTimeoutMargin is what pprof adds to the timeout for its HTTP client (fetchURL), on
+// top of the profile's duration and a half.
+const pprofTimeoutMargin = 5 * time.Second
+
+// pprofDefaultTimeout is pprof's timeout for a URL that asks for no duration.
+const pprofDefaultTimeout = 60 * time.Second
+
+// fetchURL returns the URL to request and the timeout to apply, as pprof's adjustURL and
+// fetchURL compute them.
+func (f FetchOptions) fetchURL(arg string) (*url.URL, time.Duration, error) {
+	u, err := url.Parse(arg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("parsing URL: %w", err)
+	}
+	if u.Host == "" {
+		return nil, 0, errors.New("URL has no host")
+	}
+	q := u.Query()
+	duration := time.Duration(0)
+	if f.Seconds > 0 {
+		q.Set("seconds", strconv.Itoa(f.Seconds))
+		u.RawQuery = q.Encode()
+		duration = time.Duration(f.Seconds) * time.Second
+	} else if s, err := strconv.ParseInt(q.Get("seconds"), 10, 32); err == nil && s > 0 {
+		duration = time.Duration(s) * time.Second
+	}
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = pprofDefaultTimeout
+		if duration > 0 {
+			timeout = duration + duration/2
+		}
+		timeout += pprofTimeoutMargin
+	}
+	return u, timeout, nil
+}
+
+// fetch requests one URL argument and reads its body whole, up to limit bytes. Only a
+// 200 OK body is returned: an error page must never be parsed as a profile.
+func (f FetchOptions) fetch(arg string, limit int64) ([]byte, error) {
+	u, timeout, err := f.fetchURL(arg)
+	if err != nil {
+		return nil, &FetchError{URL: redactedURL(arg), Err: err}
+	}
+	shown := u.Redacted()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, &FetchError{URL: shown, Err: err}
+	}
+	for name, values := range f.Header {
+		for _, v := range values {
+			req.Header.Add(name, v)
+		}
+	}
+	client := &http.Client{Transport: f.Transport}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, &FetchError{URL: shown, Err: fetchReason(err, ctx, timeout)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &FetchError{URL: shown, Status: resp.Status, Err: statusError(resp)}
+	}
+	data, err := readLimited(resp.Body, limit)
+	if err != nil {
+		var lim *LimitError
+		if errors.As(err, &lim) {
+			return nil, &FetchError{URL: shown, Status: resp.Status, Err: err}
+		}
+		return nil, &FetchError{URL: shown, Status: resp.Status, Err: fmt.Errorf("reading the response: %w", fetchReason(err, ctx, timeout))}
+	}
+	return data, nil
+}
+
+// fetchReason says why a request or the reading of its response failed in the user's terms:
+// a timeout names the limit and the flag that sets it, and the URL the client repeats (the
+// FetchError names it already) is dropped.
+func fetchReason(err error, ctx context.Context, timeout time.Duration) error {
+	var ne net.Error
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Errorf("no complete response within %v (raise it with --timeout)", timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// maxErrorBody bounds how much of an error page's text an error message quotes.
+const maxErrorBody = 200
+
+// statusError is the reason for a status other than 200 OK: the status, followed, when the
+// answer comes from Go's pprof handlers (X-Go-Pprof and plain text, as pprof checks), by
+// the handler's own explanation, such as "profile duration exceeds server's WriteTimeout".
+// Any other body (an HTML error page, a proxy's login form) is not quoted.
+func statusError(resp *http.Response) error {
+	if resp.Header.Get("X-Go-Pprof") != "" && strings.Contains(resp.Header.Get("Content-Type"), "text/plain") {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
+		if msg := oneLine(string(body), maxErrorBody); err == nil && msg != "" {
+			return fmt.Errorf("%s: %s", resp.Status, msg)
+		}
+	}
+	return errors.New(resp.Status)
+}
+
+// redactedURL is arg with any password replaced, for an error about a URL that did not
+// parse well enough to be fetched.
+func redactedURL(arg string) string {
+	if u, err := url.Parse(arg); err == nil {
+		return u.Redacted()
+	}
+	if scheme, rest, ok := strings.Cut(arg, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			return scheme + "://xxxxx@" + rest[at+1:]
+		}
+	}
+	return arg
+}

@@ -1,0 +1,321 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/google/pprof/profile"
+)
+
+// The folded stacks format ("root;caller;leaf 123" per line) is what FlameGraph's
+// stackcollapse-* scripts, inferno, async-profiler's "collapsed" output, py-spy --format raw
+// and profq traces --format folded write. It has no header, so nothing in a file says what
+// its values measure: the sample type is DefaultFoldedType unless Options.FoldedType names
+// another.
+
+// DefaultFoldedType is the sample type of folded stacks when Options.FoldedType is empty:
+// each value counts samples, which is what stackcollapse scripts write.
+const DefaultFoldedType = "samples/count"
+
+// ParseFoldedType parses a sample type written "type/unit" (as in "cpu/nanoseconds"), the form
+// of Options.FoldedType; "" is DefaultFoldedType. Both parts must be non-empty and without
+// white space, so that a typo fails rather than naming a strange type.
+func ParseFoldedType(s string) (*profile.ValueType, error) {
+	if s == "" {
+		s = DefaultFoldedType
+	}
+	i := strings.LastIndexByte(s, '/')
+	typ, unit := s[:max(i, 0)], s[i+1:]
+	if i < 0 || typ == "" || unit == "" || strings.ContainsFunc(s, isFoldedSpace) {
+		return nil, fmt.Errorf("sample type %q is not TYPE/UNIT, such as samples/count or cpu/nanoseconds", s)
+	}
+	return &profile.ValueType{Type: typ, Unit: unit}, nil
+}
+
+func isFoldedSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
+
+// parseFolded reads folded stacks: data as read, raw the same decompressed (nil when data is
+// gzip that does not decompress). Blank lines are passed over; lines that are not "stack
+// value" are skipped and counted in one warning, so that a comment or a truncated last line
+// does not lose the whole file. Identical stacks are merged by adding their values, and
+// every distinct frame text becomes one function and one location.
+func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, error) {
+	if raw == nil {
+		_, err := gunzip(data)
+		if err == nil {
+			err = errors.New("invalid gzip data")
+		}
+		return nil, nil, fmt.Errorf("decompressing: %w", err)
+	}
+	st, err := ParseFoldedType(o.FoldedType)
+	if err != nil {
+		return nil, nil, fmt.Errorf("folded stacks: %w", err)
+	}
+	b := newFoldedBuilder(st)
+	text := foldedText(raw)
+	var (
+		skipped, rounded int
+		firstBad         int
+		firstLine        string
+	)
+	for n := 1; len(text) > 0; n++ {
+		var line []byte
+		line, text, _ = bytes.Cut(text, []byte("\n"))
+		line = trimFoldedLine(line)
+		if len(line) == 0 {
+			continue
+		}
+		stack, value, exact, ok := splitFolded(line)
+		if !ok {
+			if skipped == 0 {
+				firstBad, firstLine = n, string(line)
+			}
+			skipped++
+			continue
+		}
+		if !exact {
+			rounded++
+		}
+		if err := b.add(stack, value); err != nil {
+			return nil, nil, fmt.Errorf("folded stacks: line %d: %w", n, err)
+		}
+	}
+	if len(b.p.Sample) == 0 {
+		if skipped == 0 {
+			return nil, nil, errors.New("folded stacks: no stacks in the input")
+		}
+		return nil, nil, fmt.Errorf("folded stacks: no line is \"frame;...;frame value\" (line %d: %s)", firstBad, quoteLine(firstLine))
+	}
+	var warnings []string
+	if skipped > 0 {
+		warnings = append(warnings, fmt.Sprintf("folded stacks: skipped %d malformed %s (first: line %d: %s)",
+			skipped, plural(skipped, "line", "lines"), firstBad, quoteLine(firstLine)))
+	}
+	if rounded > 0 {
+		warnings = append(warnings, fmt.Sprintf("folded stacks: rounded %d non-integer %s to the nearest integer",
+			rounded, plural(rounded, "value", "values")))
+	}
+	if err := b.p.CheckValid(); err != nil {
+		return nil, nil, fmt.Errorf("folded stacks: %w", err)
+	}
+	return b.p, warnings, nil
+}
+
+// trimFoldedLine removes the blanks around a line: spaces, tabs and the CR of a CRLF line
+// end. Other Unicode spaces are frame text.
+func trimFoldedLine(line []byte) []byte {
+	return bytes.Trim(line, " \t\r")
+}
+
+// splitFolded splits a line (without its line break and trailing white space) at its last
+// space or tab into a stack and a value. The value is an integer or, from some tools, a
+// decimal number, which is rounded to the nearest integer (exact is false then). A stack
+// must have at least one non-blank character.
+func splitFolded(line []byte) (stack []byte, value int64, exact, ok bool) {
+	i := bytes.LastIndexAny(line, " \t")
+	if i < 0 {
+		return nil, 0, false, false
+	}
+	stack = bytes.TrimRight(line[:i], " \t")
+	if len(stack) == 0 {
+		return nil, 0, false, false
+	}
+	field := string(line[i+1:])
+	if v, err := strconv.ParseInt(field, 10, 64); err == nil {
+		return stack, v, true, true
+	}
+	f, err := strconv.ParseFloat(field, 64)
+	// Only plain decimals: not "NaN", "Inf", hexadecimal floats or underscores, which
+	// ParseFloat accepts but no profiler writes and which are likelier frame text.
+	if err != nil || strings.ContainsFunc(field, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r == '.' || r == '-' || r == '+' || r == 'e' || r == 'E')
+	}) {
+		return nil, 0, false, false
+	}
+	f = math.Round(f)
+	// float64(math.MaxInt64) rounds up to 2^63, which does not fit.
+	if f >= math.MaxInt64 || f < math.MinInt64 {
+		return nil, 0, false, false
+	}
+	return stack, int64(f), false, true
+}
+
+// foldedBuilder accumulates folded lines into a profile.
+type foldedBuilder struct {
+	p       *profile.Profile
+	samples map[string]*profile.Sample   // by stack text
+	locs    map[string]*profile.Location // by frame text
+	frames  []string                     // scratch: the frames of the current stack
+}
+
+func newFoldedBuilder(st *profile.ValueType) *foldedBuilder {
+	return &foldedBuilder{
+		p:       &profile.Profile{SampleType: []*profile.ValueType{st}},
+		samples: map[string]*profile.Sample{},
+		locs:    map[string]*profile.Location{},
+	}
+}
+
+// add adds value to the sample of stack (frames root first, separated by ';').
+func (b *foldedBuilder) add(stack []byte, value int64) error {
+	if s, ok := b.samples[string(stack)]; ok {
+		sum := s.Value[0] + value
+		// Two's-complement overflow: the operands share a sign the sum lacks.
+		if (s.Value[0] >= 0) == (value >= 0) && (sum >= 0) != (value >= 0) {
+			return errors.New("the values of one stack add up to more than 64 bits hold")
+		}
+		s.Value[0] = sum
+		return nil
+	}
+	key := string(stack)
+	b.frames = strings.Split(key, ";")
+	s := &profile.Sample{Value: []int64{value}, Location: make([]*profile.Location, len(b.frames))}
+	// pprof lists frames leaf first.
+	for i, f := range b.frames {
+		s.Location[len(b.frames)-1-i] = b.location(f)
+	}
+	b.samples[key] = s
+	b.p.Sample = append(b.p.Sample, s)
+	return nil
+}
+
+// location returns the location of a frame, made on its first use with a function of the
+// same name: the frame text is all a folded file says about it.
+func (b *foldedBuilder) location(frame string) *profile.Location {
+	if l, ok := b.locs[frame]; ok {
+		return l
+	}
+	fn := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: frame, SystemName: frame}
+	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: fn}}}
+	b.p.Function = append(b.p.Function, fn)
+	b.p.Location = append(b.p.Location, l)
+	b.locs[frame] = l
+	return l
+}
+
+// foldedText returns the text of a folded file as UTF-8: without a UTF-8 byte-order mark,
+// and decoded from UTF-16 when a UTF-16 byte-order mark starts it (as files saved by some
+// Windows tools do). Invalid UTF-16 becomes U+FFFD; other input is returned as it is.
+func foldedText(raw []byte) []byte {
+	switch {
+	case bytes.HasPrefix(raw, []byte{0xef, 0xbb, 0xbf}):
+		return raw[3:]
+	case bytes.HasPrefix(raw, []byte{0xff, 0xfe}):
+		return decodeUTF16(raw[2:], false)
+	case bytes.HasPrefix(raw, []byte{0xfe, 0xff}):
+		return decodeUTF16(raw[2:], true)
+	}
+	return raw
+}
+
+// decodeUTF16 decodes UTF-16 text to UTF-8; an odd last byte is dropped.
+func decodeUTF16(b []byte, bigEndian bool) []byte {
+	units := make([]uint16, len(b)/2)
+	for i := range units {
+		if bigEndian {
+			units[i] = uint16(b[2*i])<<8 | uint16(b[2*i+1])
+		} else {
+			units[i] = uint16(b[2*i+1])<<8 | uint16(b[2*i])
+		}
+	}
+	out := make([]byte, 0, len(units))
+	for _, r := range utf16.Decode(units) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out
+}
+
+// maxDetectBytes bounds how much of an input detection looks at (after UTF-16 decoding):
+// enough lines to judge, and little time spent on large inputs of other formats.
+const maxDetectBytes = 64 << 10
+
+// looksFolded tells whether decompressed input bytes are folded stacks: text without control
+// characters, not starting like one of pprof's legacy text formats, whose non-blank lines
+// (comment lines starting with '#' aside) are mostly "stack value". Files in the legacy
+// formats end many lines with a number too ("goroutine profile: total 5", the 0 inode of
+// anonymous memory maps), so their headers are excluded outright.
+func looksFolded(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	text := raw
+	if len(text) > 2*maxDetectBytes {
+		text = text[:2*maxDetectBytes]
+	}
+	text = foldedText(text)
+	if len(text) > maxDetectBytes {
+		// A partial last line could look malformed: leave it out.
+		text = text[:maxDetectBytes]
+		if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
+			text = text[:i]
+		}
+	}
+	for _, c := range text {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return false
+		}
+	}
+	first := true
+	valid, invalid := 0, 0
+	for len(text) > 0 {
+		var line []byte
+		line, text, _ = bytes.Cut(text, []byte("\n"))
+		line = trimFoldedLine(line)
+		if len(line) == 0 {
+			continue
+		}
+		if first {
+			first = false
+			if legacyHeader(line) {
+				return false
+			}
+		}
+		if line[0] == '#' {
+			continue
+		}
+		if _, _, _, ok := splitFolded(line); ok {
+			valid++
+		} else {
+			invalid++
+		}
+	}
+	return valid > 0 && valid >= invalid
+}
+
+// legacyHeader tells whether the first line of a text input is the header of one of the
+// legacy formats profile.ParseData reads: "--- contention", "--- heapz", "--- threadz",
+// "--- symbol"; "heap profile: ..." and "goroutine profile: total 5" (any "<name> profile:");
+// or the start of a JSON document, which folded stacks never are.
+func legacyHeader(line []byte) bool {
+	if bytes.HasPrefix(line, []byte("---")) || line[0] == '{' {
+		return true
+	}
+	// A JSON array, but not a root frame such as "[unknown]".
+	if line[0] == '[' && (len(line) == 1 || bytes.IndexByte([]byte(" \t[{\"-0123456789"), line[1]) >= 0) {
+		return true
+	}
+	name, rest, ok := bytes.Cut(line, []byte(" "))
+	return ok && len(name) > 0 && !bytes.ContainsRune(name, ';') && bytes.HasPrefix(rest, []byte("profile:"))
+}
+
+// quoteLine quotes an input line for a one-line message, shortened when long.
+func quoteLine(s string) string {
+	const maxRunes = 60
+	if utf8.RuneCountInString(s) > maxRunes {
+		s = string([]rune(s)[:maxRunes]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,138 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// mergeInputs writes n varied profiles: three time units, an extra sample type on some and
+// the common ones in another order on others, labels, comments, periods and stacks that
+// differ from input to input, so that the merged profile grows with the inputs.
+func mergeInputs(t *testing.T, n int) []string {
+	t.Helper()
+	dir := t.TempDir()
+	units := []string{"nanoseconds", "microseconds", "milliseconds"}
+	args := make([]string, n)
+	for i := range n {
+		s := cpuSpec(units[i%3], int64(i+1), int64(2*i+1))
+		s.periodVal = int64(10 + i%7)
+		s.timeNanos = int64(1000 + (i*37)%101)
+		s.samples = append(s.samples,
+			sample{stack: fmt.Sprintf("h%d;g;main", i%50), values: []int64{int64(i % 4), int64(i)}, labels: map[string][]string{"k": {fmt.Sprint(i % 3)}}},
+			sample{stack: "f;main", values: []int64{1, 1}, labels: map[string][]string{"k": {"x"}}},
+		)
+		if i%5 == 2 {
+			s.types = append(s.types, vt("extra", "bytes"))
+			for j := range s.samples {
+				s.samples[j].values = append(s.samples[j].values, 7)
+			}
+		}
+		p := build(s)
+		if i%4 == 3 {
+			// The common types in the other order: the first input's order wins.
+			p.SampleType[0], p.SampleType[1] = p.SampleType[1], p.SampleType[0]
+			for _, smp := range p.Sample {
+				smp.Value[0], smp.Value[1] = smp.Value[1], smp.Value[0]
+			}
+			p.DefaultSampleType = "samples"
+		}
+		p.Comments = []string{fmt.Sprintf("comment %d", i%4)}
+		args[i] = writeProfile(t, dir, fmt.Sprintf("p%03d.pb.gz", i), p)
+	}
+	return args
+}
+
+func encoded(t *testing.T, p *profile.Profile) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestMergeFoldsAsPprof checks that Merge, folding inputs one at a time or in batches, gives
+// exactly the profile that pprof's chunks of 128 give (group), over more than two chunks.
+func TestMergeFoldsAsPprof(t *testing.T) {
+	args := mergeInputs(t, 2*chunkSize+17)
+	o := Options{Demangle: DemangleNone}
+	want, wantInputs, err := o.group(args, o.readArg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.SampleType) != 2 || want.SampleType[1].Unit != "nanoseconds" {
+		t.Fatalf("pprof's merge: sample types %v; want samples and cpu in nanoseconds", want.SampleType)
+	}
+	for _, minWeight := range []int{1, 50, minMergeWeight} {
+		got, inputs, err := o.merge(args, minWeight)
+		if err != nil {
+			t.Fatalf("merge with batches of weight %d: %v", minWeight, err)
+		}
+		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
+			t.Errorf("merge with batches of weight %d differs from pprof's chunks:\ngot:\n%s\nwant:\n%s", minWeight, got, want)
+		}
+		if len(inputs) != len(wantInputs) || inputs[5].Samples != wantInputs[5].Samples || inputs[2].SampleTypes[2].Type != "extra" {
+			t.Errorf("merge with batches of weight %d: inputs not described as Load does", minWeight)
+		}
+	}
+}
+
+func TestMergeKeepsDropFrames(t *testing.T) {
+	dir := t.TempDir()
+	s := cpuSpec("nanoseconds", 1, 2)
+	s.dropFrames = "g"
+	s.mapFile = "http://host/debug/pprof/profile"
+	a := writeProfile(t, dir, "a.pb.gz", build(s))
+	b := writeProfile(t, dir, "b.pb.gz", build(cpuSpec("nanoseconds", 3, 4)))
+	p, _, err := Options{}.Merge([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.DropFrames != "g" || p.Mapping[0].File != s.mapFile {
+		t.Errorf("merged drop_frames %q, mapping file %q; want them kept for the reports", p.DropFrames, p.Mapping[0].File)
+	}
+	if got := totals(p); got[0] != 6 || got[1] != 10 {
+		t.Errorf("totals %v; want [6 10]", got)
+	}
+}
+
+func TestMergeErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := writeProfile(t, dir, "good.pb.gz", build(cpuSpec("nanoseconds", 1, 2)))
+	garbage := writeFile(t, dir, "garbage.pb", []byte("not a profile at all\n"))
+	heap := writeProfile(t, dir, "heap.pb.gz", build(spec{types: []*profile.ValueType{vt("inuse_space", "bytes")},
+		samples: []sample{{stack: "f", values: []int64{1}}}}))
+	big := writeFile(t, dir, "big.pb", bytes.Repeat([]byte{0}, 2000))
+	tests := []struct {
+		name string
+		o    Options
+		args []string
+		want string
+		is   error
+	}{
+		{"missing", Options{}, []string{good, filepath.Join(dir, "missing.pb.gz")}, "reading " + filepath.Join(dir, "missing.pb.gz"), os.ErrNotExist},
+		{"garbage", Options{}, []string{good, garbage}, "parsing " + garbage, nil},
+		{"incompatible", Options{}, []string{good, heap}, "combining profiles " + good + " and " + heap + ": profiles have empty common sample type list", nil},
+		{"over the limit", Options{MaxInputBytes: 1000}, []string{good, big}, "reading " + big + ": larger than 1000 bytes", nil},
+		{"stdin twice", Options{}, []string{"-", "-"}, "", ErrStdinTwice},
+		{"bad demangle", Options{Demangle: "fancy"}, []string{good}, `unknown demangling mode "fancy"`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := tt.o.Merge(tt.args)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.want) || (tt.is != nil && !errors.Is(err, tt.is)) {
+				t.Errorf("error %q; want it to contain %q (and be %v)", err, tt.want, tt.is)
+			}
+		})
+	}
+}

@@ -1,0 +1,255 @@
+package source
+
+import (
+	"errors"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The OTLP profiles proto is still in development and has changed its wire layout without
+// changing its package name, so a current decoder reads older files without an error but
+// wrongly. What is read here (formats.md 1.3):
+//
+//   - v1.10 and later (Go module v0.3.0 on): the current layout.
+//   - v1.9 (collector v0.140-0.147, async-profiler 4.3-4.4, the eBPF profiler of that time):
+//     Sample had values=2, attribute_indices=3, link_index=4. Decoded as it is, every sample
+//     attribute would be lost among the unknown fields.
+//   - v1.8 (collector v0.136-0.139): the same Sample, and Profile had comment_strindices=7
+//     before profile_id, so its fields 8 to 12 are one number higher than now.
+//   - Before v1.8 (Profile.location_indices, Sample.locations_start_index): refused, since
+//     samples there are not stacks but slices of a profile-wide location list.
+//
+// The older layouts are detected from the wire types and field numbers of the samples and
+// profiles, and their fields renumbered with protowire before the message is decoded.
+
+// otlpLayout is a wire layout of the OTLP profiles proto.
+type otlpLayout int
+
+const (
+	layoutCurrent otlpLayout = iota // opentelemetry-proto v1.10 and later
+	layoutV19                       // v1.9: old Sample field numbers
+	layoutV18                       // v1.8: old Sample and Profile field numbers
+)
+
+func (l otlpLayout) String() string {
+	switch l {
+	case layoutV19:
+		return "opentelemetry-proto v1.9"
+	case layoutV18:
+		return "opentelemetry-proto v1.8"
+	}
+	return "current"
+}
+
+// pathToProfile leads from ProfilesData to its Profiles: resource_profiles, scope_profiles,
+// profiles.
+func pathToProfile() []protowire.Number { return []protowire.Number{1, 2, 2} }
+
+// pathToSample leads from Profile to its Samples.
+func pathToSample() []protowire.Number { return []protowire.Number{2} }
+
+var (
+	errPre18Layout = errors.New("OTLP profiles in a wire layout older than opentelemetry-proto v1.8 (samples as slices of location_indices) are not supported: export them again with a current collector or profiler")
+	errMixedLayout = errors.New("OTLP samples in both the v1.9 and the current wire layout in one message")
+)
+
+// layoutSignals is what the samples and profiles of a message say about its layout.
+type layoutSignals struct {
+	pre18                  bool // fields only the layouts before v1.8 have
+	v18Profile             bool // Profile fields as v1.8 numbered them
+	oldSample, newSample   bool // samples that only the v1.9 (or the current) layout explains
+	oldSampleWithoutValues bool // a sample with field 2 but neither 4 nor 5: invalid unless old
+}
+
+// otlpWireLayout tells the layout of one protobuf ProfilesData. A message it cannot walk is
+// left to the decoder, which says what is wrong with it.
+func otlpWireLayout(msg []byte) (otlpLayout, error) {
+	var s layoutSignals
+	err := visitNested(msg, pathToProfile(), func(prof []byte) error {
+		sampleTypes := 0
+		err := eachField(prof, func(f wireField) error {
+			switch {
+			case f.num == 1:
+				sampleTypes++
+				s.pre18 = s.pre18 || sampleTypes > 1 // repeated sample_type
+			case f.num == 3 && f.typ != protowire.Fixed64Type, f.num == 13, f.num == 14:
+				s.pre18 = true // location_indices; fields beyond attribute_indices
+			case f.num == 12, f.num == 8 && len(f.content) > 0, f.num == 9 && f.typ == protowire.VarintType:
+				// attribute_indices, profile_id, dropped_attributes_count. An empty field 8
+				// (as the eBPF profiler's v1.9 files have) reads the same either way: the
+				// current decoder keeps it as an unknown field.
+				s.v18Profile = true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return visitNested(prof, pathToSample(), func(sample []byte) error {
+			var has [7]bool
+			err := eachField(sample, func(f wireField) error {
+				if f.num < protowire.Number(len(has)) {
+					has[f.num] = true
+				}
+				switch {
+				case f.num == 6, f.num == 5 && f.typ == protowire.VarintType:
+					s.pre18 = true // timestamps, link_index of the pre-v1.8 Sample
+				case f.num == 3 && f.typ == protowire.BytesType, f.num == 4 && f.typ == protowire.VarintType:
+					s.oldSample = true // packed attribute_indices, link_index
+				case f.num == 4 && f.typ == protowire.BytesType:
+					s.newSample = true // packed values
+				}
+				return nil
+			})
+			if has[2] && !has[4] && !has[5] {
+				s.oldSampleWithoutValues = true
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return layoutCurrent, nil
+	}
+	switch {
+	case s.pre18:
+		return layoutCurrent, errPre18Layout
+	case s.oldSample && s.newSample, s.v18Profile && s.newSample:
+		return layoutCurrent, errMixedLayout
+	case s.v18Profile:
+		return layoutV18, nil
+	case s.oldSample:
+		return layoutV19, nil
+	case s.newSample:
+		return layoutCurrent, nil
+	case s.oldSampleWithoutValues:
+		return layoutV19, nil
+	}
+	return layoutCurrent, nil
+}
+
+// remapOTLPLayout renumbers the fields of a message in an older layout to the current one.
+func remapOTLPLayout(msg []byte, layout otlpLayout) ([]byte, error) {
+	return rewriteNested(msg, pathToProfile(), func(prof []byte) ([]byte, error) {
+		if layout == layoutV18 {
+			var err error
+			if prof, err = renumber(prof, v18ProfileField); err != nil {
+				return nil, err
+			}
+		}
+		return rewriteNested(prof, pathToSample(), func(sample []byte) ([]byte, error) {
+			return renumber(sample, v19SampleField)
+		})
+	})
+}
+
+// v19SampleField maps v1.9 Sample fields to the current ones: values 2->4,
+// attribute_indices 3->2, link_index 4->3.
+func v19SampleField(n protowire.Number) protowire.Number {
+	switch n {
+	case 2:
+		return 4
+	case 3:
+		return 2
+	case 4:
+		return 3
+	}
+	return n
+}
+
+// v18ProfileField maps v1.8 Profile fields to the current ones: comment_strindices (7) is
+// dropped, as the current proto has no comments, and fields 8 to 12 move down by one.
+func v18ProfileField(n protowire.Number) protowire.Number {
+	switch {
+	case n == 7:
+		return 0
+	case n >= 8 && n <= 12:
+		return n - 1
+	}
+	return n
+}
+
+// wireField is one field of a protobuf message.
+type wireField struct {
+	num     protowire.Number
+	typ     protowire.Type
+	value   []byte // the encoded value, as it follows the tag
+	content []byte // for length-delimited fields, the bytes inside
+}
+
+// eachField calls fn for every field of msg in order, and fails on malformed protobuf.
+func eachField(msg []byte, fn func(wireField) error) error {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg[n:])
+		if m < 0 {
+			return protowire.ParseError(m)
+		}
+		f := wireField{num: num, typ: typ, value: msg[n : n+m]}
+		if typ == protowire.BytesType {
+			f.content, _ = protowire.ConsumeBytes(f.value)
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+		msg = msg[n+m:]
+	}
+	return nil
+}
+
+// visitNested calls fn with the content of every length-delimited field reached by
+// following the field numbers of path from msg.
+func visitNested(msg []byte, path []protowire.Number, fn func([]byte) error) error {
+	if len(path) == 0 {
+		return fn(msg)
+	}
+	return eachField(msg, func(f wireField) error {
+		if f.num != path[0] || f.typ != protowire.BytesType {
+			return nil
+		}
+		return visitNested(f.content, path[1:], fn)
+	})
+}
+
+// rewriteNested returns msg with the content of every length-delimited field reached by
+// following path replaced by what leaf makes of it; everything else is copied as it is.
+func rewriteNested(msg []byte, path []protowire.Number, leaf func([]byte) ([]byte, error)) ([]byte, error) {
+	if len(path) == 0 {
+		return leaf(msg)
+	}
+	out := make([]byte, 0, len(msg))
+	err := eachField(msg, func(f wireField) error {
+		out = protowire.AppendTag(out, f.num, f.typ)
+		if f.num != path[0] || f.typ != protowire.BytesType {
+			out = append(out, f.value...)
+			return nil
+		}
+		inner, err := rewriteNested(f.content, path[1:], leaf)
+		if err != nil {
+			return err
+		}
+		out = protowire.AppendBytes(out, inner)
+		return nil
+	})
+	return out, err
+}
+
+// renumber returns msg with its fields renumbered by to (0 drops a field). Groups keep
+// their numbers, since their end tags repeat them; no OTLP field is a group.
+func renumber(msg []byte, to func(protowire.Number) protowire.Number) ([]byte, error) {
+	out := make([]byte, 0, len(msg))
+	err := eachField(msg, func(f wireField) error {
+		num := f.num
+		if f.typ != protowire.StartGroupType {
+			if num = to(num); num == 0 {
+				return nil
+			}
+		}
+		out = protowire.AppendTag(out, num, f.typ)
+		out = append(out, f.value...)
+		return nil
+	})
+	return out, err
+}
