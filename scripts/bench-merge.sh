@@ -37,7 +37,7 @@ if [ "${PPROF:-1}" != 0 ]; then
 		go install "github.com/google/pprof@$(go list -m -f '{{.Version}}' github.com/google/pprof)"
 	fi
 	for _ in $(seq "$runs"); do
-		measure "pprof -proto" sh -c '"$0" -proto -symbolize=none -output "$1" "${@:2}" 2>/dev/null' \
+		measure "pprof -proto" bash -c '"$0" -proto -symbolize=none -output "$1" "${@:2}" 2>/dev/null' \
 			"$pprof" "$dir/merged-pprof.pb.gz" "${inputs[@]}"
 	done
 	"$dir/profq" top --nodecount 20 "$dir/merged-profq.pb.gz" > "$dir/merged-profq.top"
