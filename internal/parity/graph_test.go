@@ -208,7 +208,24 @@ func runGraphCase(t *testing.T, c graphCase, sources []string) {
 	if err != nil {
 		t.Fatalf("profq on %q: %v", cmdline, err)
 	}
-	if diff := cmp.Diff(canonicalDOT(want), canonicalDOT(got)); diff != "" {
+	diff := cmp.Diff(canonicalDOT(want), canonicalDOT(got))
+	// pprof sums a node's entropy score over Go maps, in their random order, so on a profile
+	// with a near-tie at the --nodecount boundary two pprof runs can keep different nodes.
+	// profq must then give one of the graphs pprof gives: run pprof again before failing.
+	for retry := 0; diff != "" && retry < 20; retry++ {
+		again, _, _, err := pprofDOT(c.flags, sources)
+		if err != nil {
+			t.Fatalf("pprof: %v", err)
+		}
+		if cmp.Diff(canonicalDOT(want), canonicalDOT(again)) == "" {
+			continue // pprof repeats itself: no other graph to match
+		}
+		if d := cmp.Diff(canonicalDOT(again), canonicalDOT(got)); d == "" {
+			t.Logf("%s: pprof's graph varies from run to run; profq matches one of its runs", cmdline)
+			diff = ""
+		}
+	}
+	if diff != "" {
 		t.Errorf("%s: profq differs from pprof (-pprof +profq):\n%s", cmdline, diff)
 	}
 	if len(want.Nodes) == 0 && !c.emptyOK {
