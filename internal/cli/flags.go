@@ -299,13 +299,24 @@ func reportInputs(in []source.Input, profiles int, b baseFlags) []report.Input {
 	return out
 }
 
+// inputFormat names source's input format in a report.
+func inputFormat(f string) string {
+	switch f {
+	case source.FormatOTLP:
+		return report.FormatOTLP
+	case source.FormatFolded:
+		return report.FormatFolded
+	}
+	return report.FormatPprof
+}
+
 // reportInput describes one loaded profile in a report.
 func reportInput(s source.Input, role string) report.Input {
 	types := make([]report.SampleType, len(s.SampleTypes))
 	for j, st := range s.SampleTypes {
 		types[j] = report.SampleType{Type: st.Type, Unit: st.Unit}
 	}
-	return report.Input{Source: s.Source, Role: role, Format: report.FormatPprof, SampleTypes: types, Samples: s.Samples,
+	return report.Input{Source: s.Source, Role: role, Format: inputFormat(s.Format), SampleTypes: types, Samples: s.Samples,
 		Warnings: append([]string{}, s.Warnings...)}
 }
 

@@ -70,7 +70,7 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 			return err
 		}
 		warn(stdio.Err, in.Warnings)
-		inputs = append(inputs, report.InfoInput{Source: arg, Format: report.FormatPprof, Profile: report.DescribeProfile(p)})
+		inputs = append(inputs, report.InfoInput{Source: arg, Format: inputFormat(in.Format), Profile: report.DescribeProfile(p)})
 	}
 	merged := inputs[0].Profile
 	if len(args) > 1 {

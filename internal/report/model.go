@@ -37,6 +37,8 @@ const (
 // Formats of an input.
 const (
 	FormatPprof   = "pprof"    // a pprof profile: profile.proto, gzipped or not, or a legacy format
+	FormatOTLP    = "otlp"     // OpenTelemetry profiles: protobuf, collector streams, OTLP/JSON, JSON lines
+	FormatFolded  = "folded"   // folded stacks: one "root;...;leaf value" line per stack
 	FormatTopJSON = "top-json" // a saved profq top JSON document (diff only)
 )
 
@@ -46,7 +48,8 @@ type Input struct {
 	Source string `json:"source"`
 	// Role is "profile", or "base" / "diff_base" for a base profile; in a diff, "base" or "new".
 	Role string `json:"role"`
-	// Format is what the input was read as: "pprof", or "top-json" for a saved top report.
+	// Format is what the input was read as: "pprof", "otlp", "folded", or "top-json" for a
+	// saved top report.
 	Format string `json:"format"`
 	// SampleTypes lists the input's sample types before profiles were merged.
 	SampleTypes []SampleType `json:"sample_types"`

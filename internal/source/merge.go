@@ -76,20 +76,11 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 		return nil
 	}
 	for i, arg := range args {
-		p, warnings, err := o.parse(arg, o.readArg)
+		p, in, err := o.parse(arg, o.readArg)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(p.SampleType) == 0 {
-			return nil, nil, &inputError{"parsing " + arg, ErrNoSampleTypes}
-		}
-		addFakeMapping(p)
-		inputs = append(inputs, Input{
-			Source:      arg,
-			SampleTypes: copyValueTypes(p.SampleType),
-			Samples:     len(p.Sample),
-			Warnings:    warnings,
-		})
+		inputs = append(inputs, in)
 		pending = append(pending, p)
 		pendingWeight += mergeWeight(p)
 		if pendingWeight >= max(accWeight, minWeight) || len(pending) == chunkSize {

@@ -45,6 +45,8 @@ import (
 type Input struct {
 	// Source is the argument as given ("-" for standard input).
 	Source string
+	// Format is the format the input was read in: FormatPprof, FormatOTLP or FormatFolded.
+	Format string
 	// SampleTypes are the input's own sample types, before merging.
 	SampleTypes []*profile.ValueType
 	// Samples is the number of samples in the input.
@@ -250,22 +252,11 @@ func (o Options) group(args []string, read func(arg string) ([]byte, error)) (*p
 		chunk := args[start:min(start+chunkSize, len(args))]
 		ps := make([]*profile.Profile, 0, len(chunk))
 		for _, arg := range chunk {
-			p, warnings, err := o.parse(arg, read)
+			p, in, err := o.parse(arg, read)
 			if err != nil {
 				return nil, nil, err
 			}
-			// A profile without sample types can never be combined (pprof fails with
-			// "profiles have empty common sample type list"); say which input it is.
-			if len(p.SampleType) == 0 {
-				return nil, nil, &inputError{"parsing " + arg, ErrNoSampleTypes}
-			}
-			addFakeMapping(p)
-			inputs = append(inputs, Input{
-				Source:      arg,
-				SampleTypes: copyValueTypes(p.SampleType),
-				Samples:     len(p.Sample),
-				Warnings:    warnings,
-			})
+			inputs = append(inputs, in)
 			ps = append(ps, p)
 		}
 		p, err := combine(ps, chunk)
@@ -285,23 +276,36 @@ func (o Options) group(args []string, read func(arg string) ([]byte, error)) (*p
 }
 
 // parse reads and parses one argument, in the format Options.Format names or the one its
-// content shows. The raw bytes are dropped as soon as the profile is decoded, so that only one
-// copy of a large input is held at a time. The warnings are the reader's: lines of a text
-// format it skipped, for instance.
-func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, []string, error) {
+// content shows, and describes it. The raw bytes are dropped as soon as the profile is
+// decoded, so that only one copy of a large input is held at a time. The input's warnings are
+// the reader's: lines of a text format it skipped, for instance. A profile without mappings
+// gets the fake one pprof gives it.
+func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, Input, error) {
 	data, err := read(arg)
 	if err != nil {
-		return nil, nil, readError(arg, err)
+		return nil, Input{}, readError(arg, err)
 	}
 	if len(data) == 0 {
-		return nil, nil, &inputError{"parsing " + arg, ErrEmpty}
+		return nil, Input{}, &inputError{"parsing " + arg, ErrEmpty}
 	}
-	p, warnings, err := o.decode(data)
+	p, warnings, format, err := o.decode(data)
 	if err != nil {
-		return nil, nil, &inputError{"parsing " + arg, err}
+		return nil, Input{}, &inputError{"parsing " + arg, err}
 	}
+	// A profile without sample types can never be combined (pprof fails with "profiles have
+	// empty common sample type list"); say which input it is.
+	if len(p.SampleType) == 0 {
+		return nil, Input{}, &inputError{"parsing " + arg, ErrNoSampleTypes}
+	}
+	addFakeMapping(p)
 	// The readers validated the profile, as pprof's grabProfile does again.
-	return p, warnings, nil
+	return p, Input{
+		Source:      arg,
+		Format:      format,
+		SampleTypes: copyValueTypes(p.SampleType),
+		Samples:     len(p.Sample),
+		Warnings:    warnings,
+	}, nil
 }
 
 // readError is the error for an argument that could not be read. A FetchError already

@@ -182,6 +182,7 @@ func TestLoadProto(t *testing.T) {
 		}
 		wantInputs := []Input{{
 			Source:      path,
+			Format:      FormatPprof,
 			SampleTypes: []*profile.ValueType{vt("samples", "count"), vt("cpu", "nanoseconds")},
 			Samples:     2,
 		}}
@@ -255,7 +256,7 @@ func TestLoadLegacy(t *testing.T) {
 			if err := p.CheckValid(); err != nil {
 				t.Errorf("CheckValid: %v", err)
 			}
-			wantInputs := []Input{{Source: path, SampleTypes: parsed.SampleType, Samples: len(parsed.Sample)}}
+			wantInputs := []Input{{Source: path, Format: FormatPprof, SampleTypes: parsed.SampleType, Samples: len(parsed.Sample)}}
 			if diff := cmp.Diff(wantInputs, inputs, cmp.AllowUnexported(profile.ValueType{})); diff != "" {
 				t.Errorf("inputs mismatch (-want +got):\n%s", diff)
 			}
