@@ -317,6 +317,7 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 		if err != nil {
 			return fmt.Errorf("sample %d: %w", i, err)
 		}
+		addTimestamps(ps, s.GetTimestampsUnixNano())
 		v := otlpSampleValue(s)
 		ps.Value = make([]int64, n)
 		ps.Value[r.column] = v
@@ -326,6 +327,32 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 		c.p.Sample = append(c.p.Sample, ps)
 	}
 	return nil
+}
+
+// timestampLabel is the numeric label that keeps a sample's timestamps, in nanoseconds since
+// the Unix epoch: pprof's model has no other place for them.
+const timestampLabel = "timestamp"
+
+// addTimestamps keeps the sample's timestamps as the numeric label timestampLabel, unless an
+// attribute of that name took the key.
+func addTimestamps(ps *profile.Sample, ts []uint64) {
+	if len(ts) == 0 || ps.NumLabel[timestampLabel] != nil || ps.Label[timestampLabel] != nil {
+		return
+	}
+	values := make([]int64, len(ts))
+	units := make([]string, len(ts))
+	for i, t := range ts {
+		values[i] = int64(t)
+		units[i] = "nanoseconds"
+	}
+	if ps.NumLabel == nil {
+		ps.NumLabel = map[string][]int64{}
+	}
+	if ps.NumUnit == nil {
+		ps.NumUnit = map[string][]string{}
+	}
+	ps.NumLabel[timestampLabel] = values
+	ps.NumUnit[timestampLabel] = units
 }
 
 // otlpSampleValue is the one value of a sample, by its shape: the sum of its values, or

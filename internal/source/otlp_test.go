@@ -510,10 +510,12 @@ func TestOTLPSemantics(t *testing.T) {
 			if diff := cmp.Diff(wantLabels, s.Label); diff != "" {
 				t.Errorf("labels (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(map[string][]int64{"heap": {42}}, s.NumLabel); diff != "" {
+			// The sample's timestamps are kept as a numeric label in nanoseconds.
+			if diff := cmp.Diff(map[string][]int64{"heap": {42}, "timestamp": {2001, 2002, 2003}}, s.NumLabel); diff != "" {
 				t.Errorf("numeric labels (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(map[string][]string{"heap": {"bytes"}}, s.NumUnit); diff != "" {
+			ns := "nanoseconds"
+			if diff := cmp.Diff(map[string][]string{"heap": {"bytes"}, "timestamp": {ns, ns, ns}}, s.NumUnit); diff != "" {
 				t.Errorf("units (-want +got):\n%s", diff)
 			}
 			// Leaf first, the inlined function first within the location.
