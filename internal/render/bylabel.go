@@ -124,23 +124,7 @@ func byLabelCSV(w io.Writer, t *report.TopByLabel) error {
 	}
 	for _, g := range t.Groups {
 		for _, r := range g.Rows {
-			rec := []string{
-				g.Value,
-				strconv.FormatBool(g.HasLabel),
-				r.Name,
-				strconv.FormatInt(r.Flat, 10),
-				csvPct(r.FlatPct),
-				csvPct(r.SumPct),
-				strconv.FormatInt(r.Cum, 10),
-				csvPct(r.CumPct),
-				r.Inline,
-				r.Function,
-				r.File,
-				strconv.FormatInt(r.Line, 10),
-				strconv.FormatInt(r.Column, 10),
-				r.Address,
-				r.Object,
-			}
+			rec := append([]string{g.Value, strconv.FormatBool(g.HasLabel)}, topCSVRecord(r)...)
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("writing CSV: %w", err)
 			}

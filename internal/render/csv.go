@@ -25,22 +25,7 @@ func topCSV(w io.Writer, t *report.Top) error {
 		return fmt.Errorf("writing CSV: %w", err)
 	}
 	for _, r := range t.Rows {
-		rec := []string{
-			r.Name,
-			strconv.FormatInt(r.Flat, 10),
-			csvPct(r.FlatPct),
-			csvPct(r.SumPct),
-			strconv.FormatInt(r.Cum, 10),
-			csvPct(r.CumPct),
-			r.Inline,
-			r.Function,
-			r.File,
-			strconv.FormatInt(r.Line, 10),
-			strconv.FormatInt(r.Column, 10),
-			r.Address,
-			r.Object,
-		}
-		if err := cw.Write(rec); err != nil {
+		if err := cw.Write(topCSVRecord(r)); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)
 		}
 	}
@@ -49,6 +34,25 @@ func topCSV(w io.Writer, t *report.Top) error {
 		return fmt.Errorf("writing CSV: %w", err)
 	}
 	return nil
+}
+
+// topCSVRecord is one row of a top report in the columns of topCSVHeader.
+func topCSVRecord(r report.Row) []string {
+	return []string{
+		r.Name,
+		strconv.FormatInt(r.Flat, 10),
+		csvPct(r.FlatPct),
+		csvPct(r.SumPct),
+		strconv.FormatInt(r.Cum, 10),
+		csvPct(r.CumPct),
+		r.Inline,
+		r.Function,
+		r.File,
+		strconv.FormatInt(r.Line, 10),
+		strconv.FormatInt(r.Column, 10),
+		r.Address,
+		r.Object,
+	}
 }
 
 func csvPct(p *float64) string {
