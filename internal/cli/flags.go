@@ -41,6 +41,16 @@ func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	fs.BoolVar(&c.RelativePercentages, "relative-percentages", false, "take percentages of the filtered total instead of the whole profile")
 }
 
+// addSomeGraphFlags registers the named flags of addGraphFlags on fs, bound to c, so a
+// command that needs only some of them shares their names, defaults and help.
+func addSomeGraphFlags(fs *pflag.FlagSet, c *report.Config, names []string) {
+	all := pflag.NewFlagSet("graph", pflag.ContinueOnError)
+	addGraphFlags(all, c, &sortFlags{})
+	for _, name := range names {
+		fs.AddFlag(all.Lookup(name))
+	}
+}
+
 // sortFlags are the --cum and --flat shorthands of --sort.
 type sortFlags struct{ cum, flat bool }
 

@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
@@ -27,16 +26,6 @@ func tagsGraphFlags() []string {
 	return []string{
 		"sample-index", "focus", "ignore", "hide", "show", "show-from", "prune-from",
 		"tagfocus", "tagignore", "relative-percentages",
-	}
-}
-
-// addSomeGraphFlags registers the named flags of addGraphFlags on fs, bound to c, so a
-// command that needs only some of them shares their names, defaults and help.
-func addSomeGraphFlags(fs *pflag.FlagSet, c *report.Config, names []string) {
-	all := pflag.NewFlagSet("graph", pflag.ContinueOnError)
-	addGraphFlags(all, c, &sortFlags{})
-	for _, name := range names {
-		fs.AddFlag(all.Lookup(name))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
@@ -55,7 +54,8 @@ document), so any profile size works and ` + "`| head`" + ` stops profq early.`,
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	addTracesFlags(fs, &o.Report)
+	addSomeGraphFlags(fs, &o.Report, tracesGraphFlags())
+	fs.Lookup("relative-percentages").Usage = "take the total (table header, JSON total) after filtering instead of before"
 	addBaseFlags(fs, &o.base)
 	addInputFlags(fs, &o.input)
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum or auto (each value scaled on its own, as pprof), or a unit such as ms or MB")
@@ -71,21 +71,6 @@ func tracesGraphFlags() []string {
 		"sample-index", "mean", "granularity", "noinlines",
 		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore",
 		"relative-percentages",
-	}
-}
-
-// addTracesFlags registers the subset of addGraphFlags that applies to traces, with the same
-// names, defaults and help.
-func addTracesFlags(fs *pflag.FlagSet, c *report.Config) {
-	all := pflag.NewFlagSet("graph", pflag.ContinueOnError)
-	var unused sortFlags
-	addGraphFlags(all, c, &unused)
-	for _, name := range tracesGraphFlags() {
-		f := all.Lookup(name)
-		if name == "relative-percentages" {
-			f.Usage = "take the total (table header, JSON total) after filtering instead of before"
-		}
-		fs.AddFlag(f)
 	}
 }
 

@@ -106,7 +106,7 @@ func byLabelJSON(w io.Writer, t *report.TopByLabel) error {
 	doc.Warnings = nonNil(t.Warnings)
 	doc.Options.Filters = nonNil(t.Options.Filters)
 	doc.Profile.Comments = nonNil(t.Profile.Comments)
-	doc.Inputs = nonNilInputs(t.Inputs)
+	doc.Inputs = nonNil(t.Inputs)
 	doc.Groups = make([]report.LabelGroup, len(t.Groups))
 	for i, g := range t.Groups {
 		g.Rows = nonNil(g.Rows)

@@ -45,7 +45,7 @@ func graphJSON(w io.Writer, g *report.Graph) error {
 	doc.Warnings = nonNil(g.Warnings)
 	doc.Options.Filters = nonNil(g.Options.Filters)
 	doc.Profile.Comments = nonNil(g.Profile.Comments)
-	doc.Inputs = inputsNonNil(g.Inputs)
+	doc.Inputs = nonNil(g.Inputs)
 	doc.Nodes = nonNil(g.Nodes)
 	doc.Edges = nonNil(g.Edges)
 	return writeJSON(w, &doc)

@@ -16,12 +16,7 @@ func topJSON(w io.Writer, t *report.Top) error {
 	doc.Rows = nonNil(t.Rows)
 	doc.Options.Filters = nonNil(t.Options.Filters)
 	doc.Profile.Comments = nonNil(t.Profile.Comments)
-	doc.Inputs = make([]report.Input, len(t.Inputs))
-	for i, in := range t.Inputs {
-		in.SampleTypes = nonNil(in.SampleTypes)
-		in.Warnings = nonNil(in.Warnings)
-		doc.Inputs[i] = in
-	}
+	doc.Inputs = nonNil(t.Inputs) // each Input writes its own lists as []
 
 	return writeJSON(w, &doc)
 }

@@ -99,7 +99,7 @@ func peekJSON(w io.Writer, pk *report.Peek) error {
 	doc.Warnings = nonNil(pk.Warnings)
 	doc.Options.Filters = nonNil(pk.Options.Filters)
 	doc.Profile.Comments = nonNil(pk.Profile.Comments)
-	doc.Inputs = inputsNonNil(pk.Inputs)
+	doc.Inputs = nonNil(pk.Inputs)
 	doc.Entries = make([]report.PeekEntry, len(pk.Entries))
 	for i, e := range pk.Entries {
 		e.Callers = nonNil(e.Callers)
@@ -107,14 +107,4 @@ func peekJSON(w io.Writer, pk *report.Peek) error {
 		doc.Entries[i] = e
 	}
 	return writeJSON(w, &doc)
-}
-
-// inputsNonNil copies inputs with every list present.
-func inputsNonNil(inputs []report.Input) []report.Input {
-	out := make([]report.Input, len(inputs))
-	for i, in := range inputs {
-		in.SampleTypes = nonNil(in.SampleTypes)
-		out[i] = in
-	}
-	return out
 }

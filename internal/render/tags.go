@@ -122,23 +122,13 @@ func tagsJSON(w io.Writer, t *report.Tags) error {
 	doc := *t
 	doc.Warnings = nonNil(t.Warnings)
 	doc.Options.Filters = nonNil(t.Options.Filters)
-	doc.Inputs = nonNilInputs(t.Inputs)
+	doc.Inputs = nonNil(t.Inputs)
 	doc.Keys = make([]report.TagKey, len(t.Keys))
 	for i, k := range t.Keys {
 		k.Values = nonNil(k.Values)
 		doc.Keys[i] = k
 	}
 	return writeJSON(w, &doc)
-}
-
-// nonNilInputs copies inputs with [] for absent lists.
-func nonNilInputs(inputs []report.Input) []report.Input {
-	out := make([]report.Input, len(inputs))
-	for i, in := range inputs {
-		in.SampleTypes = nonNil(in.SampleTypes)
-		out[i] = in
-	}
-	return out
 }
 
 // tagsCSV writes one record per label value with raw values, as the JSON holds them; a null

@@ -370,12 +370,7 @@ func tracesHeaderJSON(h report.TracesHeader) report.TracesHeader {
 	h.Warnings = nonNil(h.Warnings)
 	h.Options.Filters = nonNil(h.Options.Filters)
 	h.Profile.Comments = nonNil(h.Profile.Comments)
-	inputs := make([]report.Input, len(h.Inputs))
-	for i, in := range h.Inputs {
-		in.SampleTypes = nonNil(in.SampleTypes)
-		inputs[i] = in
-	}
-	h.Inputs = inputs
+	h.Inputs = nonNil(h.Inputs) // each Input writes its own lists as []
 	return h
 }
 
