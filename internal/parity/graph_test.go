@@ -128,26 +128,11 @@ func pprofDOT(flags, sources []string) (*dotGraph, outUnit, string, error) {
 // profqDOT builds profq's graph report, writes it as DOT in the oracle's unit and parses it;
 // it also returns the report.
 func profqDOT(flags, sources []string, unit outUnit) (g *dotGraph, gr *report.Graph, err error) {
-	var bases source.Bases
 	cfg := report.DefaultGraphConfig()
 	cfg.Unit = unit.flag
-	for _, f := range flags {
-		name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "=")
-		switch name {
-		case "base", "diff_base":
-			bases.Paths = append(bases.Paths, value)
-			bases.Diff = bases.Diff || name == "diff_base"
-		case "normalize":
-			bases.Normalize = true
-		default:
-			set, ok := profqFlags[name]
-			if !ok {
-				return nil, nil, fmt.Errorf("flag %s has no profq equivalent in profqFlags", f)
-			}
-			if err := set(&cfg.Config, value); err != nil {
-				return nil, nil, fmt.Errorf("flag %s: %w", f, err)
-			}
-		}
+	bases, reportFlags := splitBaseFlags(flags)
+	if err := applyFlags(&cfg.Config, reportFlags); err != nil {
+		return nil, nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {

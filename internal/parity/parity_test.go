@@ -85,25 +85,29 @@ func stringOpt(field func(*report.Config) *string) func(*report.Config, string) 
 // configFromFlags turns pprof flags ("-name" or "-name=value") into a profq Config.
 func configFromFlags(flags []string) (report.Config, error) {
 	cfg := report.DefaultConfig()
+	return cfg, applyFlags(&cfg, flags)
+}
+
+// applyFlags sets pprof's report flags on cfg through profqFlags.
+func applyFlags(cfg *report.Config, flags []string) error {
 	for _, f := range flags {
 		name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "=")
 		set, ok := profqFlags[name]
 		if !ok {
-			return cfg, fmt.Errorf("flag %s has no profq equivalent in profqFlags", f)
+			return fmt.Errorf("flag %s has no profq equivalent in profqFlags", f)
 		}
-		if err := set(&cfg, value); err != nil {
-			return cfg, fmt.Errorf("flag %s: %w", f, err)
+		if err := set(cfg, value); err != nil {
+			return fmt.Errorf("flag %s: %w", f, err)
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
-// profqTop builds profq's top report for the sources and reduces it to a table in the oracle's
-// units.
-func profqTop(flags, sources []string) (tab *table, err error) {
-	// -base, -diff_base and -normalize say how to load; the rest configure the report.
+// splitBaseFlags takes pprof's -base, -diff_base and -normalize, which say how to load the
+// profiles, out of flags, and returns them as source.Bases with the other flags.
+func splitBaseFlags(flags []string) (source.Bases, []string) {
 	var bases source.Bases
-	var reportFlags []string
+	var rest []string
 	for _, f := range flags {
 		switch name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "="); name {
 		case "base", "diff_base":
@@ -112,9 +116,16 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 		case "normalize":
 			bases.Normalize = true
 		default:
-			reportFlags = append(reportFlags, f)
+			rest = append(rest, f)
 		}
 	}
+	return bases, rest
+}
+
+// profqTop builds profq's top report for the sources and reduces it to a table in the oracle's
+// units.
+func profqTop(flags, sources []string) (tab *table, err error) {
+	bases, reportFlags := splitBaseFlags(flags)
 	cfg, err := configFromFlags(reportFlags)
 	if err != nil {
 		return nil, err

@@ -192,25 +192,10 @@ func parsePeek(out string, u outUnit, match *regexp.Regexp) (*peekTable, error) 
 
 // profqPeek builds profq's peek report and reduces it to a table in the oracle's units.
 func profqPeek(re string, flags, sources []string, sumPct bool) (tab *peekTable, err error) {
-	var bases source.Bases
 	cfg := report.DefaultPeekConfig()
-	for _, f := range flags {
-		name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "=")
-		switch name {
-		case "base", "diff_base":
-			bases.Paths = append(bases.Paths, value)
-			bases.Diff = bases.Diff || name == "diff_base"
-		case "normalize":
-			bases.Normalize = true
-		default:
-			set, ok := profqFlags[name]
-			if !ok {
-				return nil, fmt.Errorf("flag %s has no profq equivalent in profqFlags", f)
-			}
-			if err := set(&cfg, value); err != nil {
-				return nil, fmt.Errorf("flag %s: %w", f, err)
-			}
-		}
+	bases, reportFlags := splitBaseFlags(flags)
+	if err := applyFlags(&cfg, reportFlags); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -104,7 +104,7 @@ func pprofTags(flags, sources []string) (*tagsTable, string, error) {
 // profqTagsReport builds profq's tags report for pprof-style flags.
 func profqTagsReport(flags, sources []string) (t *report.Tags, err error) {
 	cfg := report.DefaultTagsConfig()
-	var bases source.Bases
+	bases, flags := splitBaseFlags(flags)
 	var rest []string
 	for _, f := range flags {
 		switch name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "="); name {
@@ -112,11 +112,6 @@ func profqTagsReport(flags, sources []string) (t *report.Tags, err error) {
 			cfg.TagShow = value
 		case "taghide":
 			cfg.TagHide = value
-		case "base", "diff_base":
-			bases.Paths = append(bases.Paths, value)
-			bases.Diff = bases.Diff || name == "diff_base"
-		case "normalize":
-			bases.Normalize = true
 		case "unit":
 		default:
 			rest = append(rest, f)

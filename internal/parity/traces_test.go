@@ -112,19 +112,7 @@ func parseTraces(out string, u outUnit) (*traces, error) {
 // profqTraces builds profq's traces report for the sources with pprof's flags, reduced to
 // the oracle's unit, and its table rendered in that unit.
 func profqTraces(flags, sources []string, u outUnit) (tr *traces, table string, err error) {
-	var bases source.Bases
-	var reportFlags []string
-	for _, f := range flags {
-		switch name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "="); name {
-		case "base", "diff_base":
-			bases.Paths = append(bases.Paths, value)
-			bases.Diff = bases.Diff || name == "diff_base"
-		case "normalize":
-			bases.Normalize = true
-		default:
-			reportFlags = append(reportFlags, f)
-		}
-	}
+	bases, reportFlags := splitBaseFlags(flags)
 	cfg, err := configFromFlags(reportFlags)
 	if err != nil {
 		return nil, "", err
