@@ -85,10 +85,10 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 }
 
 // decode parses one input's bytes: decompressed if they are gzip, then read in the format
-// Options.Format names or, without one, the format the content shows, which it returns.
-func (o Options) decode(data []byte) (p *profile.Profile, warnings []string, format string, err error) {
+// Options.Format names or, without one, the format the content shows.
+func (o Options) decode(data []byte) (decoded, error) {
 	if o.Format != "" && !isKnownFormat(o.Format) {
-		return nil, nil, "", fmt.Errorf("unknown input format %q (want one of %s)", o.Format, strings.Join(Formats(), ", "))
+		return decoded{}, fmt.Errorf("unknown input format %q (want one of %s)", o.Format, strings.Join(Formats(), ", "))
 	}
 	raw := data
 	if isGzip(data) {
@@ -96,25 +96,37 @@ func (o Options) decode(data []byte) (p *profile.Profile, warnings []string, for
 		if raw, err = gunzipLimited(data, o.maxInputBytes()); err != nil {
 			var limit *LimitError
 			if errors.As(err, &limit) {
-				return nil, nil, "", err
+				return decoded{}, err
 			}
 			// Not a well-formed gzip stream: pprof's parser says what is wrong with it.
 			raw = nil
 		}
 	}
-	format = o.Format
+	format := o.Format
 	if format == "" {
 		format = detect(raw)
 	}
 	switch format {
 	case FormatFolded:
-		p, warnings, err = o.parseFolded(data, raw)
+		p, warnings, err := o.parseFolded(data, raw)
+		return decoded{p: p, format: format, warnings: warnings}, err
 	case FormatOTLP:
-		p, warnings, err = o.parseOTLP(raw)
+		return o.parseOTLP(raw)
 	default:
-		p, err = parsePprof(data, raw)
+		p, err := parsePprof(data, raw)
+		return decoded{p: p, format: format}, err
 	}
-	return p, warnings, format, err
+}
+
+// decoded is one input as its format's reader made it.
+type decoded struct {
+	p      *profile.Profile
+	format string
+	// warnings are what the reader passed over.
+	warnings []string
+	// frameTypes are the frame types the input states, by mapping file (see frameTypes);
+	// nil for formats without them.
+	frameTypes map[string]string
 }
 
 // detect names the format of decompressed input bytes (nil when they could not be

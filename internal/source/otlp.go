@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/google/pprof/profile"
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -36,7 +35,7 @@ var errNotOTLP = errors.New("not an OTLP profiles message: want a ProfilesData o
 
 // parseOTLP reads decompressed OTLP input in any of its containers and converts it to one
 // pprof profile. The warnings are what the conversion passed over.
-func (o Options) parseOTLP(raw []byte) (*profile.Profile, []string, error) {
+func (o Options) parseOTLP(raw []byte) (decoded, error) {
 	var msgs []*otlppb.ProfilesData
 	// Protobuf first: its test is exact, whereas a message can start with a newline (the
 	// tag of field 1) followed by '{' (a length of 123).
@@ -45,18 +44,18 @@ func (o Options) parseOTLP(raw []byte) (*profile.Profile, []string, error) {
 	case !ok && isJSONObject(raw):
 		var err error
 		if msgs, err = decodeOTLPJSON(raw); err != nil {
-			return nil, nil, err
+			return decoded{}, err
 		}
 	case !ok:
-		return nil, nil, errNotOTLP
+		return decoded{}, errNotOTLP
 	default:
 		for i, frame := range frames {
 			msg, err := decodeOTLPProto(frame)
 			if err != nil {
 				if len(frames) > 1 {
-					return nil, nil, fmt.Errorf("OTLP message %d of %d: %w", i+1, len(frames), err)
+					return decoded{}, fmt.Errorf("OTLP message %d of %d: %w", i+1, len(frames), err)
 				}
-				return nil, nil, err
+				return decoded{}, err
 			}
 			msgs = append(msgs, msg)
 		}

@@ -87,6 +87,7 @@ type otlpConverter struct {
 	budget        int // frames and labels the samples may still have (otlpBudget)
 	warnings      []string
 	frameMappings map[string]*profile.Mapping // by frame type
+	frameTypes    frameTypes
 }
 
 // otlpDict is one message's dictionary with the pprof objects made from its entries so far,
@@ -103,18 +104,18 @@ type otlpDict struct {
 // one Profile to convert, counting the Profiles of every scope of every resource of every
 // message in order; 0 converts them all. budget bounds the frames and labels of all samples
 // together (otlpBudget).
-func convertOTLP(msgs []*otlppb.ProfilesData, selected, budget int) (*profile.Profile, []string, error) {
+func convertOTLP(msgs []*otlppb.ProfilesData, selected, budget int) (decoded, error) {
 	c := &otlpConverter{p: &profile.Profile{}, budget: budget}
 	refs, err := c.collect(msgs, selected)
 	if err != nil {
-		return nil, nil, err
+		return decoded{}, err
 	}
 	if err := c.header(refs); err != nil {
-		return nil, nil, err
+		return decoded{}, err
 	}
 	for _, r := range refs {
 		if err := c.samples(r); err != nil {
-			return nil, nil, err
+			return decoded{}, err
 		}
 	}
 	inferMappingFlags(c.p)
@@ -126,12 +127,12 @@ func convertOTLP(msgs []*otlppb.ProfilesData, selected, budget int) (*profile.Pr
 	// and drops samples whose every value is zero, as pprof's merge does.
 	p, err := profile.Merge([]*profile.Profile{c.p})
 	if err != nil {
-		return nil, nil, fmt.Errorf("merging OTLP profiles: %w", err)
+		return decoded{}, fmt.Errorf("merging OTLP profiles: %w", err)
 	}
 	if err := p.CheckValid(); err != nil {
-		return nil, nil, fmt.Errorf("converting OTLP: malformed result: %w", err)
+		return decoded{}, fmt.Errorf("converting OTLP: malformed result: %w", err)
 	}
-	return p, c.warnings, nil
+	return decoded{p: p, format: FormatOTLP, warnings: c.warnings, frameTypes: c.frameTypes}, nil
 }
 
 // collect lists the Profiles to convert and resolves their types.
@@ -582,31 +583,43 @@ func (d *otlpDict) location(i int32) (*profile.Location, error) {
 		}
 		l.Line = append(l.Line, profile.Line{Function: f, Line: ln.GetLine(), Column: ln.GetColumn()})
 	}
-	if l.Mapping == nil {
-		// pprof has no location attributes. A frame with a mapping is described by it
-		// (a kernel frame's is vmlinux, a native one's its library); frames without one,
-		// interpreted or JIT-compiled (jvm, v8js, cpython, go in eBPF captures), get a
-		// mapping named after their frame type, "[jvm]", so that it shows where pprof
-		// shows mappings and can be filtered on.
-		var ls labelSet
-		for _, ai := range src.GetAttributeIndices() {
-			key, v, unit, err := d.attribute(ai)
-			if err != nil {
-				return nil, fmt.Errorf("location attributes: %w", err)
-			}
-			if key == attrFrameType {
-				if err := d.addValue(&ls, key, v, unit); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if t := ls.str(attrFrameType); len(t) > 0 && t[0] != "" {
-			l.Mapping = d.c.frameMapping(t[0])
-		}
+	// pprof has no location attributes: the frame type is kept per mapping (see
+	// frameTypes). Frames without a mapping, interpreted or JIT-compiled (jvm, v8js, cpython,
+	// go in eBPF captures), get one named after their frame type, "[jvm]", so that it shows
+	// where pprof shows mappings and can be filtered on.
+	frameType, err := d.frameType(src)
+	if err != nil {
+		return nil, err
+	}
+	if l.Mapping == nil && frameType != "" {
+		l.Mapping = d.c.frameMapping(frameType)
+	}
+	if l.Mapping != nil && frameType != "" {
+		d.c.frameTypes.add(l.Mapping.File, frameType, d.c.warn)
 	}
 	d.locations[i] = l
 	d.c.p.Location = append(d.c.p.Location, l)
 	return l, nil
+}
+
+// frameType is the location's profile.frame.type attribute, or "".
+func (d *otlpDict) frameType(src *otlppb.Location) (string, error) {
+	for _, ai := range src.GetAttributeIndices() {
+		key, v, _, err := d.attribute(ai)
+		if err != nil {
+			return "", fmt.Errorf("location attributes: %w", err)
+		}
+		if key == attrFrameType {
+			var ls labelSet
+			if err := d.addValue(&ls, key, v, ""); err != nil {
+				return "", err
+			}
+			if t := ls.str(key); len(t) > 0 {
+				return t[0], nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // function is the pprof function for entry i of the function table.

@@ -49,12 +49,13 @@ func FuzzOTLP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !isOTLP(data) && len(data) > 0 && data[0] != '{' {
 			// Detection and the reader agree: what is not detected is not read either.
-			if _, _, err := (Options{}).parseOTLP(data); err == nil {
+			if _, err := (Options{}).parseOTLP(data); err == nil {
 				t.Fatal("read as OTLP but not detected as OTLP")
 			}
 		}
 		for _, o := range []Options{{}, {OTLPProfile: 2}} {
-			p, _, err := o.parseOTLP(data)
+			d, err := o.parseOTLP(data)
+			p := d.p
 			if err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("error on several lines: %q", err)

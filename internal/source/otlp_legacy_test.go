@@ -88,10 +88,11 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 	if l, err := otlpWireLayout(current); l != layoutCurrent || err != nil {
 		t.Fatalf("current message: layout %v, %v", l, err)
 	}
-	want, _, err := Options{}.parseOTLP(current)
+	d, err := Options{}.parseOTLP(current)
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := d.p
 	if got := want.Sample[0].Label["thread.name"]; !slices.Equal(got, []string{"t1"}) {
 		t.Fatalf("thread.name %v", got)
 	}
@@ -100,10 +101,11 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 		if l, err := otlpWireLayout(old); l != layout || err != nil {
 			t.Errorf("%v: detected %v, %v", layout, l, err)
 		}
-		got, _, err := Options{}.parseOTLP(old)
+		d, err := Options{}.parseOTLP(old)
 		if err != nil {
 			t.Fatalf("%v: %v", layout, err)
 		}
+		got := d.p
 		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
 			t.Errorf("%v: (-current +old):\n%s", layout, diff)
 		}
@@ -128,7 +130,7 @@ func TestOTLPOldLayoutsRejected(t *testing.T) {
 	if _, err := otlpWireLayout(pre18); !errors.Is(err, errPre18Layout) {
 		t.Errorf("pre-1.8 sample: %v", err)
 	}
-	if _, _, err := (Options{}).parseOTLP(pre18); !errors.Is(err, errPre18Layout) {
+	if _, err := (Options{}).parseOTLP(pre18); !errors.Is(err, errPre18Layout) {
 		t.Errorf("pre-1.8 parse: %v", err)
 	}
 	// Profile.location_indices (field 3 as packed varints) is pre-1.8 too.

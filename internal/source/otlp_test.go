@@ -725,3 +725,56 @@ func BenchmarkLoadOTLP(b *testing.B) {
 		})
 	}
 }
+
+// TestOTLPFrameTypes checks that each location's profile.frame.type reaches the input's
+// FrameTypes by mapping file, on a message built in code and on an eBPF profiler capture.
+func TestOTLPFrameTypes(t *testing.T) {
+	d := newDict()
+	ft := func(v string) []int32 { return []int32{d.attr("profile.frame.type", str(v), "")} }
+	for _, f := range []string{"/bin/app", "vmlinux", "/lib/mixed.so"} {
+		d.d.MappingTable = append(d.d.MappingTable, &otlppb.Mapping{FilenameStrindex: d.s(f)})
+	}
+	line := func(fn string) []*otlppb.Line { return []*otlppb.Line{{FunctionIndex: d.fn(fn)}} }
+	app := d.loc(&otlppb.Location{MappingIndex: 1, Lines: line("main"), AttributeIndices: ft("native")})
+	untyped := d.loc(&otlppb.Location{MappingIndex: 1, Lines: line("helper")})
+	kernel := d.loc(&otlppb.Location{MappingIndex: 2, Lines: line("do_syscall_64"), AttributeIndices: ft("kernel")})
+	mixed1 := d.loc(&otlppb.Location{MappingIndex: 3, Lines: line("m1"), AttributeIndices: ft("native")})
+	mixed2 := d.loc(&otlppb.Location{MappingIndex: 3, Lines: line("m2"), AttributeIndices: ft("cpython")})
+	jit := d.loc(&otlppb.Location{Lines: line("Main.run"), AttributeIndices: ft("jvm")})
+	msg := &otlppb.ProfilesData{
+		ResourceProfiles: []*otlppb.ResourceProfiles{{ScopeProfiles: []*otlppb.ScopeProfiles{{Profiles: []*otlppb.Profile{{
+			SampleType: &otlppb.ValueType{TypeStrindex: d.s("samples"), UnitStrindex: d.s("count")},
+			Samples: []*otlppb.Sample{
+				{StackIndex: d.stack(kernel, untyped, app), Values: []int64{1}},
+				{StackIndex: d.stack(mixed1, mixed2, jit, app), Values: []int64{2}},
+			},
+		}}}}}},
+		Dictionary: d.d,
+	}
+	_, inputs, err := source.Options{}.LoadBytes([]string{"msg.pb"}, [][]byte{marshal(t, msg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"/bin/app": "native", "vmlinux": "kernel", "/lib/mixed.so": "", "[jvm]": "jvm"}
+	if diff := cmp.Diff(want, inputs[0].FrameTypes); diff != "" {
+		t.Errorf("frame types (-want +got):\n%s", diff)
+	}
+	wantWarning := `mapping "/lib/mixed.so" holds frames of types native and cpython; its frames' type is left unknown`
+	if diff := cmp.Diff([]string{wantWarning}, inputs[0].Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+
+	_, inputs, err = source.Options{}.LoadBytes([]string{"ebpf.pb"}, [][]byte{corpusFile(t, "otlp/legacy-proto-v1.9/ebpf-profile.v1_9.pb")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]string{
+		"vmlinux": "kernel", "[go]": "go", "[jvm]": "jvm", "[v8js]": "v8js",
+		"libjvm.so": "native", "libpthread-2.31.so": "native", "linux-vdso.1.so": "native",
+		"libc.so.6": "native", "libc-2.31.so": "native", "libstdc++.so.6.0.34": "native",
+		"PerformanceTest": "native", "node": "native",
+	}
+	if diff := cmp.Diff(want, inputs[0].FrameTypes); diff != "" {
+		t.Errorf("eBPF capture frame types (-want +got):\n%s", diff)
+	}
+}

@@ -54,6 +54,10 @@ type Input struct {
 	// Warnings are what the reader of the input's format noticed and passed over, such as
 	// malformed lines of a text format.
 	Warnings []string
+	// FrameTypes are the frame types the input states (OTLP's profile.frame.type), by
+	// mapping file: "kernel" for "vmlinux", "native" for "libc.so.6", "jvm" for "[jvm]". A
+	// mapping whose frames disagree maps to "". nil when the input states none.
+	FrameTypes map[string]string
 }
 
 // Stdin is the argument that stands for standard input.
@@ -288,10 +292,11 @@ func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.
 	if len(data) == 0 {
 		return nil, Input{}, &inputError{"parsing " + arg, ErrEmpty}
 	}
-	p, warnings, format, err := o.decode(data)
+	d, err := o.decode(data)
 	if err != nil {
 		return nil, Input{}, &inputError{"parsing " + arg, err}
 	}
+	p := d.p
 	// A profile without sample types can never be combined (pprof fails with "profiles have
 	// empty common sample type list"); say which input it is.
 	if len(p.SampleType) == 0 {
@@ -301,10 +306,11 @@ func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.
 	// The readers validated the profile, as pprof's grabProfile does again.
 	return p, Input{
 		Source:      arg,
-		Format:      format,
+		Format:      d.format,
 		SampleTypes: copyValueTypes(p.SampleType),
 		Samples:     len(p.Sample),
-		Warnings:    warnings,
+		Warnings:    d.warnings,
+		FrameTypes:  d.frameTypes,
 	}, nil
 }
 
