@@ -154,7 +154,9 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 	}
 	warn(stdio.Err, warnings)
 	if o.To == convertOTLPJSON {
-		return o.output.write(stdio.Out, func(w io.Writer) error { return source.WriteOTLPJSON(w, p) })
+		return o.output.write(stdio.Out, func(w io.Writer) error {
+			return source.WriteOTLPJSON(w, p, report.FrameTypes(inputs))
+		})
 	}
 	return o.output.write(stdio.Out, p.Write)
 }

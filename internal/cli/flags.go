@@ -327,7 +327,7 @@ func reportInput(s source.Input, role string) report.Input {
 		types[j] = report.SampleType{Type: st.Type, Unit: st.Unit}
 	}
 	return report.Input{Source: s.Source, Role: role, Format: inputFormat(s.Format), SampleTypes: types, Samples: s.Samples,
-		Warnings: append([]string{}, s.Warnings...)}
+		Warnings: append([]string{}, s.Warnings...), FrameTypes: s.FrameTypes}
 }
 
 // baseFlags are --base, --diff-base and --normalize: what the profiles are compared against.

@@ -70,15 +70,15 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 			return err
 		}
 		warn(stdio.Err, in.Warnings)
-		inputs = append(inputs, report.InfoInput{Source: arg, Format: inputFormat(in.Format), Profile: report.DescribeProfile(p)})
+		inputs = append(inputs, report.InfoInput{Source: arg, Format: inputFormat(in.Format), Profile: report.DescribeProfile(p, in.FrameTypes)})
 	}
 	merged := inputs[0].Profile
 	if len(args) > 1 {
-		p, _, err := o.input.LoadBytes(args, data)
+		p, ins, err := o.input.LoadBytes(args, data)
 		if err != nil {
 			return err
 		}
-		merged = report.DescribeProfile(p)
+		merged = report.DescribeProfile(p, report.FrameTypes(reportInputs(ins, len(ins), baseFlags{})))
 	}
 	info := report.NewInfo(merged, inputs)
 	warn(stdio.Err, info.Warnings)

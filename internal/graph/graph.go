@@ -19,6 +19,9 @@ type Options struct {
 	DropNegative bool
 	// Workers is how many goroutines walk the samples; 0 picks one per CPU for large profiles.
 	Workers int
+	// FrameTypes are the frame types of the frames of each mapping, by mapping file, as the
+	// inputs state them (see Node.FrameType); nil when they state none.
+	FrameTypes map[string]string
 }
 
 // Graph holds every node of a profile with its flat and cum values. Edges are not stored:
@@ -191,14 +194,17 @@ func (g *Graph) addLines(l *profile.Location, ids map[NodeInfo]int32, idx *frame
 	if len(lines) == 0 {
 		lines = []profile.Line{{}}
 	}
+	t := FrameType(l, g.opts.FrameTypes)
 	for k, line := range lines {
 		info := nodeInfo(l, line)
 		id, ok := ids[info]
 		if !ok {
 			id = int32(len(g.Nodes))
 			ids[info] = id
-			g.Nodes = append(g.Nodes, Node{Info: info})
+			g.Nodes = append(g.Nodes, Node{Info: info, FrameType: t})
 			idx.inlined = append(idx.inlined, false)
+		} else if g.Nodes[id].FrameType != t {
+			g.Nodes[id].FrameType = ""
 		}
 		if k < len(lines)-1 {
 			idx.inlined[id] = true

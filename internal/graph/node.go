@@ -103,6 +103,18 @@ func (i *NodeInfo) compare(j *NodeInfo) int {
 type Node struct {
 	Info                       NodeInfo
 	Flat, FlatDiv, Cum, CumDiv int64
+	// FrameType is the type of the node's frames ("kernel", "native", "jvm", ...) when the
+	// inputs state it and every location of the node agrees, or "".
+	FrameType string
+}
+
+// FrameType is the frame type of location l: its mapping's, in frameTypes (by mapping file),
+// or "".
+func FrameType(l *profile.Location, frameTypes map[string]string) string {
+	if l.Mapping == nil || frameTypes == nil {
+		return ""
+	}
+	return frameTypes[l.Mapping.File]
 }
 
 // FlatValue is the node's flat value, as a truncated mean when divisors were accumulated.

@@ -76,7 +76,7 @@ func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (
 			PeriodType:        p.PeriodType,
 			Period:            p.Period,
 		}
-		top, err := buildTop(sub, nil, groupCfg, topOptions{})
+		top, err := buildTop(sub, inputs, groupCfg, topOptions{})
 		if err != nil {
 			return nil, err
 		}

@@ -25,8 +25,9 @@ type callGraph struct {
 
 // newCallGraph runs the steps of a top report up to the graph: choose the sample value, take
 // the total (before filtering unless RelativePercentages), filter, aggregate to the
-// granularity, trim /proc/self/cwd/ from file names, build the graph. It modifies p.
-func newCallGraph(p *profile.Profile, cfg Config) (*callGraph, error) {
+// granularity, trim /proc/self/cwd/ from file names, build the graph with the frame types the
+// inputs state. It modifies p.
+func newCallGraph(p *profile.Profile, inputs []Input, cfg Config) (*callGraph, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func newCallGraph(p *profile.Profile, cfg Config) (*callGraph, error) {
 		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
 	}
 	trimPaths(p)
-	cg.g = graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative})
+	cg.g = graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)})
 
 	st := p.SampleType[index]
 	cg.sampleType = SampleType{Type: st.Type, Unit: st.Unit}
@@ -72,6 +73,7 @@ func row(e *graph.Entry, total, running int64) Row {
 		Column:    e.Info.Column,
 		Address:   hexAddress(e.Info.Address),
 		Object:    e.Info.Objfile,
+		FrameType: e.FrameType,
 	}
 }
 

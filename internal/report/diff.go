@@ -96,7 +96,7 @@ func ReadCapture(source, role string, data []byte) (*Capture, error) {
 	samples := 0
 	for _, in := range t.Inputs {
 		if in.Role != RoleProfile {
-			return nil, fmt.Errorf("reading %s: the top report was made against a base (%s); save one of the profile alone", source, in.Source)
+			return nil, fmt.Errorf("reading %s: the top report was made against a base (%q); save one of the profile alone", source, in.Source)
 		}
 		samples += in.Samples
 	}
@@ -166,10 +166,12 @@ func rowKey(r *Row) nodeKey {
 // table is the nodes of every capture of a diff, joined on their identity: values[c][n] is
 // capture c's (flat, cum) of node n, 0 where the capture lacks the node.
 type table struct {
-	keys    []nodeKey
-	flat    [][]int64
-	cum     [][]int64
-	present [][]bool
+	keys []nodeKey
+	// frameTypes are the nodes' frame types: the captures' when they agree, or "".
+	frameTypes []string
+	flat       [][]int64
+	cum        [][]int64
+	present    [][]bool
 }
 
 func newTable(captures []*Capture) *table {
@@ -177,10 +179,16 @@ func newTable(captures []*Capture) *table {
 	t := &table{}
 	for _, c := range captures {
 		for i := range c.Top.Rows {
-			k := rowKey(&c.Top.Rows[i])
-			if _, ok := ids[k]; !ok {
+			r := &c.Top.Rows[i]
+			k := rowKey(r)
+			n, ok := ids[k]
+			switch {
+			case !ok:
 				ids[k] = len(t.keys)
 				t.keys = append(t.keys, k)
+				t.frameTypes = append(t.frameTypes, r.FrameType)
+			case t.frameTypes[n] != r.FrameType:
+				t.frameTypes[n] = ""
 			}
 		}
 	}
@@ -322,9 +330,10 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		row := DiffRow{
 			Name: k.name, Function: k.function, File: k.file, StartLine: k.startLine,
 			Line: k.line, Column: k.column, Address: k.address, Object: k.object,
-			Status: StatusBoth,
-			Flat:   nodes.change(bs.scaled(bs.raw(tbl.flat, n)), ns.scaled(ns.raw(tbl.flat, n))),
-			Cum:    nodes.change(bs.scaled(baseCum), ns.scaled(newCum)),
+			FrameType: tbl.frameTypes[n],
+			Status:    StatusBoth,
+			Flat:      nodes.change(bs.scaled(bs.raw(tbl.flat, n)), ns.scaled(ns.raw(tbl.flat, n))),
+			Cum:       nodes.change(bs.scaled(baseCum), ns.scaled(newCum)),
 		}
 		switch {
 		case !bs.has(tbl.present, n):

@@ -93,6 +93,9 @@ type DiffRow struct {
 	Column    int64  `json:"column"`
 	Address   string `json:"address"`
 	Object    string `json:"object"`
+	// FrameType is the type of the node's frames, as in a top row, when every capture that
+	// has the node agrees; otherwise "".
+	FrameType string `json:"frame_type"`
 	// Status is "both", "appeared" or "vanished".
 	Status string `json:"status"`
 	// Flat compares the node's flat values.

@@ -462,7 +462,7 @@ func TestReadCaptureRefuses(t *testing.T) {
 	}{
 		{"trimmed", mustJSON(t, &trimmed), "s.json: the top report leaves out 2 of its nodes; save it with --nodefraction 0 --nodecount 0"},
 		{"nodecount", mustJSON(t, &cut), "leaves out 1 of its nodes"},
-		{"against a base", mustJSON(t, &based), "made against a base (b.pb.gz)"},
+		{"against a base", mustJSON(t, &based), `made against a base ("b.pb.gz")`},
 		{"kind", mustJSON(t, &other), `of kind "diff", want a profq top report`},
 		{"version", mustJSON(t, &newer), "schema_version 2, this profq reads 1"},
 		{"not JSON", []byte("{nope"), "reading s.json as a profq top report: invalid character"},

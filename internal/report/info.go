@@ -38,8 +38,9 @@ func NewInfo(merged ProfileDetails, inputs []InfoInput) *Info {
 	return info
 }
 
-// DescribeProfile describes p; it does not modify it.
-func DescribeProfile(p *profile.Profile) ProfileDetails {
+// DescribeProfile describes p, whose inputs state frameTypes (by mapping file, as
+// source.Input.FrameTypes); it does not modify p.
+func DescribeProfile(p *profile.Profile, frameTypes map[string]string) ProfileDetails {
 	d := ProfileDetails{
 		SampleTypes:       make([]SampleTypeInfo, len(p.SampleType)),
 		DefaultSampleType: p.DefaultSampleType,
@@ -84,6 +85,7 @@ func DescribeProfile(p *profile.Profile) ProfileDetails {
 			HasFilenames:    m.HasFilenames,
 			HasLineNumbers:  m.HasLineNumbers,
 			HasInlineFrames: m.HasInlineFrames,
+			FrameType:       frameTypes[m.File],
 			Locations:       locations[m],
 		}
 	}

@@ -111,6 +111,9 @@ type MappingInfo struct {
 	HasLineNumbers bool `json:"has_line_numbers"`
 	// HasInlineFrames says the profile lists the calls inlined at each address.
 	HasInlineFrames bool `json:"has_inline_frames"`
+	// FrameType is the type of the mapping's frames as the profile states it ("kernel",
+	// "native", "jvm"..., OTLP's profile.frame.type), or "" when it does not.
+	FrameType string `json:"frame_type"`
 	// Locations counts the profile's locations in this mapping.
 	Locations int `json:"locations"`
 }

@@ -58,6 +58,9 @@ type Input struct {
 	// Warnings are what reading the input noticed and passed over, such as malformed lines of
 	// a text format; [] when there is nothing to say.
 	Warnings []string `json:"warnings"`
+	// FrameTypes are the frame types the input states, by mapping file; reports show them on
+	// their nodes (Row.FrameType) rather than here.
+	FrameTypes map[string]string `json:"-"`
 }
 
 // ProfileInfo carries the profile-level facts that pprof prints above a report.
@@ -183,6 +186,10 @@ type Row struct {
 	// Object is the binary or library the node belongs to when that is part of its identity
 	// (frames without function names), or "".
 	Object string `json:"object"`
+	// FrameType is the type of the node's frames as the profile states it: "kernel",
+	// "native", "go", "jvm", "cpython", "v8js"... (OTLP's profile.frame.type), or "" when the
+	// profile does not say (pprof profiles never do) or the node's frames disagree.
+	FrameType string `json:"frame_type"`
 }
 
 // MarshalJSON writes the input with [] for its empty lists, never null, whoever built it.

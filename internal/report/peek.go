@@ -37,7 +37,7 @@ func NewPeek(p *profile.Profile, inputs []Input, cfg Config, re *regexp.Regexp) 
 	if re == nil {
 		return nil, optionErrorf("peek needs a regular expression")
 	}
-	cg, err := newCallGraph(p, cfg)
+	cg, err := newCallGraph(p, inputs, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 	}
 	trimPaths(p)
 
-	g := graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative})
+	g := graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)})
 	res := g.Trim(graph.TrimOptions{
 		NodeFraction:   cfg.NodeFraction,
 		EdgeFraction:   cfg.EdgeFraction,
@@ -157,25 +157,9 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 		t.Inputs = []Input{}
 	}
 	var running int64
-	for _, e := range res.Entries {
-		flat, cum := e.FlatValue(), e.CumValue()
-		running += flat
-		t.Rows = append(t.Rows, Row{
-			Name:      e.Name,
-			Flat:      flat,
-			FlatPct:   percent(flat, total),
-			SumPct:    percent(running, total),
-			Cum:       cum,
-			CumPct:    percent(cum, total),
-			Inline:    inlineLabel(e.Inline),
-			Function:  e.Info.Name,
-			File:      e.Info.File,
-			StartLine: e.Info.StartLine,
-			Line:      e.Info.Line,
-			Column:    e.Info.Column,
-			Address:   hexAddress(e.Info.Address),
-			Object:    e.Info.Objfile,
-		})
+	for i := range res.Entries {
+		running += res.Entries[i].FlatValue()
+		t.Rows = append(t.Rows, row(&res.Entries[i], total, running))
 	}
 	t.Shown = running
 	t.ShownPct = percent(running, total)

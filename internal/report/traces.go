@@ -20,6 +20,8 @@ type TraceStream struct {
 	index   int
 	mean    bool
 	units   map[string]string // numeric label key -> unit
+	// frameTypes are the frame types the inputs state, by mapping file.
+	frameTypes map[string]string
 
 	frames []Frame // every line of every location, location by location
 	start  []int32 // frames of the location at table position i: frames[start[i]:start[i+1]]
@@ -74,6 +76,8 @@ func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, er
 		index:   index,
 		mean:    cfg.Mean,
 		units:   units,
+
+		frameTypes: FrameTypes(inputs),
 	}
 	if cfg.Mean {
 		s.header.SampleType.Type = "mean_" + st.Type
@@ -110,7 +114,7 @@ func (s *TraceStream) indexFrames(locs []*profile.Location) {
 	s.start = make([]int32, 0, len(locs)+1)
 	for i, l := range locs {
 		s.start = append(s.start, int32(len(s.frames)))
-		s.frames = appendFrames(s.frames, l)
+		s.frames = s.appendFrames(s.frames, l)
 		if s.dense != nil {
 			s.dense[l.ID] = int32(i) + 1
 		} else {
@@ -121,7 +125,7 @@ func (s *TraceStream) indexFrames(locs []*profile.Location) {
 }
 
 // appendFrames appends the frames of l's lines, innermost first, numbering them by position.
-func appendFrames(frames []Frame, l *profile.Location) []Frame {
+func (s *TraceStream) appendFrames(frames []Frame, l *profile.Location) []Frame {
 	lines := l.Line
 	if len(lines) == 0 {
 		// A location without lines is still one frame, named by its address and binary.
@@ -140,6 +144,7 @@ func appendFrames(frames []Frame, l *profile.Location) []Frame {
 			Column:    info.Column,
 			Address:   hexAddress(info.Address),
 			Object:    info.Objfile,
+			FrameType: graph.FrameType(l, s.frameTypes),
 		})
 	}
 	return frames
@@ -168,7 +173,7 @@ func (s *TraceStream) locationFrames(l *profile.Location) []Frame {
 	if pos == 0 {
 		// Not in the location table: a malformed profile. Name it on the spot, with IDs
 		// past the table so that no cache mistakes it for another frame.
-		frames := appendFrames(nil, l)
+		frames := s.appendFrames(nil, l)
 		for i := range frames {
 			frames[i].ID = -1
 		}

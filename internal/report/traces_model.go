@@ -116,4 +116,7 @@ type Frame struct {
 	// Object is the binary the frame belongs to when that is part of its name (frames without
 	// function names), or "".
 	Object string `json:"object"`
+	// FrameType is the frame's type as the profile states it ("kernel", "native", "jvm"...,
+	// OTLP's profile.frame.type), or "" when it does not.
+	FrameType string `json:"frame_type"`
 }

@@ -258,8 +258,8 @@ main 7 70
 // values they carry), and the header fields stay.
 func TestOTLPRoundTrip(t *testing.T) {
 	writers := map[string]func(*bytes.Buffer, *profile.Profile) error{
-		"json":  func(b *bytes.Buffer, p *profile.Profile) error { return source.WriteOTLPJSON(b, p) },
-		"proto": func(b *bytes.Buffer, p *profile.Profile) error { return source.WriteOTLPProto(b, p) },
+		"json":  func(b *bytes.Buffer, p *profile.Profile) error { return source.WriteOTLPJSON(b, p, nil) },
+		"proto": func(b *bytes.Buffer, p *profile.Profile) error { return source.WriteOTLPProto(b, p, nil) },
 	}
 	for name, p := range roundTripProfiles(t) {
 		for wname, write := range writers {
@@ -316,10 +316,10 @@ func defaultIndex(t *testing.T, p *profile.Profile) int {
 func TestWriteOTLPJSONStable(t *testing.T) {
 	p := roundTripProfiles(t)["built"]
 	var a, b bytes.Buffer
-	if err := source.WriteOTLPJSON(&a, p); err != nil {
+	if err := source.WriteOTLPJSON(&a, p, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := source.WriteOTLPJSON(&b, p); err != nil {
+	if err := source.WriteOTLPJSON(&b, p, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -589,7 +589,7 @@ func TestOTLPContainers(t *testing.T) {
 	zw.Close()
 
 	var js bytes.Buffer
-	if err := source.WriteOTLPJSON(&js, one); err != nil {
+	if err := source.WriteOTLPJSON(&js, one, nil); err != nil {
 		t.Fatal(err)
 	}
 	lines := append(append([]byte{}, js.Bytes()...), js.Bytes()...)
@@ -707,10 +707,10 @@ func BenchmarkLoadOTLP(b *testing.B) {
 		b.Fatal(err)
 	}
 	var pbuf, jbuf bytes.Buffer
-	if err := source.WriteOTLPProto(&pbuf, p); err != nil {
+	if err := source.WriteOTLPProto(&pbuf, p, nil); err != nil {
 		b.Fatal(err)
 	}
-	if err := source.WriteOTLPJSON(&jbuf, p); err != nil {
+	if err := source.WriteOTLPJSON(&jbuf, p, nil); err != nil {
 		b.Fatal(err)
 	}
 	for name, in := range map[string][]byte{"pprof": data, "otlp-proto": pbuf.Bytes(), "otlp-json": jbuf.Bytes()} {
@@ -764,7 +764,7 @@ func TestOTLPFrameTypes(t *testing.T) {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 
-	_, inputs, err = source.Options{}.LoadBytes([]string{"ebpf.pb"}, [][]byte{corpusFile(t, "otlp/legacy-proto-v1.9/ebpf-profile.v1_9.pb")})
+	ebpf, inputs, err := source.Options{}.LoadBytes([]string{"ebpf.pb"}, [][]byte{corpusFile(t, "otlp/legacy-proto-v1.9/ebpf-profile.v1_9.pb")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,4 +777,29 @@ func TestOTLPFrameTypes(t *testing.T) {
 	if diff := cmp.Diff(want, inputs[0].FrameTypes); diff != "" {
 		t.Errorf("eBPF capture frame types (-want +got):\n%s", diff)
 	}
+	// Written back to OTLP, the capture reads as it was: the same frame types and mappings
+	// (the "[jvm]" kind are not written as mappings) and the same reports.
+	var buf bytes.Buffer
+	if err := source.WriteOTLPJSON(&buf, ebpf, inputs[0].FrameTypes); err != nil {
+		t.Fatal(err)
+	}
+	back, backInputs, err := source.Options{}.LoadBytes([]string{"ebpf.json"}, [][]byte{buf.Bytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, backInputs[0].FrameTypes); diff != "" {
+		t.Errorf("frame types after a round trip (-want +got):\n%s", diff)
+	}
+	files := func(p *profile.Profile) []string {
+		var fs []string
+		for _, m := range p.Mapping {
+			fs = append(fs, m.File)
+		}
+		slices.Sort(fs)
+		return fs
+	}
+	if diff := cmp.Diff(files(ebpf), files(back)); diff != "" {
+		t.Errorf("mappings after a round trip (-want +got):\n%s", diff)
+	}
+	sameTops(t, ebpf, back)
 }

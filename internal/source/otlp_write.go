@@ -27,9 +27,12 @@ import (
 // build ids become process.executable.build_id.gnu; drop_frames, keep_frames, doc_url and
 // comments become pprof.profile.* attributes of every Profile. Zero values are left out.
 // Nothing pprof-specific is lost but Location.IsFolded and the mappings' Has* flags when
-// false. p is not modified.
-func ProfilesFromPprof(p *profile.Profile) *otlppb.ProfilesData {
+// false. frameTypes (by mapping file, as Input.FrameTypes) become the profile.frame.type of
+// the mappings' locations; the mappings profq made for frames without one ("[jvm]") are not
+// written, so that an OTLP input converts back as it was read. p is not modified.
+func ProfilesFromPprof(p *profile.Profile, frameTypes map[string]string) *otlppb.ProfilesData {
 	w := newOTLPWriter()
+	w.frameTypes = frameTypes
 	order := make([]int, 0, len(p.SampleType))
 	if def, err := p.SampleIndexByName(""); err == nil {
 		order = append(order, def)
@@ -98,8 +101,8 @@ func ProfilesFromPprof(p *profile.Profile) *otlppb.ProfilesData {
 
 // WriteOTLPProto writes p as one protobuf ProfilesData message (ProfilesFromPprof), which is
 // also the body of an OTLP/HTTP export request.
-func WriteOTLPProto(w io.Writer, p *profile.Profile) error {
-	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(ProfilesFromPprof(p))
+func WriteOTLPProto(w io.Writer, p *profile.Profile, frameTypes map[string]string) error {
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(ProfilesFromPprof(p, frameTypes))
 	if err != nil {
 		return fmt.Errorf("encoding OTLP protobuf: %w", err)
 	}
@@ -111,8 +114,8 @@ func WriteOTLPProto(w io.Writer, p *profile.Profile) error {
 // trace and span ids as OTLP/JSON wants, 64-bit integers as strings, keys in a fixed order,
 // so that the same profile always gives the same bytes. Lines of several profiles make the
 // collector file exporter's JSON lines.
-func WriteOTLPJSON(w io.Writer, p *profile.Profile) error {
-	data, err := protojson.Marshal(ProfilesFromPprof(p))
+func WriteOTLPJSON(w io.Writer, p *profile.Profile, frameTypes map[string]string) error {
+	data, err := protojson.Marshal(ProfilesFromPprof(p, frameTypes))
 	if err != nil {
 		return fmt.Errorf("encoding OTLP/JSON: %w", err)
 	}
@@ -169,6 +172,8 @@ type otlpWriter struct {
 	locations map[*profile.Location]int32
 	functions map[*profile.Function]int32
 	mappings  map[*profile.Mapping]int32
+	// frameTypes are the frame types of the mappings' locations, by mapping file.
+	frameTypes map[string]string
 }
 
 func newOTLPWriter() *otlpWriter {
@@ -288,8 +293,14 @@ func (w *otlpWriter) location(l *profile.Location) int32 {
 		return i
 	}
 	loc := &otlppb.Location{Address: l.Address}
-	if l.Mapping != nil {
-		loc.MappingIndex = w.mapping(l.Mapping)
+	if m := l.Mapping; m != nil {
+		t := w.frameTypes[m.File]
+		if t != "" {
+			loc.AttributeIndices = []int32{w.attr(attrFrameType, &common.AnyValue{Value: &common.AnyValue_StringValue{StringValue: t}}, "")}
+		}
+		if !isFrameTypeMapping(m, t) {
+			loc.MappingIndex = w.mapping(m)
+		}
 	}
 	for _, ln := range l.Line {
 		line := &otlppb.Line{Line: ln.Line, Column: ln.Column}
@@ -302,6 +313,12 @@ func (w *otlpWriter) location(l *profile.Location) int32 {
 	w.d.LocationTable = append(w.d.LocationTable, loc)
 	w.locations[l] = i
 	return i
+}
+
+// isFrameTypeMapping says whether m is a mapping the OTLP reader made for frames of type t
+// that have none of their own: named "[t]", without addresses or build ID.
+func isFrameTypeMapping(m *profile.Mapping, t string) bool {
+	return t != "" && m.File == "["+t+"]" && m.Start == 0 && m.Limit == 0 && m.Offset == 0 && m.BuildID == ""
 }
 
 func (w *otlpWriter) function(f *profile.Function) int32 {
