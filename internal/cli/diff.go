@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/units"
+	"github.com/profq/profq/internal/workers"
 )
 
 // DiffOptions are the options of profq diff.
@@ -207,18 +207,12 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options) ([
 	out := make([]*report.Capture, len(args))
 	errs := make([]error, len(args))
 	sem := make(chan struct{}, min(maxLoaders, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
+	var wg workers.Group // a panic reaches Run's crash guard
 	for i, arg := range args {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			defer func() {
-				// A panic here would end the process with a trace; Run recovers only its own
-				// goroutine.
-				if r := recover(); r != nil {
-					errs[i] = fmt.Errorf("internal error reading %s: %v", arg, r)
-				}
-			}()
+			testHook("worker")
 			out[i], errs[i] = loadCapture(arg, roles[i], cfg, in)
 		})
 	}

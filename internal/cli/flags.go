@@ -251,7 +251,8 @@ type atomicFile struct {
 }
 
 func createAtomic(path string) (*atomicFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	// Registered, so that a signal that ends profq removes it (exitOnSignal).
+	f, err := liveTemps.create(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -259,13 +260,14 @@ func createAtomic(path string) (*atomicFile, error) {
 }
 
 func (a *atomicFile) commit() error {
+	testHook("output")
 	if err := a.f.Chmod(0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", a.path, err)
 	}
 	if err := a.f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", a.path, err)
 	}
-	if err := os.Rename(a.f.Name(), a.path); err != nil {
+	if err := liveTemps.rename(a.f.Name(), a.path); err != nil {
 		return fmt.Errorf("writing %s: %w", a.path, err)
 	}
 	a.done = true
@@ -275,7 +277,7 @@ func (a *atomicFile) commit() error {
 func (a *atomicFile) abort() {
 	if !a.done {
 		a.f.Close()
-		os.Remove(a.f.Name())
+		liveTemps.remove(a.f.Name())
 	}
 }
 

@@ -43,27 +43,33 @@ func Main() int {
 	// profq stops writing and exits 0 without a message. Signal handling is process state:
 	// it belongs here, not in Run, which tests call in-process.
 	signal.Ignore(syscall.SIGPIPE)
+	exitOnSignal()
 	out := &pipeSink{w: os.Stdout}
 	// A command that writes to stdout outside the output layer ends the same way.
 	closed := func(err error) bool { return out.closed && errors.Is(err, syscall.EPIPE) }
-	return run(os.Args[1:], IO{In: os.Stdin, Out: out, Err: os.Stderr, OutIsTerminal: isTerminal(os.Stdout)}, closed)
+	// PROFQ_DEBUG adds the stack trace to the report of an internal error (crashReport).
+	debug := os.Getenv("PROFQ_DEBUG") != "" && os.Getenv("PROFQ_DEBUG") != "0"
+	return run(os.Args[1:], IO{In: os.Stdin, Out: out, Err: os.Stderr, OutIsTerminal: isTerminal(os.Stdout)}, closed, debug)
 }
 
 // Run runs profq with args and returns its exit code. It is the one place where errors
 // become exit codes and messages: "profq: <context>: <reason>" on one line of stderr.
 func Run(args []string, stdio IO) int {
-	return run(args, stdio, nil)
+	return run(args, stdio, nil, false)
 }
 
-// run is Run; an error for which quiet returns true is a success without a message.
-func run(args []string, stdio IO, quiet func(error) bool) (code int) {
+// run is Run; an error for which quiet returns true is a success without a message. A panic
+// in a command, or in a goroutine it started (workers.Group), is an internal error: one line
+// and exit 3, with the stack trace only when debug is set.
+func run(args []string, stdio IO, quiet func(error) bool, debug bool) (code int) {
+	var root *cobra.Command
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stdio.Err, "profq: internal error: %v\n", r)
+			crashReport(stdio.Err, root, args, r, debug)
 			code = ExitInput
 		}
 	}()
-	root := newRootCmd(stdio)
+	root = newRootCmd(stdio)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil || (quiet != nil && quiet(err)) {
@@ -117,6 +123,7 @@ func (e *runError) Unwrap() error { return e.err }
 // runE adapts a command's run function so that its errors are told apart from cobra's.
 func runE(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		testHook("command")
 		if err := run(cmd, args); err != nil {
 			return &runError{err: err}
 		}

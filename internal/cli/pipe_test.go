@@ -54,6 +54,9 @@ func TestClosedStdoutPipe(t *testing.T) {
 		{"traces", "--format", "ndjson", "--jq", ".", path},
 		{"top", "--format", "json", "--nodefraction", "0", path},
 		{"top", "--format", "csv", "--nodefraction", "0", path},
+		{"diff", "--format", "csv", "--nodefraction", "0", path, path},
+		{"convert", "--to", "folded", path},
+		{"peek", "--format", "json", "main", path},
 	} {
 		t.Run(strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
 			// The whole report, in-process, to know it cannot fit in the pipe.

@@ -13,7 +13,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"profq": func() { os.Exit(Main()) },
+		"profq": func() { setTestHook(os.Getenv("PROFQ_TEST_HOOK")); os.Exit(Main()) },
 	})
 }
 

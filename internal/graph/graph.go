@@ -2,10 +2,11 @@ package graph
 
 import (
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/workers"
 )
 
 // Options select the values a graph is built from.
@@ -94,7 +95,7 @@ func Build(p *profile.Profile, o Options) *Graph {
 
 // parallel runs f on every shard, each in its own goroutine.
 func (g *Graph) parallel(f func(i int, s *shard)) {
-	var wg sync.WaitGroup
+	var wg workers.Group
 	for i, s := range g.shards {
 		wg.Go(func() { f(i, s) })
 	}

@@ -4,9 +4,10 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/workers"
 )
 
 // maxNodelets is how many tags of one node pprof's dot report counts at most when it decides
@@ -192,7 +193,7 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 		chunks := len(g.shards)
 		per := (len(tagged) + chunks - 1) / chunks
 		cums := make([][]int64, chunks)
-		var wg sync.WaitGroup
+		var wg workers.Group
 		for c := range chunks {
 			part := tagged[min(c*per, len(tagged)):min((c+1)*per, len(tagged))]
 			wg.Go(func() { cums[c] = g.tagCums(part, tagIDs, pending, len(sums)) })

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/filter"
 	"github.com/profq/profq/internal/graph"
+	"github.com/profq/profq/internal/workers"
 )
 
 // Config is what a caller asks of a top report; zero values are not defaults, use DefaultConfig.
@@ -208,7 +208,7 @@ func computeTotal(p *profile.Profile, index int, mean bool) int64 {
 	if half < 1<<16 {
 		parts[0] = sumSamples(p.Sample, index, mean)
 	} else {
-		var wg sync.WaitGroup
+		var wg workers.Group
 		wg.Go(func() { parts[1] = sumSamples(p.Sample[half:], index, mean) })
 		parts[0] = sumSamples(p.Sample[:half], index, mean)
 		wg.Wait()

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profq/profq/internal/workers"
+)
+
+// Exit codes of a run that a signal ended, as shells report a process killed by it (128 plus
+// the signal's number), so that scripts see an interrupted run as one.
+const (
+	ExitInterrupted = 130 // SIGINT: 128 + 2
+	ExitTerminated  = 143 // SIGTERM: 128 + 15
+)
+
+// exitOnSignal makes SIGINT and SIGTERM end profq at once, whatever it is doing: the
+// temporary files of the outputs being written are removed and the process exits with
+// ExitInterrupted or ExitTerminated, without a message. profq's work is CPU-bound and does
+// not check for cancellation, so waiting for a command to notice would not be prompt; an
+// output file is only ever renamed into place complete, so stopping anywhere leaves the
+// previous file as it was. A URL being fetched ends with the process. Signal handling is
+// process state: Main calls it, Run (which tests call in-process) does not.
+func exitOnSignal() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-c
+		code := ExitInterrupted
+		if sig == syscall.SIGTERM {
+			code = ExitTerminated
+		}
+		liveTemps.removeAll()
+		os.Exit(code)
+	}()
+}
+
+// liveTemps are the output files being written under a temporary name (atomicFile). It is
+// process state, like the signal handler that removes them: a package variable, safe for
+// concurrent use.
+var liveTemps = &tempFiles{}
+
+// tempFiles is a registry of temporary output files. Each file is registered as it is
+// created and unregistered as it is renamed into place or removed, under one lock, so that
+// removeAll never sees a file that is not there yet or that already carries its final name.
+type tempFiles struct {
+	mu    sync.Mutex
+	names map[string]struct{}
+}
+
+// create creates and registers a temporary file, as os.CreateTemp does.
+func (t *tempFiles) create(dir, pattern string) (*os.File, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if t.names == nil {
+		t.names = map[string]struct{}{}
+	}
+	t.names[f.Name()] = struct{}{}
+	return f, nil
+}
+
+// rename gives a temporary file its final name; it is unregistered once renamed.
+func (t *tempFiles) rename(tmp, path string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	delete(t.names, tmp)
+	return nil
+}
+
+// remove removes and unregisters a temporary file.
+func (t *tempFiles) remove(tmp string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	os.Remove(tmp)
+	delete(t.names, tmp)
+}
+
+// removeAll removes every registered file and keeps the lock: the process is about to exit,
+// and no output may be created or renamed into place after its temporary files are gone.
+func (t *tempFiles) removeAll() {
+	t.mu.Lock()
+	for name := range t.names {
+		os.Remove(name)
+	}
+}
+
+// crashReport writes what a panic in a command (r, as recover returned it) tells the user:
+// one line naming the inputs being processed and asking for a bug report, and with debug
+// the stack trace of the goroutine that panicked. No trace reaches a user who did not ask.
+func crashReport(stderr io.Writer, root *cobra.Command, args []string, r any, debug bool) {
+	p := workers.Recovered(r)
+	where := ""
+	if inputs := crashInputs(root, args); inputs != "" {
+		where = " while processing " + inputs
+	}
+	hint := "please report this as a bug (run with PROFQ_DEBUG=1 for details)"
+	if debug {
+		hint = "please report this as a bug, with the stack trace below"
+	}
+	fmt.Fprintf(stderr, "profq: internal error%s: %s; %s\n", where, oneLine(fmt.Sprint(p.Value)), hint)
+	if debug {
+		stderr.Write(p.Stack)
+	}
+}
+
+// crashInputs names the inputs of the command that was running: its arguments and its base
+// profiles, as far as they were parsed, the first few of them, with URLs' passwords removed.
+func crashInputs(root *cobra.Command, args []string) string {
+	if root == nil {
+		return ""
+	}
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == root {
+		return ""
+	}
+	fs := cmd.Flags()
+	var inputs []string
+	for _, name := range []string{"base", "diff-base"} {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			if v, err := fs.GetStringArray(name); err == nil {
+				inputs = append(inputs, v...)
+			}
+		}
+	}
+	inputs = append(fs.Args(), inputs...)
+	const shown = 3
+	names := make([]string, 0, shown)
+	for _, in := range inputs[:min(len(inputs), shown)] {
+		switch u, err := url.Parse(in); {
+		case in == "-":
+			in = "standard input"
+		case err == nil && u.User != nil:
+			in = u.Redacted()
+		}
+		names = append(names, in)
+	}
+	s := strings.Join(names, ", ")
+	if more := len(inputs) - shown; more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
+}
+
+// testHookFunc, when set, is called at the points of a run that tests need to reach: in
+// every command ("command"), in a goroutine that loads inputs ("worker") and when an output
+// file has been written, before it is renamed into place ("output"). Only tests set it (script_test.go, in the profq they
+// run); profq itself never does, so no input or environment of a user's can reach it.
+var testHookFunc func(point string)
+
+func testHook(point string) {
+	if testHookFunc != nil {
+		testHookFunc(point)
+	}
+}
