@@ -27,12 +27,15 @@ bench:
 golden:
 	PROFQ_UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
 
-## fuzz: run every fuzz target for FUZZTIME each (default 30s).
+## fuzz: run every fuzz target for FUZZTIME each (default 30s), with FUZZFLAGS (for example
+## FUZZFLAGS='-parallel 1 -fuzzminimizetime 200x'). Crashers land in testdata/fuzz: keep them.
+## The seed corpora (f.Add and testdata/fuzz) run as ordinary tests in `make test`.
 FUZZTIME ?= 30s
+FUZZFLAGS ?= -fuzzminimizetime 10s
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) $$pkg || exit 1; \
 	  done; \
 	done
 

@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
+	"path/filepath"
 	"runtime"
 	rpprof "runtime/pprof"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -189,5 +191,39 @@ func TestFetchHandlerError(t *testing.T) {
 	want := "profq: fetching " + srv.URL + "/debug/pprof/" + name + `?seconds=1: 400 Bad Request: "seconds" parameter is not supported for this profile type` + "\n"
 	if code != ExitInput || errs != want {
 		t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, ExitInput, want)
+	}
+}
+
+// TestFetchConcurrently checks that the URL arguments of a report and of merge are fetched
+// at the same time, as pprof fetches them, so that --seconds N over several hosts takes N
+// seconds, not N per host: the handlers answer only once all the requests are in flight.
+func TestFetchConcurrently(t *testing.T) {
+	const hangGuard = 30 * time.Second // only a profq that fetches one URL at a time waits this long
+	const hosts = 3
+	for _, cmd := range [][]string{{"top", "--format", "json"}, {"merge", "-o", filepath.Join(t.TempDir(), "merged.pb.gz")}} {
+		var inFlight atomic.Int32
+		release := make(chan struct{})
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/heap", func(w http.ResponseWriter, r *http.Request) {
+			if inFlight.Add(1) == hosts {
+				close(release)
+			}
+			select {
+			case <-release:
+				pprof.Handler("heap").ServeHTTP(w, r)
+			case <-time.After(hangGuard):
+				http.Error(w, "the requests did not arrive together", http.StatusServiceUnavailable)
+			}
+		})
+		srv := httptest.NewServer(mux)
+		args := slices.Clone(cmd)
+		for range hosts {
+			args = append(args, srv.URL+"/debug/pprof/heap")
+		}
+		code, _, errs := runProfq(t, args...)
+		srv.Close()
+		if code != ExitOK {
+			t.Errorf("profq %s: exit %d: %s", strings.Join(args, " "), code, errs)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
 )
@@ -127,7 +128,7 @@ func (o *outputFlags) validate() error {
 // is success, not an error (see Main).
 func (o *outputFlags) write(stdout io.Writer, render func(io.Writer) error) error {
 	var buf bytes.Buffer
-	if err := render(&buf); err != nil {
+	if err := o.safe(&buf, render); err != nil {
 		return err
 	}
 	if o.query != nil {
@@ -151,6 +152,28 @@ func (o *outputFlags) write(stdout io.Writer, render func(io.Writer) error) erro
 		return nil
 	}
 	return writeFileAtomic(o.path, buf.Bytes())
+}
+
+// safe runs render on w as safeRender does; --jq output is the query's.
+func (o *outputFlags) safe(w io.Writer, renderTo func(io.Writer) error) error {
+	if o.query != nil {
+		return renderTo(w)
+	}
+	return safeRender(w, o.format, renderTo)
+}
+
+// safeRender runs renderTo on w, through render.SafeText when output in format is for a
+// terminal (a table, markdown, DOT), so that no name in a profile can send the terminal
+// escape sequences.
+func safeRender(w io.Writer, format string, renderTo func(io.Writer) error) error {
+	if !render.IsTerminalFormat(format) {
+		return renderTo(w)
+	}
+	st := render.NewSafeText(w)
+	if err := renderTo(st); err != nil {
+		return err
+	}
+	return st.Close()
 }
 
 // stream writes a report that render produces piece by piece, as it produces it, through a
@@ -195,7 +218,7 @@ func (o *outputFlags) streamTo(stdout io.Writer, render func(io.Writer) error, q
 		jq = newJQWriter(query, bw, o.format == "ndjson")
 		w = jq
 	}
-	err := render(w)
+	err := o.safe(w, render)
 	if jq != nil {
 		if cerr := jq.Close(); cerr != nil {
 			// The query's own error explains a failed render better than the renderer's

@@ -55,7 +55,7 @@ func (r reportRequest) load(stdio IO, args []string) (*profile.Profile, []report
 // size limit, how URLs are fetched and how names are demangled.
 func addInputFlags(fs *pflag.FlagSet, o *source.Options) {
 	fs.StringVar(&o.Format, "input-format", "", "read every PROFILE in this format instead of detecting it: "+strings.Join(source.Formats(), ", "))
-	fs.Int64Var(&o.MaxInputBytes, "max-input-bytes", source.DefaultMaxInputBytes, "refuse an input larger than this many bytes after decompression")
+	addLimitFlags(fs, o)
 	addFoldedTypeFlag(fs, &o.FoldedType)
 	addFetchFlags(fs, &o.Fetch)
 	addDemangleFlag(fs, &o.Demangle)

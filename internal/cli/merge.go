@@ -25,9 +25,10 @@ it is given: only the sample types all inputs share are kept, each in the finest
 the inputs, and identical stacks with identical labels are summed.
 
 PROFILE is a path, - for standard input, or an http(s) URL of a /debug/pprof handler, in any
-format profq reads. The inputs are read one at a time and folded into the result, so memory
-follows the largest input and the result, not the number of inputs; --max-input-bytes
-applies to each input.
+format profq reads. URLs are fetched concurrently (--seconds N over several hosts takes about N
+seconds, not N per host); the inputs are parsed one at a time, in order, and folded into the
+result in batches, so memory follows the largest input and the result, not the number of
+inputs; --max-input-bytes applies to each input.
 
 The profile is written as the inputs make it: drop_frames and keep_frames are kept for the
 reports to apply, and names stay as the inputs have them (--demangle writes demangled names

@@ -248,7 +248,7 @@ func (s *side) scaled(raw []int64) []int64 {
 	out := slices.Clone(raw)
 	for i, f := range s.scale {
 		if f != 1 {
-			out[i] = int64(math.Round(float64(out[i]) * f))
+			out[i] = roundInt64(float64(out[i]) * f)
 		}
 	}
 	return out
@@ -398,7 +398,7 @@ type comparer struct {
 
 func (c comparer) change(base, new []int64) Change {
 	ch := Change{Base: medianInt(base), New: medianInt(new)}
-	ch.Delta = ch.New - ch.Base
+	ch.Delta = sub64(ch.New, ch.Base)
 	ch.DeltaPct = relative(ch.Delta, ch.Base)
 	ch.BaseShare, ch.NewShare = percent(ch.Base, c.baseTotal), percent(ch.New, c.newTotal)
 	ch.ShareDeltaPP = ppDelta(ch.BaseShare, ch.NewShare)
@@ -444,7 +444,7 @@ func medianInt(values []int64) int64 {
 	if len(values) == 1 {
 		return values[0]
 	}
-	return int64(math.Round(stats.Median(floats(values))))
+	return roundInt64(stats.Median(floats(values)))
 }
 
 // sortDiffRows orders rows by |delta| of the sort value, then of the other value, descending,
@@ -468,6 +468,32 @@ func sortDiffRows(rows []DiffRow, cumSort bool) {
 			cmp.Compare(a.Address, b.Address),
 		)
 	})
+}
+
+// roundInt64 rounds v to an int64, held to ±math.MaxInt64: Go leaves the conversion of a
+// float beyond int64's range undefined (amd64 gives math.MinInt64 whatever the sign), and
+// a scaled or median value of a saved report with extreme values must keep its sign.
+func roundInt64(v float64) int64 {
+	switch v = math.Round(v); {
+	case v >= math.MaxInt64:
+		return math.MaxInt64
+	case v <= -math.MaxInt64:
+		return -math.MaxInt64
+	}
+	return int64(v)
+}
+
+// sub64 is new - base, held to ±math.MaxInt64 where it would overflow, so that a saved
+// report with extreme values cannot turn a growth into a drop (and pass a gate).
+func sub64(new, base int64) int64 {
+	d := new - base
+	switch {
+	case new > base && d <= 0:
+		return math.MaxInt64
+	case new < base && (d >= 0 || d == math.MinInt64):
+		return -math.MaxInt64
+	}
+	return d
 }
 
 func abs64(v int64) int64 {

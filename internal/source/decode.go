@@ -25,12 +25,13 @@ func parseData(data []byte) (*profile.Profile, error) {
 			raw = nil
 		}
 	}
-	return parsePprof(data, raw)
+	return parsePprof(data, raw, limits{})
 }
 
 // parsePprof parses a pprof input: data as read, raw the same decompressed (nil when data is
-// gzip that does not decompress; raw is data when it is not gzip).
-func parsePprof(data, raw []byte) (*profile.Profile, error) {
+// gzip that does not decompress; raw is data when it is not gzip). The decoder stops at the
+// limits lim; an input over one is not handed to profile.ParseData, which has none.
+func parsePprof(data, raw []byte, lim limits) (*profile.Profile, error) {
 	if raw == nil || isGzip(raw) {
 		// ParseData reports the error; and as it decompresses only once, gzip inside
 		// gzip must reach its legacy parsers, not another round of gunzip.
@@ -38,8 +39,12 @@ func parsePprof(data, raw []byte) (*profile.Profile, error) {
 	}
 	// ParseData(raw) now does what ParseData(data) would, and the compressed bytes
 	// can be collected while raw is decoded.
-	if p, err := decodeProfile(raw); err == nil {
+	p, err := decodeProfileLimited(raw, lim)
+	if err == nil {
 		return p, nil
+	}
+	if isLimit(err) {
+		return nil, err
 	}
 	return profile.ParseData(raw)
 }
@@ -81,10 +86,17 @@ func newGzipReader(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
 // Strings are interned through the string table: all of its entries share one
 // allocation, and labels refer to them rather than to copies.
 func decodeProfile(data []byte) (*profile.Profile, error) {
+	return decodeProfileLimited(data, limits{})
+}
+
+// decodeProfileLimited is decodeProfile failing with a SampleLimitError or a
+// DepthLimitError as soon as it counts more samples, or reads a sample with more locations,
+// than lim allows (zero fields: no limit), before it allocates for them.
+func decodeProfileLimited(data []byte, lim limits) (*profile.Profile, error) {
 	if len(data) == 0 {
 		return nil, errNoData
 	}
-	d := &decoder{p: &profile.Profile{}}
+	d := &decoder{p: &profile.Profile{}, lim: lim}
 	if err := d.scan(data); err != nil {
 		return nil, err
 	}
@@ -149,8 +161,9 @@ const (
 
 // decoder holds what decodeProfile learns about its input from one pass to the next.
 type decoder struct {
-	p *profile.Profile
-	n counts
+	p   *profile.Profile
+	n   counts
+	lim limits
 
 	// Every entry of the string table, in one string.
 	strBuf  strings.Builder
@@ -380,6 +393,9 @@ func (d *decoder) scan(data []byte) error {
 			c.sampleTypes++
 		case fieldSample:
 			c.samples++
+			if d.lim.samples > 0 && c.samples > d.lim.samples {
+				return &SampleLimitError{Limit: d.lim.samples}
+			}
 		case fieldMapping:
 			c.mappings++
 		case fieldLocation:
@@ -878,6 +894,10 @@ func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
 		}
 	}
 	d.ids, d.values, d.rawLabels = ids, values, raw
+	// Every location is at least one frame.
+	if d.lim.depth > 0 && len(ids) > d.lim.depth {
+		return &DepthLimitError{Limit: d.lim.depth}
+	}
 
 	// Never nil: ParseData gives a sample without locations an empty Location.
 	s.Location = d.locs.take(len(ids))

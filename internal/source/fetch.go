@@ -97,13 +97,14 @@ func (f FetchOptions) fetchURL(arg string) (*url.URL, time.Duration, error) {
 
 // fetch requests one URL argument and reads its body whole, up to limit bytes. Only a
 // 200 OK body is returned: an error page must never be parsed as a profile.
-func (f FetchOptions) fetch(arg string, limit int64) ([]byte, error) {
+// Cancelling ctx abandons the fetch.
+func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64) ([]byte, error) {
 	u, timeout, err := f.fetchURL(arg)
 	if err != nil {
 		return nil, &FetchError{URL: redactedURL(arg), Err: err}
 	}
 	shown := u.Redacted()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -1,8 +1,19 @@
 package source
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // TestFetchURL checks the URL and timeout a fetch uses against pprof's adjustURL and
@@ -49,6 +60,239 @@ func TestIsURL(t *testing.T) {
 	} {
 		if got := isURL(arg); got != want {
 			t.Errorf("isURL(%q) = %v, want %v", arg, got, want)
+		}
+	}
+}
+
+// hangGuard is how long a test server's handler waits for what a test needs before it
+// answers anyway: only a broken profq ever waits that long.
+const hangGuard = 30 * time.Second
+
+// barrier serves bodies[i] at /i, but only once n requests are in flight at the same time:
+// sequential fetches would each wait for the hang guard, and then fail with 503.
+func barrier(t *testing.T, n int, bodies [][]byte) []string {
+	t.Helper()
+	var mu sync.Mutex
+	inFlight := 0
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		if err != nil || i < 0 || i >= len(bodies) {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		if inFlight++; inFlight == n {
+			close(release)
+		}
+		mu.Unlock()
+		select {
+		case <-release:
+			w.Write(bodies[i])
+		case <-time.After(hangGuard):
+			http.Error(w, fmt.Sprintf("fewer than %d requests at once", n), http.StatusServiceUnavailable)
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	urls := make([]string, len(bodies))
+	for i := range bodies {
+		urls[i] = fmt.Sprintf("%s/%d", srv.URL, i)
+	}
+	return urls
+}
+
+func readAll(t *testing.T, paths []string) [][]byte {
+	t.Helper()
+	bodies := make([][]byte, len(paths))
+	for i, path := range paths {
+		var err error
+		if bodies[i], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bodies
+}
+
+// TestFetchConcurrently checks that the URL arguments of Load, LoadWithBases and Merge are
+// fetched at the same time (the server answers only once all requests are in flight), and
+// that the result is the one the same inputs read from files, in argument order, give.
+func TestFetchConcurrently(t *testing.T) {
+	files := mergeInputs(t, 7)
+	o := Options{Demangle: DemangleNone}
+	bodies := readAll(t, files)
+	t.Run("load", func(t *testing.T) {
+		urls := barrier(t, len(files), bodies)
+		got, inputs, err := o.Load(urls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := o.Load(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
+			t.Errorf("profile from the URLs differs from the one from the files:\ngot:\n%s\nwant:\n%s", got, want)
+		}
+		for i, in := range inputs {
+			if in.Source != urls[i] {
+				t.Errorf("input %d is %s, want %s", i, in.Source, urls[i])
+			}
+		}
+	})
+	t.Run("bases", func(t *testing.T) {
+		urls := barrier(t, len(files), bodies)
+		bases := Bases{Paths: urls[4:], Diff: true}
+		got, inputs, err := o.LoadWithBases(urls[:4], bases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := o.LoadWithBases(files[:4], Bases{Paths: files[4:], Diff: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
+			t.Errorf("profile from the URLs differs from the one from the files:\ngot:\n%s\nwant:\n%s", got, want)
+		}
+		if len(inputs) != len(urls) || inputs[4].Source != urls[4] {
+			t.Errorf("inputs %v: want the profiles, then the bases", inputs)
+		}
+	})
+	t.Run("merge", func(t *testing.T) {
+		urls := barrier(t, len(files), bodies)
+		// Every input folded alone: the fetches must run ahead of the folds.
+		got, inputs, err := o.merge(urls, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := o.merge(files, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
+			t.Errorf("merge of the URLs differs from the merge of the files:\ngot:\n%s\nwant:\n%s", got, want)
+		}
+		for i, in := range inputs {
+			if in.Source != urls[i] {
+				t.Errorf("input %d is %s, want %s", i, in.Source, urls[i])
+			}
+		}
+	})
+}
+
+// TestFetchBound checks that no more than maxFetches URLs are fetched ahead of the one
+// being read: while the first URL is unanswered, maxFetches requests arrive, and the next
+// arrives only once the first was answered.
+func TestFetchBound(t *testing.T) {
+	files := mergeInputs(t, 1)
+	body := readAll(t, files)[0]
+	n := maxFetches + 4
+	var (
+		mu        sync.Mutex
+		arrived   int
+		answered  = make(chan struct{}, n)
+		seenFirst = -1
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrived++
+		mu.Unlock()
+		if r.URL.Path != "/0" {
+			w.Write(body)
+			answered <- struct{}{}
+			return
+		}
+		// The first answers once the other requests the window allows were answered.
+		for range maxFetches - 1 {
+			select {
+			case <-answered:
+			case <-time.After(hangGuard):
+				http.Error(w, "the other requests did not arrive", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		mu.Lock()
+		seenFirst = arrived
+		mu.Unlock()
+		w.Write(body)
+	}))
+	defer srv.Close()
+	urls := make([]string, n)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("%s/%d", srv.URL, i)
+	}
+	for _, tt := range []struct {
+		name string
+		load func([]string) (*profile.Profile, []Input, error)
+	}{
+		{"load", Options{}.Load},
+		{"merge", Options{}.Merge},
+	} {
+		mu.Lock()
+		arrived, seenFirst = 0, -1
+		mu.Unlock()
+		if _, _, err := tt.load(urls); err != nil {
+			t.Fatal(err)
+		}
+		for range n - maxFetches {
+			<-answered // the requests answered after the first
+		}
+		mu.Lock()
+		if seenFirst != maxFetches {
+			t.Errorf("%s: %d requests before the first was answered, want %d", tt.name, seenFirst, maxFetches)
+		}
+		if arrived != n {
+			t.Errorf("%s: %d requests in all, want %d", tt.name, arrived, n)
+		}
+		mu.Unlock()
+	}
+}
+
+// TestFetchFirstError checks that when several URLs fail, the error is the first failing
+// argument's, even when a later one fails first, and that the fetches still running are
+// abandoned as soon as the error is known.
+func TestFetchFirstError(t *testing.T) {
+	files := mergeInputs(t, 1)
+	body := readAll(t, files)[0]
+	var thirdDone, neverArrived chan struct{}
+	abandoned := make(chan bool, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			w.Write(body)
+		case "/second":
+			// Fails only once the third has failed and the fourth is in flight.
+			for _, c := range []chan struct{}{thirdDone, neverArrived} {
+				select {
+				case <-c:
+				case <-time.After(hangGuard):
+				}
+			}
+			http.Error(w, "no such profile", http.StatusNotFound)
+		case "/third":
+			defer close(thirdDone)
+			http.Error(w, "broken", http.StatusInternalServerError)
+		case "/never":
+			close(neverArrived)
+			select {
+			case <-r.Context().Done():
+				abandoned <- true
+			case <-time.After(hangGuard):
+				abandoned <- false
+			}
+		}
+	}))
+	defer srv.Close()
+	args := []string{srv.URL + "/ok", srv.URL + "/second", srv.URL + "/third", srv.URL + "/never"}
+	for name, load := range map[string]func([]string) (*profile.Profile, []Input, error){"load": Options{}.Load, "merge": Options{}.Merge} {
+		thirdDone, neverArrived = make(chan struct{}), make(chan struct{})
+		_, _, err := load(args)
+		var fe *FetchError
+		if !errors.As(err, &fe) || fe.URL != args[1] || fe.Status != "404 Not Found" {
+			t.Errorf("%s: error %v; want the 404 of %s", name, err, args[1])
+		}
+		if !<-abandoned {
+			t.Errorf("%s: the fetch of %s was not abandoned after the error", name, args[3])
 		}
 	}
 }

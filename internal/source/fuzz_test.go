@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,11 +60,38 @@ func FuzzLoad(f *testing.F) {
 	}
 	// pprof's own legacy profiles, when the module is at hand, make richer seeds.
 	if dir, err := pprofTestdataDir(); err == nil {
-		for _, name := range []string{"cppbench.cpu", "gobench.heap", "java.cpu", "cppbench.contention", "go.godoc.thread"} {
+		// Every legacy format profile.Parse knows: CPU (C++ and Go), heapz, growth,
+		// contention, threadz (all, none, Go), and the Java ones.
+		for _, name := range []string{
+			"cppbench.cpu", "gobench.cpu", "go.crc32.cpu", "java.cpu",
+			"cppbench.heap", "gobench.heap", "java.heap", "cppbench.growth",
+			"cppbench.contention", "java.contention",
+			"cppbench.thread", "cppbench.thread.all", "cppbench.thread.none", "go.godoc.thread",
+		} {
 			if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
 				seeds = append(seeds, data)
 			}
 		}
+	}
+	// The other formats Load detects, plain and gzipped: OTLP protobuf, length-prefixed
+	// streams, OTLP/JSON and JSON lines, and folded stacks.
+	otlp := legacyTestMessage(f)
+	others := [][]byte{
+		otlp,
+		append(binary.BigEndian.AppendUint32(nil, uint32(len(otlp))), otlp...),
+		[]byte(`{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"samples":[{"values":["1"]}]}]}]}],"dictionary":{"stringTable":[""],"stackTable":[{}]}}`),
+		[]byte(`{"resourceProfiles":[]}` + "\n" + `{"dictionary":{"linkTable":[{"traceId":"zz"}]}}`),
+		[]byte("main;a;b 10\nmain;a 5\n"),
+		[]byte("main;a 1\nnot folded\n"),
+		[]byte("main;a 99999999999999999999\n"),
+	}
+	for _, name := range []string{"proto-v1.11/java.cpu.otlp.pb", "proto-v1.11/java.cpu.otlp.json"} {
+		if data, err := os.ReadFile(filepath.Join("/work/shared/corpus/otlp", name)); err == nil {
+			others = append(others, data)
+		}
+	}
+	for _, o := range others {
+		seeds = append(seeds, o, gzipBytes(o))
 	}
 	for _, s := range seeds {
 		f.Add(s, []byte(nil))

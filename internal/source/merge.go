@@ -21,8 +21,12 @@ import (
 //
 // Each fold re-maps the running result, so folding inputs one by one would cost the result's
 // size once per input: quadratic when the result is large. A batch is therefore folded in
-// when the pending inputs weigh about as much as the result (or minMergeWeight), which keeps
-// the total work linear and the memory at most about twice the result plus one input.
+// when the pending inputs weigh twice as much as the result (or minMergeWeight), which keeps
+// the total work linear: re-mapping the result costs at most half of what mapping the inputs
+// does (with batches of the result's weight it cost as much, and re-mapping, which copies
+// every sample of the result, is the dearer of the two). Memory stays bounded by the result
+// and the largest input, not by their number: about the old result, a batch of twice its
+// weight and the new result (plus, for URLs, up to maxFetches bodies fetched ahead).
 
 // minMergeWeight is the smallest batch folded into the running result, in mergeWeight units
 // (about 25 MB of parsed profile): small inputs are folded in batches rather than one by one.
@@ -35,12 +39,12 @@ func mergeWeight(p *profile.Profile) int {
 }
 
 // Merge reads every argument (a file, "-" or a URL, in any format Load reads) and merges
-// them into one profile with pprof's merge semantics, reading each input only when it is
-// folded in (see above). Unlike Load, it leaves the profile as the inputs make it: drop_frames
-// and keep_frames are kept, not applied, and mapping files are not cleared, so that a report
-// on the merged profile reads what a report on all the inputs reads. Names are demangled as
-// Options.Demangle says (profq merge passes DemangleNone unless told otherwise, so that the
-// names stay as the inputs have them).
+// them into one profile with pprof's merge semantics, reading the inputs in order, as they
+// are folded in (see above). Unlike Load, it leaves the profile as the inputs make it:
+// drop_frames and keep_frames are kept, not applied, and mapping files are not cleared, so
+// that a report on the merged profile reads what a report on all the inputs reads. Names
+// are demangled as Options.Demangle says (profq merge passes DemangleNone unless told
+// otherwise, so that the names stay as the inputs have them).
 //
 // Inputs describes each argument in order. Every error names the argument it concerns.
 func (o Options) Merge(args []string) (*profile.Profile, []Input, error) {
@@ -55,6 +59,11 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 	if err := CheckStdin(args); err != nil {
 		return nil, nil, err
 	}
+	// URLs are fetched maxFetches at a time ahead of their turn, but every input is parsed
+	// and folded in argument order: the result, the warnings and the first error are those
+	// of reading the inputs one after another.
+	fetches := o.fetchAhead(args)
+	defer fetches.stop()
 	inputs := make([]Input, 0, len(args))
 	var (
 		acc           *profile.Profile
@@ -76,14 +85,14 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 		return nil
 	}
 	for i, arg := range args {
-		p, in, err := o.parse(arg, o.readArg)
+		p, in, err := o.parse(arg, fetches.read)
 		if err != nil {
 			return nil, nil, err
 		}
 		inputs = append(inputs, in)
 		pending = append(pending, p)
 		pendingWeight += mergeWeight(p)
-		if pendingWeight >= max(accWeight, minWeight) || len(pending) == chunkSize {
+		if pendingWeight >= max(2*accWeight, minWeight) || len(pending) == chunkSize {
 			if err := fold(i + 1); err != nil {
 				return nil, nil, err
 			}

@@ -2,9 +2,11 @@ package source
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -18,8 +20,14 @@ type Options struct {
 	// Format forces the input format of every argument (one of Formats); "" detects it.
 	Format string
 	// MaxInputBytes bounds the size of one input, after decompression; 0 means
-	// DefaultMaxInputBytes.
+	// DefaultMaxInputBytes together with the decompression-bomb guard (RatioError), which
+	// an explicit limit turns off: whoever sets one has asked for that many bytes.
 	MaxInputBytes int64
+	// MaxSamples bounds the number of samples of one input; 0 means DefaultMaxSamples.
+	MaxSamples int
+	// MaxStackDepth bounds the frames of one sample (inlined frames count); 0 means
+	// DefaultMaxStackDepth.
+	MaxStackDepth int
 	// Fetch says how URL arguments are fetched (fetch.go).
 	Fetch FetchOptions
 	// Demangle is how C++ and Rust function names are demangled once the profiles are
@@ -38,6 +46,31 @@ type Options struct {
 // about ten times the largest real profiles profq is measured on, and small enough that a
 // decompression bomb fails long before memory does.
 const DefaultMaxInputBytes = 1 << 30
+
+// DefaultMaxSamples is the default limit on the samples of one input: almost seven times
+// the 1.5 million samples of the largest profile profq is measured on, and small enough
+// that an input made of millions of tiny samples fails before it takes tens of gigabytes.
+const DefaultMaxSamples = 10_000_000
+
+// DefaultMaxStackDepth is the default limit on the frames of one sample: far above what
+// profilers record (the Go runtime keeps at most 128 frames, Linux perf 127 by default,
+// async-profiler and JFR 2048 at most) and deep enough for any real recursion, while a
+// stack of millions of frames, which costs memory and time in every report, fails.
+const DefaultMaxStackDepth = 10_000
+
+// The decompression-bomb guard, on while the default MaxInputBytes is in force: a gzip
+// input that decompresses to more than bombFloor bytes may not decompress to more than
+// maxGzipRatio times the compressed bytes read so far. Real inputs stay far below the
+// ratio: profile.proto compresses 2 to 13 times (pprof's own testdata, Go runtime
+// profiles, a 45 MB heap profile), the folded stacks of a deep heap profile (656 MB) 141
+// times at gzip -9, OTLP/JSON 40 times; deflate's own maximum is about 1032, which runs
+// of one byte, the usual bomb, come close to. Below the floor nothing is refused whatever
+// the ratio, so memory for an input that passes is at most max(bombFloor,
+// maxGzipRatio*compressed size).
+const (
+	bombFloor    = 64 << 20
+	maxGzipRatio = 512
+)
 
 // Input formats.
 const (
@@ -65,6 +98,65 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("larger than %d bytes (after decompression); raise the limit with --max-input-bytes", e.Limit)
 }
 
+// RatioError is a gzip input that decompresses to more than a plausible profile's size for
+// its compressed size, as decompression bombs do. It is refused only while the default
+// MaxInputBytes is in force.
+type RatioError struct {
+	// Size is how many bytes it had decompressed to when it was refused.
+	Size int64
+	// Ratio is the decompressed size to the compressed bytes read so far that was exceeded.
+	Ratio int
+}
+
+func (e *RatioError) Error() string {
+	return fmt.Sprintf("decompresses to more than %d bytes at over %d times its compressed size, as decompression bombs do; set --max-input-bytes to read it anyway", e.Size, e.Ratio)
+}
+
+// SampleLimitError is an input with more samples than Options.MaxSamples allows.
+type SampleLimitError struct {
+	// Limit is the limit in samples.
+	Limit int
+}
+
+func (e *SampleLimitError) Error() string {
+	return fmt.Sprintf("more than %d samples; raise the limit with --max-samples", e.Limit)
+}
+
+// DepthLimitError is an input with a sample of more frames than Options.MaxStackDepth
+// allows.
+type DepthLimitError struct {
+	// Limit is the limit in frames per sample.
+	Limit int
+}
+
+func (e *DepthLimitError) Error() string {
+	return fmt.Sprintf("a sample has more than %d frames; raise the limit with --max-stack-depth", e.Limit)
+}
+
+// OverflowError is a profile whose values of one sample type add up, in absolute value,
+// beyond what an int64 holds: a total, a cumulative value or a merged sample could then
+// wrap around and be reported as a wrong number.
+type OverflowError struct {
+	// SampleType is the sample type, "type/unit".
+	SampleType string
+}
+
+func (e *OverflowError) Error() string {
+	return fmt.Sprintf("the values of sample type %s add up to more than %d, which profq cannot total without overflow", e.SampleType, int64(math.MaxInt64))
+}
+
+// isLimit says whether err is one of the limit errors, after which an input is not read
+// any further (nor parsed another way).
+func isLimit(err error) bool {
+	var (
+		size   *LimitError
+		ratio  *RatioError
+		sample *SampleLimitError
+		depth  *DepthLimitError
+	)
+	return errors.As(err, &size) || errors.As(err, &ratio) || errors.As(err, &sample) || errors.As(err, &depth)
+}
+
 func (o Options) maxInputBytes() int64 {
 	if o.MaxInputBytes > 0 {
 		return o.MaxInputBytes
@@ -72,16 +164,66 @@ func (o Options) maxInputBytes() int64 {
 	return DefaultMaxInputBytes
 }
 
+// limits are the limits the pprof decoder checks as it goes; zero fields mean none.
+type limits struct {
+	samples, depth int
+}
+
+func (o Options) limits() limits {
+	l := limits{samples: o.MaxSamples, depth: o.MaxStackDepth}
+	if l.samples <= 0 {
+		l.samples = DefaultMaxSamples
+	}
+	if l.depth <= 0 {
+		l.depth = DefaultMaxStackDepth
+	}
+	return l
+}
+
 // readLimited reads r whole, failing with a LimitError beyond limit bytes.
 func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	return readSized(r, 0, limit, nil)
+}
+
+// readSized reads r whole into a buffer of hint bytes at first, failing with a LimitError
+// beyond limit bytes. The buffer doubles as it fills, so that all it ever allocates is at
+// most twice what it returns (io.ReadAll, growing by a quarter, allocates about five
+// times); before it grows, guard (if not nil) is asked whether reading may go on past n
+// bytes. Reading fewer bytes than the hint (a file truncated after its size was taken) is
+// no error: what was read is returned.
+func readSized(r io.Reader, hint, limit int64, guard func(n int64) error) ([]byte, error) {
+	const minRead = 512
+	bound := limit // the most bytes ever held: one past the limit, to tell it was passed
+	if bound < math.MaxInt64 {
+		bound++
 	}
-	if int64(len(data)) > limit {
-		return nil, &LimitError{Limit: limit}
+	buf := make([]byte, 0, min(max(hint, minRead), bound))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, &LimitError{Limit: limit}
+			}
+			if guard != nil {
+				if err := guard(int64(len(buf))); err != nil {
+					return nil, err
+				}
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), bound))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			if int64(len(buf)) > limit {
+				return nil, &LimitError{Limit: limit}
+			}
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return data, nil
 }
 
 // decode parses one input's bytes: decompressed if they are gzip, then read in the format
@@ -93,9 +235,8 @@ func (o Options) decode(data []byte) (decoded, error) {
 	raw := data
 	if isGzip(data) {
 		var err error
-		if raw, err = gunzipLimited(data, o.maxInputBytes()); err != nil {
-			var limit *LimitError
-			if errors.As(err, &limit) {
+		if raw, err = o.gunzipLimited(data); err != nil {
+			if isLimit(err) {
 				return decoded{}, err
 			}
 			// Not a well-formed gzip stream: pprof's parser says what is wrong with it.
@@ -113,7 +254,7 @@ func (o Options) decode(data []byte) (decoded, error) {
 	case FormatOTLP:
 		return o.parseOTLP(raw)
 	default:
-		p, err := parsePprof(data, raw)
+		p, err := parsePprof(data, raw, o.limits())
 		return decoded{p: p, format: format}, err
 	}
 }
@@ -150,11 +291,35 @@ func isKnownFormat(f string) bool {
 	return false
 }
 
-// gunzipLimited decompresses a gzip stream, failing with a LimitError beyond limit bytes.
-func gunzipLimited(data []byte, limit int64) ([]byte, error) {
-	zr, err := newGzipReader(bytes.NewReader(data))
+// gunzipLimited decompresses a gzip stream, failing with a LimitError beyond the input
+// limit and, while the default limit is in force, with a RatioError as soon as it
+// decompresses to more than a real profile of its size would (bombFloor, maxGzipRatio).
+// Only one layer is removed: gzip inside gzip stays compressed, as profile.ParseData
+// leaves it.
+func (o Options) gunzipLimited(data []byte) ([]byte, error) {
+	in := bytes.NewReader(data)
+	// in is an io.ByteReader, so the decompressor reads no further ahead than it needs,
+	// and len(data)-in.Len() is what it has consumed.
+	zr, err := newGzipReader(in)
 	if err != nil {
 		return nil, err
 	}
-	return readLimited(zr, limit)
+	// The trailer's size (modulo 4 GiB) sizes the buffer: an untrusted number, so never
+	// beyond what the guard lets through without asking.
+	hint := int64(4 * len(data))
+	if n := len(data); n >= 18 {
+		hint = int64(binary.LittleEndian.Uint32(data[n-4:])) + 1
+	}
+	var guard func(int64) error
+	if o.MaxInputBytes <= 0 {
+		hint = min(hint, bombFloor)
+		guard = func(n int64) error {
+			consumed := int64(len(data) - in.Len())
+			if n >= bombFloor && n > maxGzipRatio*consumed {
+				return &RatioError{Size: n, Ratio: maxGzipRatio}
+			}
+			return nil
+		}
+	}
+	return readSized(zr, hint, o.maxInputBytes(), guard)
 }

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -43,6 +44,16 @@ func FuzzOTLP(f *testing.F) {
 		}
 		seeds = append(seeds, data, data[:len(data)*2/3])
 	}
+	// JSON lines, as the collector's file exporter writes them, and a length-prefixed stream
+	// of two messages.
+	dir := "/work/shared/corpus/otlp/proto-v1.11"
+	if a, err := os.ReadFile(filepath.Join(dir, "java.cpu.otlp.json")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "gobench.heap.otlp.json")); err == nil {
+			seeds = append(seeds, append(append(bytes.TrimSpace(a), '\n'), b...))
+		}
+	}
+	stream := append(binary.BigEndian.AppendUint32(nil, uint32(len(msg))), msg...)
+	seeds = append(seeds, append(stream, stream...))
 	for _, s := range seeds {
 		f.Add(s)
 	}

@@ -24,6 +24,7 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -128,7 +129,7 @@ func (o Options) Load(args []string) (*profile.Profile, []Input, error) {
 // normalized (Normalize), the bases negated, and both merged. Inputs lists the profiles,
 // then the bases.
 func (o Options) LoadWithBases(args []string, bases Bases) (*profile.Profile, []Input, error) {
-	return o.load(args, bases, o.readArg)
+	return o.load(args, bases, nil)
 }
 
 // Read reads one argument whole: the file it names, or stdin for "-". The error names the
@@ -185,19 +186,28 @@ func (o Options) readArg(arg string) ([]byte, error) {
 		}
 		r = o.Stdin
 	case isURL(arg):
-		return o.Fetch.fetch(arg, o.maxInputBytes())
+		return o.Fetch.fetch(context.Background(), arg, o.maxInputBytes())
 	default:
 		f, err := os.Open(arg)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		r = f
+		// A regular file's size sizes the buffer; one that shrinks or grows meanwhile is
+		// read as it then is. Pipes, FIFOs and devices are read to their end.
+		var hint int64
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			hint = fi.Size() + 1
+		}
+		return readSized(f, hint, o.maxInputBytes(), nil)
 	}
 	return readLimited(r, o.maxInputBytes())
 }
 
-// load is LoadWithBases with the reading of one argument supplied by the caller.
+// load is LoadWithBases with the reading of one argument supplied by the caller. A nil read
+// reads the arguments with readArg, fetching the URLs among them at the same time
+// (fetchAhead) but using them in order, so that errors and results are those of reading
+// one after another.
 func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("no profile to read")
@@ -208,6 +218,11 @@ func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte,
 	all := append(slices.Clone(args), bases.Paths...)
 	if err := CheckStdin(all); err != nil {
 		return nil, nil, err
+	}
+	if read == nil {
+		f := o.fetchAhead(all)
+		defer f.stop()
+		read = f.read
 	}
 	p, inputs, err := o.group(args, read)
 	if err != nil {
@@ -301,6 +316,9 @@ func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.
 	// empty common sample type list"); say which input it is.
 	if len(p.SampleType) == 0 {
 		return nil, Input{}, &inputError{"parsing " + arg, ErrNoSampleTypes}
+	}
+	if err := checkLimits(p, o.limits()); err != nil {
+		return nil, Input{}, &inputError{"parsing " + arg, err}
 	}
 	addFakeMapping(p)
 	// The readers validated the profile, as pprof's grabProfile does again.
@@ -458,6 +476,11 @@ func combine(ps []*profile.Profile, args []string) (*profile.Profile, error) {
 	}
 	if len(ps) == 1 {
 		return ps[0], nil
+	}
+	// Merging adds the values of identical samples, and pprof's Merge does not check that
+	// the sums fit.
+	if err := checkSums(ps); err != nil {
+		return nil, &inputError{"combining " + describe(args), err}
 	}
 	p, err := profile.Merge(ps)
 	if err != nil {

@@ -1,0 +1,461 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/pprof/profile"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/report"
+)
+
+// The hostile-input table: inputs that are empty, broken, malicious or merely extreme, each
+// run through the real command path (profq top) with the exit code and the message it must
+// give. Whatever the row, profq must not panic, and a failure is one line of stderr starting
+// "profq: ".
+
+// pb builds profile.proto messages by hand, so that a test can write exactly the broken
+// input it means: out-of-range indices, wrong value counts, extreme values.
+type pb []byte
+
+func (m pb) varint(num protowire.Number, v uint64) pb {
+	m = protowire.AppendTag(m, num, protowire.VarintType)
+	return protowire.AppendVarint(m, v)
+}
+
+func (m pb) int(num protowire.Number, v int64) pb { return m.varint(num, uint64(v)) }
+
+func (m pb) bytes(num protowire.Number, b []byte) pb {
+	m = protowire.AppendTag(m, num, protowire.BytesType)
+	return protowire.AppendBytes(m, b)
+}
+
+func (m pb) str(num protowire.Number, s string) pb { return m.bytes(num, []byte(s)) }
+
+func (m pb) msg(num protowire.Number, sub pb) pb { return m.bytes(num, sub) }
+
+// packed appends a packed repeated varint field.
+func (m pb) packed(num protowire.Number, vs ...int64) pb {
+	var b []byte
+	for _, v := range vs {
+		b = protowire.AppendVarint(b, uint64(v))
+	}
+	return m.bytes(num, b)
+}
+
+// Field numbers of profile.proto.
+const (
+	pbSampleType  = 1
+	pbSample      = 2
+	pbMapping     = 3
+	pbLocation    = 4
+	pbFunction    = 5
+	pbStringTable = 6
+)
+
+// smallProfile is the profile the broken inputs are edits of: the samples "main;f" and
+// "main", strings ["", samples, count, main, f, /bin/app]. Its parts can be replaced one by
+// one.
+type smallProfile struct {
+	strings   []string
+	functions []pb
+	locations []pb
+	mappings  []pb
+	samples   []pb
+	types     int // sample types, each "samples/count"
+}
+
+func newSmallProfile() *smallProfile {
+	return &smallProfile{
+		strings:   []string{"", "samples", "count", "main", "f", "/bin/app"},
+		functions: []pb{pb{}.varint(1, 1).int(2, 3), pb{}.varint(1, 2).int(2, 4)},
+		mappings:  []pb{pb{}.varint(1, 1).varint(2, 0x1000).varint(3, 0x2000).int(5, 5)},
+		locations: []pb{
+			pb{}.varint(1, 1).varint(2, 1).varint(3, 0x1010).msg(4, pb{}.varint(1, 1)),
+			pb{}.varint(1, 2).varint(2, 1).varint(3, 0x1020).msg(4, pb{}.varint(1, 2)),
+		},
+		samples: []pb{sample([]int64{2, 1}, 5), sample([]int64{1}, 10)},
+		types:   1,
+	}
+}
+
+// sample is a Sample message: location IDs leaf first, then values.
+func sample(locs []int64, values ...int64) pb {
+	return pb{}.packed(1, locs...).packed(2, values...)
+}
+
+func (s *smallProfile) encode() []byte {
+	var m pb
+	for range s.types {
+		m = m.msg(pbSampleType, pb{}.int(1, 1).int(2, 2))
+	}
+	for _, x := range s.samples {
+		m = m.msg(pbSample, x)
+	}
+	for _, x := range s.mappings {
+		m = m.msg(pbMapping, x)
+	}
+	for _, x := range s.locations {
+		m = m.msg(pbLocation, x)
+	}
+	for _, x := range s.functions {
+		m = m.msg(pbFunction, x)
+	}
+	for _, x := range s.strings {
+		m = m.str(pbStringTable, x)
+	}
+	return m
+}
+
+// deepProfile is one sample (value 7) through depth distinct functions, f0 the leaf.
+func deepProfile(depth int) []byte {
+	var m pb
+	m = m.msg(pbSampleType, pb{}.int(1, 1).int(2, 2))
+	locs := make([]int64, depth)
+	for i := range locs {
+		locs[i] = int64(i + 1)
+	}
+	m = m.msg(pbSample, sample(locs, 7))
+	for i := range depth {
+		id := uint64(i + 1)
+		m = m.msg(pbLocation, pb{}.varint(1, id).msg(4, pb{}.varint(1, id)))
+		m = m.msg(pbFunction, pb{}.varint(1, id).varint(2, uint64(3+i)))
+	}
+	m = m.str(pbStringTable, "").str(pbStringTable, "samples").str(pbStringTable, "count")
+	for i := range depth {
+		m = m.str(pbStringTable, fmt.Sprintf("f%d", i))
+	}
+	return m
+}
+
+// wideProfile is samples samples of value 1, each through frames functions of its own: a
+// graph of samples*frames nodes, none shared.
+func wideProfile(samples, frames int) []byte {
+	m := make(pb, 0, samples*frames*40)
+	m = m.msg(pbSampleType, pb{}.int(1, 1).int(2, 2))
+	locs := make([]int64, frames)
+	for s := range samples {
+		for i := range locs {
+			locs[i] = int64(s*frames + i + 1)
+		}
+		m = m.msg(pbSample, sample(locs, 1))
+	}
+	for i := range samples * frames {
+		id := uint64(i + 1)
+		m = m.msg(pbLocation, pb{}.varint(1, id).msg(4, pb{}.varint(1, id)))
+		m = m.msg(pbFunction, pb{}.varint(1, id).varint(2, uint64(3+i)))
+	}
+	m = m.str(pbStringTable, "").str(pbStringTable, "samples").str(pbStringTable, "count")
+	for i := range samples * frames {
+		m = m.str(pbStringTable, fmt.Sprintf("n%d", i))
+	}
+	return m
+}
+
+// sampleBomb is n samples of one value and no frames: 4 bytes each, a few kilobytes gzipped.
+func sampleBomb(n int) []byte {
+	one := pb{}.msg(pbSample, pb{}.varint(2, 1))
+	m := make(pb, 0, n*len(one)+64)
+	m = m.msg(pbSampleType, pb{}.int(1, 1).int(2, 2))
+	for range n {
+		m = append(m, one...)
+	}
+	return m.str(pbStringTable, "").str(pbStringTable, "samples").str(pbStringTable, "count")
+}
+
+func gzipped(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func writeFile(t testing.TB, dir, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// writeBomb writes a gzip bomb of mib MiB of zeros (proftest.GzipBomb) to dir/name, gzipped
+// once more when nested.
+func writeBomb(t testing.TB, dir, name string, mib int, nested bool) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := proftest.GzipBomb(&b, mib); err != nil {
+		t.Fatal(err)
+	}
+	data := b.Bytes()
+	if nested {
+		data = gzipped(t, data)
+	}
+	return writeFile(t, dir, name, data)
+}
+
+// hostileRow is one row of the table: the arguments after "profq", the exit code and, for a
+// failure, a fragment of the message; check looks at a success's report.
+type hostileRow struct {
+	name  string
+	args  []string
+	code  int
+	msg   string
+	check func(t *testing.T, stdout []byte)
+}
+
+// runHostile runs one row and checks what every row must: the exit code, no panic, and a
+// failure told in one line starting "profq: " that holds the fragment.
+func runHostile(t *testing.T, r hostileRow) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Run(r.args, IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	errText := stderr.String()
+	if strings.Contains(errText, "panic") || strings.Contains(errText, "internal error") || strings.Contains(errText, "goroutine ") {
+		t.Fatalf("profq %s: crashed: %s", strings.Join(r.args, " "), errText)
+	}
+	if code != r.code {
+		t.Fatalf("profq %s: exit %d, want %d; stderr: %s", strings.Join(r.args, " "), code, r.code, errText)
+	}
+	if r.code == ExitOK {
+		if r.check != nil {
+			r.check(t, stdout.Bytes())
+		}
+		return
+	}
+	if !strings.HasPrefix(errText, "profq: ") || !strings.HasSuffix(errText, "\n") || strings.Count(errText, "\n") != 1 {
+		t.Errorf("stderr is not one line starting \"profq: \": %q", errText)
+	}
+	if !strings.Contains(errText, r.msg) {
+		t.Errorf("stderr %q does not say %q", errText, r.msg)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("a failure wrote a report: %q", stdout.String())
+	}
+}
+
+func decodeTop(t *testing.T, stdout []byte) *report.Top {
+	t.Helper()
+	var top report.Top
+	if err := json.Unmarshal(stdout, &top); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	return &top
+}
+
+// wantRows checks a top report's total and the first rows' names, flat and cum values.
+func wantRows(total int64, rows ...report.Row) func(*testing.T, []byte) {
+	return func(t *testing.T, stdout []byte) {
+		t.Helper()
+		top := decodeTop(t, stdout)
+		if top.Total != total {
+			t.Errorf("total %d, want %d", top.Total, total)
+		}
+		if len(top.Rows) < len(rows) {
+			t.Fatalf("%d rows, want at least %d", len(top.Rows), len(rows))
+		}
+		for i, want := range rows {
+			got := top.Rows[i]
+			if got.Name != want.Name || got.Flat != want.Flat || got.Cum != want.Cum {
+				t.Errorf("row %d: %s flat %d cum %d, want %s flat %d cum %d", i, got.Name, got.Flat, got.Cum, want.Name, want.Flat, want.Cum)
+			}
+		}
+	}
+}
+
+func TestHostileInputs(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name string, data []byte) string { return writeFile(t, dir, name, data) }
+	top := func(args ...string) []string {
+		return append([]string{"top", "--format", "json", "--nodefraction", "0"}, args...)
+	}
+
+	cpu, err := os.ReadFile(filepath.Join("..", "..", "testdata", "profiles", "cpu.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	random := make([]byte, 4096)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+
+	edit := func(f func(*smallProfile)) []byte {
+		p := newSmallProfile()
+		f(p)
+		return p.encode()
+	}
+	// The values of the small profile's two samples, "main;f" and "main".
+	values := func(a, b int64) []byte {
+		return edit(func(p *smallProfile) {
+			p.samples = []pb{sample([]int64{2, 1}, a), sample([]int64{1}, b)}
+		})
+	}
+	half := int64(math.MaxInt64/2 + 1)
+
+	labels := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		Function:   []*profile.Function{{ID: 1, Name: "main.\xff\xfe"}},
+	}
+	labels.Location = []*profile.Location{{ID: 1, Line: []profile.Line{{Function: labels.Function[0]}}}}
+	labels.Sample = []*profile.Sample{{
+		Location: labels.Location, Value: []int64{3},
+		Label: map[string][]string{"k\xc3": {"v\xff\x00ok"}, "tenant": {"\xed\xa0\x80"}},
+	}}
+	var labelsPB bytes.Buffer
+	if err := labels.Write(&labelsPB); err != nil {
+		t.Fatal(err)
+	}
+	validJSON := func(t *testing.T, stdout []byte) {
+		t.Helper()
+		if !utf8.Valid(stdout) || !json.Valid(stdout) {
+			t.Errorf("not valid UTF-8 JSON: %q", stdout)
+		}
+	}
+
+	// A Go heap profile in the legacy text format, which profile.ParseData reads.
+	legacy := "heap profile: 3: 300 [3: 300] @ heap/1048576\n" +
+		"1: 100 [1: 100] @ 0x1000 0x2000\n" +
+		"2: 200 [2: 200] @ 0x1000 0x3000 0x4000\n"
+
+	rows := []hostileRow{
+		{name: "empty file", args: top(file("empty", nil)), code: ExitInput, msg: "empty input"},
+		{name: "random bytes", args: top(file("random", random)), code: ExitInput, msg: "parsing " + dir + "/random: "},
+		{name: "gzip cut in the middle", args: top(file("cut.pb.gz", cpu[:len(cpu)/2])), code: ExitInput, msg: "unexpected EOF"},
+		{name: "gzip of garbage", args: top(file("garbage.gz", gzipped(t, random))), code: ExitInput, msg: "unrecognized profile format"},
+		{name: "gzip bomb", args: top(writeBomb(t, dir, "bomb.gz", 4096, false)), code: ExitInput, msg: "as decompression bombs do; set --max-input-bytes"},
+		{name: "gzip bomb, explicit limit", args: top("--max-input-bytes", "100000000", dir+"/bomb.gz"), code: ExitInput, msg: "larger than 100000000 bytes (after decompression); raise the limit with --max-input-bytes"},
+		// Only one layer of gzip is removed, as pprof does: the inner bomb is bytes that no
+		// format reads (pprof's legacy text reader gives up on its first "line").
+		{name: "gzip bomb inside gzip", args: top(writeBomb(t, dir, "nested.gz", 4096, true)), code: ExitInput, msg: "parsing " + dir + "/nested.gz: "},
+		{name: "sample bomb", args: top(file("samples.pb.gz", gzipped(t, sampleBomb(10_000_001)))), code: ExitInput, msg: "more than 10000000 samples; raise the limit with --max-samples"},
+		{name: "samples over --max-samples", args: top("--max-samples", "100", file("cpu.pb.gz", cpu)), code: ExitInput, msg: "cpu.pb.gz: more than 100 samples; raise the limit with --max-samples"},
+		{name: "folded over --max-samples", args: top("--max-samples", "2", file("three.folded", []byte("a;b 1\na;c 2\na;d 3\n"))), code: ExitInput, msg: "more than 2 samples"},
+		{name: "folded over --max-stack-depth", args: top("--max-stack-depth", "3", file("deep.folded", []byte("a;b;c;d 1\n"))), code: ExitInput, msg: "more than 3 frames; raise the limit with --max-stack-depth"},
+		{name: "OTLP over --max-samples", args: top("--max-samples", "10", filepath.Join("..", "..", "testdata", "profiles", "otlp", "ebpf-profile.v1_9.pb")), code: ExitInput, msg: "more than 10 samples"},
+		{name: "legacy text over --max-stack-depth", args: top("--max-stack-depth", "2", file("legacy.heap", []byte(legacy))), code: ExitInput, msg: "more than 2 frames"},
+		{name: "legacy text within limits", args: top("--max-stack-depth", "3", "--sample-index", "inuse_space", dir+"/legacy.heap"), code: ExitOK, check: func(t *testing.T, stdout []byte) {
+			if got := decodeTop(t, stdout).Total; got <= 0 {
+				t.Errorf("total %d", got)
+			}
+		}},
+		{name: "string index out of range", args: top(file("str.pb", edit(func(p *smallProfile) { p.functions[1] = pb{}.varint(1, 2).int(2, 99) }))), code: ExitInput, msg: "parsing " + dir + "/str.pb: "},
+		{name: "location index out of range", args: top(file("loc.pb", edit(func(p *smallProfile) { p.samples[0] = sample([]int64{7}, 5) }))), code: ExitInput, msg: "parsing " + dir + "/loc.pb: "},
+		{name: "function index out of range", args: top(file("fn.pb", edit(func(p *smallProfile) {
+			p.locations[1] = pb{}.varint(1, 2).varint(2, 1).msg(4, pb{}.varint(1, 9))
+		}))), code: ExitInput, msg: "parsing " + dir + "/fn.pb: "},
+		// pprof reads a location whose mapping does not exist as a location without one,
+		// and reports it; so does profq.
+		{name: "mapping index out of range", args: top(file("map.pb", edit(func(p *smallProfile) {
+			p.locations[1] = pb{}.varint(1, 2).varint(2, 9).msg(4, pb{}.varint(1, 2))
+		}))), code: ExitOK, check: wantRows(15, report.Row{Name: "main", Flat: 10, Cum: 15}, report.Row{Name: "f", Flat: 5, Cum: 5})},
+		{name: "more values than sample types", args: top(file("values.pb", edit(func(p *smallProfile) { p.samples[0] = sample([]int64{2, 1}, 5, 6) }))), code: ExitInput, msg: "mismatch: sample has 2 values vs. 1 types"},
+		{name: "fewer values than sample types", args: top(file("types.pb", edit(func(p *smallProfile) { p.types = 2 }))), code: ExitInput, msg: "mismatch: sample has 1 values vs. 2 types"},
+		{name: "negative values", args: top(file("neg.pb", values(-5, 10))), code: ExitOK, check: wantRows(15,
+			report.Row{Name: "main", Flat: 10, Cum: 5}, report.Row{Name: "f", Flat: -5, Cum: -5})},
+		{name: "one value of int64 max", args: top(file("max.pb", values(math.MaxInt64, 0))), code: ExitOK, check: wantRows(math.MaxInt64,
+			report.Row{Name: "f", Flat: math.MaxInt64, Cum: math.MaxInt64})},
+		{name: "values summing past int64 max", args: top(file("sum.pb", values(half, half))), code: ExitInput, msg: "the values of sample type samples/count add up to more than 9223372036854775807"},
+		{name: "int64 min", args: top(file("min.pb", values(math.MinInt64, 0))), code: ExitInput, msg: "add up to more than"},
+		{name: "merge summing past int64 max", args: top(file("half1.pb", values(half, 0)), file("half2.pb", values(half, 0))), code: ExitInput, msg: "combining profiles " + dir + "/half1.pb and " + dir + "/half2.pb: the values of sample type samples/count add up"},
+		{name: "base subtraction past int64 max", args: top("--base", dir+"/half1.pb", dir+"/half2.pb"), code: ExitInput, msg: "add up to more than"},
+		{name: "100,000 frames", args: top(file("deep.pb", deepProfile(100_000))), code: ExitInput, msg: "more than 10000 frames; raise the limit with --max-stack-depth"},
+		{name: "100,000 frames, limit raised", args: top("--max-stack-depth", "100000", dir+"/deep.pb"), code: ExitOK, check: func(t *testing.T, stdout []byte) {
+			wantRows(7, report.Row{Name: "f0", Flat: 7, Cum: 7})(t, stdout)
+			if got := decodeTop(t, stdout).CandidateNodes; got != 100_000 {
+				t.Errorf("%d nodes, want 100000", got)
+			}
+		}},
+		{name: "million-node graph", args: top("--nodecount", "80", file("wide.pb", wideProfile(200_000, 5))), code: ExitOK, check: func(t *testing.T, stdout []byte) {
+			top := decodeTop(t, stdout)
+			if top.Total != 200_000 || top.CandidateNodes != 1_000_000 || len(top.Rows) != 80 {
+				t.Errorf("total %d, %d nodes, %d rows; want 200000, 1000000, 80", top.Total, top.CandidateNodes, len(top.Rows))
+			}
+			for _, r := range top.Rows {
+				if r.Flat > 1 || r.Cum != 1 {
+					t.Errorf("row %s: flat %d cum %d, want at most 1 and 1", r.Name, r.Flat, r.Cum)
+				}
+			}
+		}},
+		{name: "invalid UTF-8 labels, top JSON", args: top(file("utf8.pb.gz", labelsPB.Bytes())), code: ExitOK, check: func(t *testing.T, stdout []byte) {
+			validJSON(t, stdout)
+			wantRows(3, report.Row{Name: "main.\ufffd\ufffd", Flat: 3, Cum: 3})(t, stdout)
+		}},
+		{name: "invalid UTF-8 labels, tags JSON", args: []string{"tags", "--format", "json", dir + "/utf8.pb.gz"}, code: ExitOK, check: validJSON},
+		{name: "invalid UTF-8 labels, top table", args: []string{"top", dir + "/utf8.pb.gz"}, code: ExitOK, check: func(t *testing.T, stdout []byte) {
+			if !bytes.Contains(stdout, []byte("main.")) {
+				t.Errorf("no main. row:\n%s", stdout)
+			}
+		}},
+		{name: "escape sequences in names, tables", args: []string{"top", "--input-format", "folded", file("escapes.folded", []byte("main;evil\x1b[2J\x1b]0;title\x07\x9b1m\xff 5\n"))}, code: ExitOK, check: terminalSafe},
+		{name: "escape sequences in names, traces", args: []string{"traces", "--input-format", "folded", dir + "/escapes.folded"}, code: ExitOK, check: terminalSafe},
+		{name: "escape sequences in names, peek", args: []string{"peek", "--input-format", "folded", "evil", dir + "/escapes.folded"}, code: ExitOK, check: terminalSafe},
+		{name: "escape sequences in names, markdown", args: []string{"top", "--format", "markdown", "--input-format", "folded", dir + "/escapes.folded"}, code: ExitOK, check: terminalSafe},
+		{name: "directory", args: top(dir), code: ExitInput, msg: "is a directory"},
+		{name: "missing file", args: top(dir + "/missing.pb"), code: ExitInput, msg: "no such file or directory"},
+		{name: "negative limit", args: top("--max-samples", "-1", dir+"/neg.pb"), code: ExitUsage, msg: "must be positive"},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) { runHostile(t, r) })
+	}
+}
+
+// TestGzipBombMemory proves that refusing a gzip bomb of 4 GiB, alone or inside another
+// layer of gzip, takes far less than 256 MB: all the memory the whole command allocates,
+// which bounds its peak, is measured.
+func TestGzipBombMemory(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 256 << 20
+	for _, nested := range []bool{false, true} {
+		path := writeBomb(t, dir, fmt.Sprintf("bomb-%t.gz", nested), 4096, nested)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var stderr bytes.Buffer
+		code := Run([]string{"top", path}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr})
+		runtime.ReadMemStats(&after)
+		if code != ExitInput {
+			t.Errorf("nested %t: exit %d, want %d: %s", nested, code, ExitInput, stderr.String())
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > limit {
+			t.Errorf("nested %t: refusing the bomb allocated %d MB, want under %d MB: %s", nested, alloc>>20, limit>>20, stderr.String())
+		} else {
+			t.Logf("nested %t: %d MB allocated: %s", nested, alloc>>20, strings.TrimSpace(stderr.String()))
+		}
+	}
+}
+
+// terminalSafe checks that a table holds no byte a terminal would act on but newline and
+// tab, and shows the hostile name's escapes instead.
+func terminalSafe(t *testing.T, stdout []byte) {
+	t.Helper()
+	for _, b := range stdout {
+		if (b < 0x20 && b != '\n' && b != '\t') || b == 0x7f {
+			t.Fatalf("control byte %#x reaches the terminal:\n%q", b, stdout)
+		}
+	}
+	if !utf8.Valid(stdout) {
+		t.Fatalf("invalid UTF-8 reaches the terminal:\n%q", stdout)
+	}
+	if !bytes.Contains(stdout, []byte(`evil\x1b[2J\x1b]0`)) {
+		t.Errorf("the name's escapes are not shown:\n%s", stdout)
+	}
+}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/profq/profq/internal/source"
+)
+
+// addLimitFlags registers the limits on one input: its size after decompression, its
+// samples and the frames of each sample. Each flag leaves its source.Options field 0 (the
+// default) unless it is given, so that an explicit --max-input-bytes, even of the default
+// value, turns off the decompression-bomb guard that only the default limit has.
+func addLimitFlags(fs *pflag.FlagSet, o *source.Options) {
+	fs.Var(&limitFlag[int64]{p: &o.MaxInputBytes, def: source.DefaultMaxInputBytes}, "max-input-bytes",
+		"refuse an input larger than this many bytes after decompression; setting it turns off the early refusal of gzip bombs")
+	fs.Var(&limitFlag[int]{p: &o.MaxSamples, def: source.DefaultMaxSamples}, "max-samples",
+		"refuse an input with more samples than this")
+	fs.Var(&limitFlag[int]{p: &o.MaxStackDepth, def: source.DefaultMaxStackDepth}, "max-stack-depth",
+		"refuse an input with a sample of more frames than this (inlined frames count)")
+}
+
+// limitFlag is a positive limit whose default is def while *p is 0.
+type limitFlag[T int | int64] struct {
+	p   *T
+	def T
+}
+
+func (f *limitFlag[T]) String() string {
+	if f == nil || f.p == nil || *f.p <= 0 {
+		if f == nil {
+			return "0"
+		}
+		return strconv.FormatInt(int64(f.def), 10)
+	}
+	return strconv.FormatInt(int64(*f.p), 10)
+}
+
+func (f *limitFlag[T]) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil || int64(T(n)) != n {
+		return errors.New("not an integer in range")
+	}
+	if n <= 0 {
+		return errors.New("must be positive")
+	}
+	*f.p = T(n)
+	return nil
+}
+
+func (f *limitFlag[T]) Type() string { return "int" }

@@ -1,0 +1,61 @@
+package proftest
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+)
+
+// GzipBomb writes a valid gzip stream of mib MiB of zero bytes, about a thousandth of that
+// size, without compressing them all: one MiB is compressed after a first one, and its
+// deflate blocks, which only refer back to zeros, are repeated. A few gigabytes take a few
+// megabytes and a fraction of a second.
+func GzipBomb(w io.Writer, mib int) error {
+	zeros := make([]byte, 1<<20)
+	var buf bytes.Buffer
+	fw, err := flate.NewWriter(&buf, flate.BestCompression)
+	if err != nil {
+		return err
+	}
+	// The first MiB, flushed to a byte boundary; then the blocks of one more.
+	if _, err := fw.Write(zeros); err != nil {
+		return err
+	}
+	if err := fw.Flush(); err != nil {
+		return err
+	}
+	first := bytes.Clone(buf.Bytes())
+	buf.Reset()
+	if _, err := fw.Write(zeros); err != nil {
+		return err
+	}
+	if err := fw.Flush(); err != nil {
+		return err
+	}
+	block := buf.Bytes()
+
+	header := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
+	if _, err := w.Write(header); err != nil {
+		return err
+	}
+	var crc uint32
+	for i := range mib {
+		b := block
+		if i == 0 {
+			b = first
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		crc = crc32.Update(crc, crc32.IEEETable, zeros)
+	}
+	// An empty final stored block ends the deflate stream; the trailer holds the CRC-32
+	// and the size modulo 4 GiB.
+	trailer := []byte{1, 0, 0, 0xff, 0xff}
+	trailer = binary.LittleEndian.AppendUint32(trailer, crc)
+	trailer = binary.LittleEndian.AppendUint32(trailer, uint32(int64(mib)<<20))
+	_, err = w.Write(trailer)
+	return err
+}

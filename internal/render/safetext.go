@@ -1,0 +1,90 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// SafeText is a writer for output meant for a terminal (tables, markdown, DOT): it passes
+// text through but for what a hostile profile could use to take over the terminal or to
+// hide text. Control characters other than newline and tab (escape sequences start with
+// ESC, a carriage return overwrites the line), DEL, the C1 controls U+0080 to U+009F and
+// bytes that are not UTF-8 are written as visible escapes: \x1b, \u009b. Profiles never
+// hold them in real names, so real output is unchanged. Close writes the escapes of an
+// incomplete UTF-8 sequence left at the end; it does not close the underlying writer.
+type SafeText struct {
+	w       io.Writer
+	pending []byte // the start of a UTF-8 sequence that the next Write may complete
+	out     []byte
+}
+
+// NewSafeText returns a SafeText writing to w.
+func NewSafeText(w io.Writer) *SafeText { return &SafeText{w: w} }
+
+// Write writes p with unsafe characters escaped. It reports len(p) when the underlying
+// writer took everything.
+func (s *SafeText) Write(p []byte) (int, error) {
+	data := p
+	if len(s.pending) > 0 {
+		data = append(s.pending, p...)
+		s.pending = nil
+	}
+	s.out = s.out[:0]
+	for i := 0; i < len(data); {
+		b := data[i]
+		if b < utf8.RuneSelf {
+			if (b < 0x20 && b != '\n' && b != '\t') || b == 0x7f {
+				s.out = fmt.Appendf(s.out, `\x%02x`, b)
+			} else {
+				s.out = append(s.out, b)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size == 1 && !utf8.FullRune(data[i:]):
+			// Possibly a sequence split across writes: wait for the rest.
+			s.pending = append([]byte(nil), data[i:]...)
+			i = len(data)
+			continue
+		case r == utf8.RuneError && size == 1:
+			s.out = fmt.Appendf(s.out, `\x%02x`, b)
+		case r >= 0x80 && r <= 0x9f:
+			s.out = fmt.Appendf(s.out, `\u%04x`, r)
+		default:
+			s.out = append(s.out, data[i:i+size]...)
+		}
+		i += size
+	}
+	if _, err := s.w.Write(s.out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close writes what is left of an incomplete UTF-8 sequence, escaped.
+func (s *SafeText) Close() error {
+	s.out = s.out[:0]
+	for _, b := range s.pending {
+		s.out = fmt.Appendf(s.out, `\x%02x`, b)
+	}
+	s.pending = nil
+	if len(s.out) == 0 {
+		return nil
+	}
+	_, err := s.w.Write(s.out)
+	return err
+}
+
+// IsTerminalFormat says whether output in format is text for people to read in a terminal,
+// which SafeText should filter: tables, markdown and DOT. Data formats (JSON, CSV, folded
+// stacks, profiles) keep every byte; JSON escapes control characters itself.
+func IsTerminalFormat(format string) bool {
+	switch format {
+	case "table", "markdown", "dot":
+		return true
+	}
+	return false
+}
