@@ -132,13 +132,12 @@ type fetchAhead struct {
 }
 
 func (o Options) fetchAhead(args []string) *fetchAhead {
-	limit := o.maxInputBytes()
 	return &fetchAhead{
 		args: args,
 		ahead: startAhead(len(args), maxFetches, func(i int) bool { return isURL(args[i]) },
 			func(ctx context.Context, i int) ([]byte, error) {
 				if isURL(args[i]) {
-					return o.Fetch.fetch(ctx, args[i], limit)
+					return o.fetch(ctx, args[i])
 				}
 				return o.readArg(args[i])
 			}),

@@ -95,10 +95,16 @@ func (f FetchOptions) fetchURL(arg string) (*url.URL, time.Duration, error) {
 	return u, timeout, nil
 }
 
+// maxRedirects is how many redirects a fetch follows, as Go's HTTP client does by default.
+const maxRedirects = 10
+
 // fetch requests one URL argument and reads its body whole, up to limit bytes. Only a
-// 200 OK body is returned: an error page must never be parsed as a profile.
+// 200 OK body is returned: an error page must never be parsed as a profile. A body sent
+// with Content-Encoding gzip is decompressed by gunzip, which holds it to the same limits
+// as a gzipped file (the HTTP client's own decompression has none but the size). The
+// --header headers go to the URL's host only: a redirect to another host gets none of them.
 // Cancelling ctx abandons the fetch.
-func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64) ([]byte, error) {
+func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip func([]byte) ([]byte, error)) ([]byte, error) {
 	u, timeout, err := f.fetchURL(arg)
 	if err != nil {
 		return nil, &FetchError{URL: redactedURL(arg), Err: err}
@@ -115,7 +121,21 @@ func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64) ([]byt
 			req.Header.Add(name, v)
 		}
 	}
-	client := &http.Client{Transport: f.Transport}
+	if req.Header.Get("Accept-Encoding") == "" {
+		// Asked for explicitly, a compressed body arrives as it was sent, for gunzip.
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	client := &http.Client{Transport: f.Transport, CheckRedirect: func(next *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if next.URL.Host != via[0].URL.Host {
+			for name := range f.Header {
+				next.Header.Del(name)
+			}
+		}
+		return nil
+	}}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, &FetchError{URL: shown, Err: fetchReason(err, ctx, timeout)}
@@ -132,7 +152,20 @@ func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64) ([]byt
 		}
 		return nil, &FetchError{URL: shown, Status: resp.Status, Err: fmt.Errorf("reading the response: %w", fetchReason(err, ctx, timeout))}
 	}
+	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && !resp.Uncompressed {
+		if data, err = gunzip(data); err != nil {
+			if isLimit(err) {
+				return nil, &FetchError{URL: shown, Status: resp.Status, Err: err}
+			}
+			return nil, &FetchError{URL: shown, Status: resp.Status, Err: fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err)}
+		}
+	}
 	return data, nil
+}
+
+// fetch fetches one URL argument within the input limits.
+func (o Options) fetch(ctx context.Context, arg string) ([]byte, error) {
+	return o.Fetch.fetch(ctx, arg, o.maxInputBytes(), o.gunzipLimited)
 }
 
 // fetchReason says why a request or the reading of its response failed in the user's terms:

@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/proftest"
 )
 
 // TestFetchURL checks the URL and timeout a fetch uses against pprof's adjustURL and
@@ -294,5 +297,105 @@ func TestFetchFirstError(t *testing.T) {
 		if !<-abandoned {
 			t.Errorf("%s: the fetch of %s was not abandoned after the error", name, args[3])
 		}
+	}
+}
+
+// TestFetchContentEncoding checks that a body sent with Content-Encoding gzip is held to the
+// limits of a gzipped file: a profile reads as it does from a file, a decompression bomb is
+// refused for its ratio, and a body that is not gzip is an error naming the encoding.
+func TestFetchContentEncoding(t *testing.T) {
+	heap, err := os.ReadFile("../../testdata/profiles/heap.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bomb bytes.Buffer
+	if err := proftest.GzipBomb(&bomb, 1024); err != nil {
+		t.Fatal(err)
+	}
+	var gotAccept sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAccept.Store(r.URL.Path, r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Encoding", "gzip")
+		switch r.URL.Path {
+		case "/profile":
+			// A gzipped profile, gzipped again for the transfer.
+			zw := gzip.NewWriter(w)
+			zw.Write(heap)
+			zw.Close()
+		case "/bomb":
+			w.Write(bomb.Bytes())
+		case "/plain":
+			w.Write([]byte("not gzip at all"))
+		}
+	}))
+	defer srv.Close()
+
+	want, _, err := Options{}.Load([]string{"../../testdata/profiles/heap.pb.gz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := Options{}.Load([]string{srv.URL + "/profile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Error("the profile read through Content-Encoding gzip differs from the file")
+	}
+	if v, _ := gotAccept.Load("/profile"); v != "gzip" {
+		t.Errorf("Accept-Encoding %q, want gzip", v)
+	}
+
+	_, _, err = Options{}.Load([]string{srv.URL + "/bomb"})
+	var ratio *RatioError
+	if !errors.As(err, &ratio) {
+		t.Errorf("a gzip bomb as Content-Encoding: %v, want a RatioError", err)
+	}
+	_, _, err = Options{}.Load([]string{srv.URL + "/plain"})
+	if err == nil || !strings.Contains(err.Error(), "decompressing the response (Content-Encoding gzip)") {
+		t.Errorf("a body that is not gzip: %v", err)
+	}
+}
+
+// TestFetchRedirectHeaders checks that --header headers follow a redirect on the same host
+// but are not sent to another host, where they could leak credentials.
+func TestFetchRedirectHeaders(t *testing.T) {
+	heap, err := os.ReadFile("../../testdata/profiles/heap.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]string{} // host/path -> the X-Api-Key it got
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Host+r.URL.Path] = r.Header.Get("X-Api-Key")
+		mu.Unlock()
+		w.Write(heap)
+	}
+	other := httptest.NewServer(http.HandlerFunc(serve))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/same":
+			http.Redirect(w, r, "/final", http.StatusFound)
+		case "/away":
+			http.Redirect(w, r, other.URL+"/final", http.StatusFound)
+		default:
+			serve(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	o := Options{Fetch: FetchOptions{Header: http.Header{"X-Api-Key": {"secret"}}}}
+	for _, path := range []string{"/same", "/away"} {
+		if _, _, err := o.Load([]string{srv.URL + path}); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	host := func(u string) string { return strings.TrimPrefix(u, "http://") }
+	if got := seen[host(srv.URL)+"/final"]; got != "secret" {
+		t.Errorf("same-host redirect: header %q, want it kept", got)
+	}
+	if got, ok := seen[host(other.URL)+"/final"]; !ok || got != "" {
+		t.Errorf("redirect to another host: header %q (reached: %t), want none", got, ok)
 	}
 }

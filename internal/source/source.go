@@ -186,7 +186,7 @@ func (o Options) readArg(arg string) ([]byte, error) {
 		}
 		r = o.Stdin
 	case isURL(arg):
-		return o.Fetch.fetch(context.Background(), arg, o.maxInputBytes())
+		return o.fetch(context.Background(), arg)
 	default:
 		f, err := os.Open(arg)
 		if err != nil {
