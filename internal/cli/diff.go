@@ -95,7 +95,7 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 type extraReport struct{ format, path string }
 
 func parseReports(specs []string) ([]extraReport, error) {
-	formats := render.DiffFormats()
+	formats := append(render.DiffFormats(), flameReportFormats()...)
 	var out []extraReport
 	for _, s := range specs {
 		format, path, ok := strings.Cut(s, "=")
@@ -152,7 +152,11 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 		}
 	}
 	o.input.Stdin = stdio.In
-	captures, err := loadCaptures(all, roles, o.Report.Config, o.input)
+	flames, err := newDiffFlameInputs(reports, len(all), o)
+	if err != nil {
+		return err
+	}
+	captures, err := loadCaptures(all, roles, o.Report.Config, o.input, flames)
 	if err != nil {
 		return err
 	}
@@ -166,13 +170,21 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 		return err
 	}
 	for _, r := range reports {
+		if isFlameReport(r.format) {
+			continue // written by writeDiffFlames
+		}
 		var buf bytes.Buffer
-		if err := render.Diff(&buf, d, render.DiffOptions{Format: r.format, Unit: o.Unit}); err != nil {
+		if err := safeRender(&buf, r.format, func(w io.Writer) error {
+			return render.Diff(w, d, render.DiffOptions{Format: r.format, Unit: o.Unit})
+		}); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(r.path, buf.Bytes()); err != nil {
 			return err
 		}
+	}
+	if err := writeDiffFlames(flames, o, baseArgs, newArgs, reports); err != nil {
+		return err
 	}
 	if d.Verdict.Passed {
 		return nil
@@ -203,7 +215,7 @@ const maxLoaders = 4
 
 // loadCaptures reads and reduces every argument to its node table, several at a time. The
 // first failing argument, in argument order, is the error.
-func loadCaptures(args, roles []string, cfg report.Config, in source.Options) ([]*report.Capture, error) {
+func loadCaptures(args, roles []string, cfg report.Config, in source.Options, flames *diffFlameInputs) ([]*report.Capture, error) {
 	out := make([]*report.Capture, len(args))
 	errs := make([]error, len(args))
 	sem := make(chan struct{}, min(maxLoaders, runtime.GOMAXPROCS(0)))
@@ -213,7 +225,7 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options) ([
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			testHook("worker")
-			out[i], errs[i] = loadCapture(arg, roles[i], cfg, in)
+			out[i], errs[i] = loadCapture(arg, roles[i], cfg, in, func(data []byte) { flames.keep(i, data) })
 		})
 	}
 	wg.Wait()
@@ -226,11 +238,12 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options) ([
 }
 
 // loadCapture reads one argument: a saved top report (JSON) or a profile.
-func loadCapture(arg, role string, cfg report.Config, in source.Options) (*report.Capture, error) {
+func loadCapture(arg, role string, cfg report.Config, in source.Options, keep func([]byte)) (*report.Capture, error) {
 	data, err := in.Read(arg)
 	if err != nil {
 		return nil, err
 	}
+	keep(data)
 	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && !source.IsOTLPJSON(trimmed) {
 		return report.ReadCapture(arg, role, data)
 	}

@@ -148,7 +148,7 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.SetGlobalNormalizationFunc(underscoreToDash)
-	root.AddCommand(newCmdTop(stdio), newCmdDiff(stdio), newCmdTraces(stdio), newCmdTags(stdio), newCmdInfo(stdio), newCmdPeek(stdio), newCmdGraph(stdio), newCmdConvert(stdio), newCmdMerge(stdio))
+	root.AddCommand(newCmdTop(stdio), newCmdDiff(stdio), newCmdTraces(stdio), newCmdTags(stdio), newCmdInfo(stdio), newCmdPeek(stdio), newCmdGraph(stdio), newCmdConvert(stdio), newCmdMerge(stdio), newCmdFlame(stdio))
 	return root
 }
 

@@ -1,0 +1,498 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/google/pprof/profile"
+)
+
+// FlameNominalWidth is the width in pixels a flame graph is drawn at (the SVG's width, and
+// what the --min-width pixel threshold is measured against).
+const FlameNominalWidth = 1200
+
+// DefaultFlameMinWidth is the default FlameConfig.MinWidth: a tenth of a pixel of the
+// nominal width. Narrower frames cannot be seen or pointed at, and merging them bounds the
+// size of the graph, whatever the size of the profile, to about ten thousand frames a row.
+const DefaultFlameMinWidth = 0.1 / FlameNominalWidth
+
+// FlameConfig are the options of a flame report.
+type FlameConfig struct {
+	// Config holds the sample choice, granularity and filters. Node selection and order
+	// (NodeCount, NodeFraction, EdgeFraction, Sort, DropNegative) do not apply and are
+	// ignored. Mean is refused: a flame graph adds values up along its paths, and means do
+	// not add up.
+	Config
+	// Reverse roots the tree at the leaves.
+	Reverse bool
+	// MinWidth is the fraction of the root's value below which sibling frames are merged;
+	// 0 merges nothing.
+	MinWidth float64
+}
+
+// DefaultFlameConfig returns the defaults of a flame report.
+func DefaultFlameConfig() FlameConfig {
+	return FlameConfig{Config: DefaultConfig(), MinWidth: DefaultFlameMinWidth}
+}
+
+// NegativeValuesError is a profile whose samples have negative values, as they do once a
+// base is subtracted (--base): widths cannot be negative.
+type NegativeValuesError struct {
+	// Samples is the number of samples with a negative value.
+	Samples int
+	// Base is true when the profile had a base subtracted.
+	Base bool
+}
+
+func (e *NegativeValuesError) Error() string {
+	msg := fmt.Sprintf("%d %s negative values, which a flame graph cannot draw", e.Samples, pluralize(e.Samples, "sample has", "samples have"))
+	if e.Base {
+		msg += "; --base subtracted more than the profile holds: use --diff-base for a differential flame graph"
+	}
+	return msg
+}
+
+func pluralize(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// NewFlame builds the flame graph of p, which it modifies: filters and aggregation run in
+// place, as for traces. The samples are read one at a time into a tree of call paths;
+// no stack is kept. Samples with a value of 0 or an empty stack draw nothing. Against a
+// --diff-base base (samples labelled pprof::base, negated), the base's samples give each
+// path its Base value instead of widening it.
+func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, error) {
+	if cfg.Mean {
+		return nil, optionErrorf("--mean: a flame graph adds values up along its paths, and means do not add up")
+	}
+	if math.IsNaN(cfg.MinWidth) || cfg.MinWidth < 0 || cfg.MinWidth >= 1 {
+		return nil, optionErrorf("--min-width: %v is not a width between 0 and the graph's width", cfg.MinWidth*FlameNominalWidth)
+	}
+	filters, err := cfg.compile()
+	if err != nil {
+		return nil, err
+	}
+	index, err := sampleIndex(p, cfg.SampleIndex)
+	if err != nil {
+		return nil, err
+	}
+	var sums flameSums
+	pr, err := prepare(p, cfg.Config, func(p *profile.Profile) []string {
+		if !cfg.RelativePercentages {
+			sums = sumFlame(p.Sample, index)
+		}
+		w := filters.Apply(p)
+		if cfg.RelativePercentages {
+			sums = sumFlame(p.Sample, index)
+		}
+		return w
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
+		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
+	}
+	diff := sums.base
+	for _, in := range inputs {
+		diff = diff || in.Role == RoleDiffBase
+	}
+	s := &TraceStream{samples: p.Sample, index: index, frameTypes: FrameTypes(inputs)}
+	s.indexFrames(p.Location)
+
+	b := newFlameBuilder(s, cfg.Reverse)
+	value, base, err := b.read()
+	if err != nil {
+		var neg *NegativeValuesError
+		if errors.As(err, &neg) {
+			for _, in := range inputs {
+				neg.Base = neg.Base || in.Role == RoleBase
+			}
+			if neg.Base {
+				return nil, &OptionError{Err: neg}
+			}
+		}
+		return nil, err
+	}
+
+	st := p.SampleType[index]
+	options := effectiveOptions(cfg.Config, index)
+	f := &Flame{
+		SchemaVersion: SchemaVersion,
+		Kind:          KindFlame,
+		SampleType:    SampleType{Type: st.Type, Unit: st.Unit},
+		Total:         sums.total,
+		BaseTotal:     sums.baseTotal,
+		Options: FlameOptions{
+			SampleIndex:         index,
+			Granularity:         cfg.Granularity,
+			NoInlines:           cfg.NoInlines,
+			Filters:             options.Filters,
+			RelativePercentages: cfg.RelativePercentages,
+			Reverse:             cfg.Reverse,
+			MinWidth:            cfg.MinWidth,
+			Diff:                diff,
+		},
+		Profile:  profileInfo(p),
+		Inputs:   append([]Input{}, inputs...),
+		Warnings: append([]string{}, pr.warnings...),
+	}
+	if err := b.emit(f, value, base, cfg.MinWidth); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// flameSums are the denominators of a flame graph's shares.
+type flameSums struct {
+	total, baseTotal int64
+	base             bool // some sample is a diff base's
+}
+
+func sumFlame(samples []*profile.Sample, index int) flameSums {
+	var t flameSums
+	for _, s := range samples {
+		v := s.Value[index]
+		if v < 0 {
+			v = -v
+		}
+		if len(s.Label) > 0 && s.DiffBaseSample() {
+			t.baseTotal += v
+			t.base = true
+		} else {
+			t.total += v
+		}
+	}
+	return t
+}
+
+// frameKey is what tells two frames apart in a flame graph: everything that names them at
+// the granularity, but not whether they were inlined nor their type.
+type frameKey struct {
+	name, function, file string
+	startLine, line, col int64
+	address, object      string
+}
+
+func keyOf(f *Frame) frameKey {
+	return frameKey{f.Name, f.Function, f.File, f.StartLine, f.Line, f.Column, f.Address, f.Object}
+}
+
+func compareFrameKeys(a, b frameKey) int {
+	return cmp.Or(
+		cmp.Compare(a.name, b.name),
+		cmp.Compare(a.function, b.function),
+		cmp.Compare(a.file, b.file),
+		cmp.Compare(a.startLine, b.startLine),
+		cmp.Compare(a.line, b.line),
+		cmp.Compare(a.col, b.col),
+		cmp.Compare(a.address, b.address),
+		cmp.Compare(a.object, b.object),
+	)
+}
+
+// flameBuilder lays a TraceStream's samples out as a flame graph, top down: the samples of a
+// frame are partitioned by their next frame into its children, and only the children that
+// are wide enough to be drawn are partitioned further. Nothing is kept per call path, and a
+// sample's stack is never copied: each sample has a cursor into its own locations. The work
+// is the samples times the depth of the frames that are drawn, the memory a few words per
+// sample, whatever the number of distinct paths.
+type flameBuilder struct {
+	s       *TraceStream
+	reverse bool
+	// frames are the distinct frames in name order (compareFrameKeys), and rank maps a
+	// TraceStream frame ID to its index there: sorting children by rank sorts them by name.
+	frames []Frame
+	keys   []frameKey
+	rank   []int32
+
+	// The stacks of the samples drawn (their Location slices), with their value: > 0 for
+	// the profile's samples, < 0 (the base's value negated) for a diff base's.
+	stacks [][]*profile.Location
+	vals   []int64
+	// Each sample's cursor: the index in its Location of the current location, the ID of the
+	// current frame (-1 before the first), and the end of the current location's frames
+	// (the first ID, walking root first; one past the last, walking leaf first).
+	loc, cur, bound []int32
+	// pairs are (next frame's rank + 1) << 32 | sample: a frame's samples are a range of
+	// them, and sorting them as integers orders a range by next frame, then by sample.
+	pairs []uint64
+
+	minValue float64
+	f        *Flame
+	err      error // the graph grew past MaxFlameFrames, or a location is missing
+}
+
+// MaxFlameFrames bounds the frames of a flame graph. The default --min-width keeps any
+// profile far below it (about ten thousand frames a row at most); a tiny or zero width on a
+// profile with millions of distinct paths would otherwise make a graph no browser opens,
+// and take memory in proportion.
+const MaxFlameFrames = 1_000_000
+
+// newFlameBuilder ranks the frames of s.
+func newFlameBuilder(s *TraceStream, reverse bool) *flameBuilder {
+	b := &flameBuilder{s: s, reverse: reverse, rank: make([]int32, len(s.frames))}
+	index := map[frameKey]int32{}
+	for id := range s.frames {
+		f := &s.frames[id]
+		k := keyOf(f)
+		i, ok := index[k]
+		if !ok {
+			i = int32(len(b.frames))
+			index[k] = i
+			b.frames = append(b.frames, *f)
+			b.keys = append(b.keys, k)
+		} else if b.frames[i].FrameType != f.FrameType {
+			// One function in mappings of different types: no type is the right one.
+			b.frames[i].FrameType = ""
+		}
+		b.rank[id] = i
+	}
+	order := make([]int32, len(b.frames))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return compareFrameKeys(b.keys[x], b.keys[y]) })
+	byRank := make([]int32, len(order)) // old index -> rank
+	frames, keys := make([]Frame, len(order)), make([]frameKey, len(order))
+	for r, i := range order {
+		byRank[i] = int32(r)
+		frames[r], keys[r] = b.frames[i], b.keys[i]
+	}
+	b.frames, b.keys = frames, keys
+	for id, i := range b.rank {
+		b.rank[id] = byRank[i]
+	}
+	return b
+}
+
+// position is l's position in s's location table plus one, or 0 when it is not there.
+func (s *TraceStream) position(l *profile.Location) int32 {
+	if s.dense != nil {
+		if l.ID < uint64(len(s.dense)) {
+			return s.dense[l.ID]
+		}
+		return 0
+	}
+	return s.sparse[l.ID]
+}
+
+// position is s.position(l), which must not be 0: a location that is not in the profile's
+// table ends the stack and fails the graph (profiles that profq reads are checked for that).
+func (b *flameBuilder) position(l *profile.Location) int32 {
+	pos := b.s.position(l)
+	if pos == 0 && b.err == nil {
+		b.err = fmt.Errorf("malformed profile: a sample's location %d is not in the location table", l.ID)
+	}
+	return pos
+}
+
+// read selects the samples to draw and returns the root's value and base.
+func (b *flameBuilder) read() (value, base int64, err error) {
+	negative := 0
+	b.stacks = make([][]*profile.Location, 0, len(b.s.samples))
+	b.vals = make([]int64, 0, len(b.s.samples))
+	for _, sample := range b.s.samples {
+		if len(sample.Location) == 0 {
+			continue
+		}
+		v := sample.Value[b.s.index]
+		isBase := len(sample.Label) > 0 && sample.DiffBaseSample()
+		if isBase {
+			v = -v // the base was negated to be subtracted
+		}
+		switch {
+		case v < 0:
+			negative++
+			continue
+		case v == 0:
+			continue
+		case isBase:
+			base += v
+			v = -v
+		default:
+			value += v
+		}
+		b.stacks = append(b.stacks, sample.Location)
+		b.vals = append(b.vals, v)
+	}
+	if negative > 0 {
+		return 0, 0, &NegativeValuesError{Samples: negative}
+	}
+	n := len(b.stacks)
+	b.loc, b.cur, b.bound = make([]int32, n), make([]int32, n), make([]int32, n)
+	b.pairs = make([]uint64, n)
+	for i, stack := range b.stacks {
+		b.cur[i] = -1
+		if b.reverse {
+			b.loc[i] = -1
+		} else {
+			b.loc[i] = int32(len(stack))
+		}
+		b.pairs[i] = uint64(i)
+	}
+	return value, base, nil
+}
+
+// next advances sample i's cursor to its next frame, root first (leaf first when reverse),
+// and returns the frame's rank, or -1 past the end of the stack.
+func (b *flameBuilder) next(i int32) int32 {
+	locs := b.stacks[i]
+	k, li := b.cur[i], b.loc[i]
+	s := b.s
+	if b.reverse {
+		if k >= 0 && k+1 < b.bound[i] {
+			k++
+		} else {
+			if li++; int(li) >= len(locs) {
+				b.loc[i], b.cur[i] = li, -1
+				return -1
+			}
+			pos := b.position(locs[li])
+			if pos == 0 {
+				return -1
+			}
+			k, b.bound[i] = s.start[pos-1], s.start[pos]
+		}
+	} else {
+		if k >= 0 && k > b.bound[i] {
+			k--
+		} else {
+			if li--; li < 0 {
+				b.loc[i], b.cur[i] = li, -1
+				return -1
+			}
+			pos := b.position(locs[li])
+			if pos == 0 {
+				return -1
+			}
+			// A location's frames are innermost first: its outermost is the last.
+			k, b.bound[i] = s.start[pos]-1, s.start[pos-1]
+		}
+	}
+	b.loc[i], b.cur[i] = li, k
+	return b.rank[k]
+}
+
+// emit lays the graph out into f.Frames, depth first, siblings in name order (a block of
+// merged small siblings last).
+func (b *flameBuilder) emit(f *Flame, value, base int64, minWidth float64) error {
+	b.f = f
+	b.minValue = minWidth * float64(value)
+	f.Frames = make([]FlameFrame, 0, 1024)
+	root := FlameFrame{Name: "root", Parent: -1, Value: value, Self: value, Base: base}
+	b.shares(&root)
+	f.Frames = append(f.Frames, root)
+	b.children(0, 0, len(b.pairs), 0, 0)
+	return b.err
+}
+
+// smallFrame is a child too narrow to be drawn on its own.
+type smallFrame struct {
+	rank        int32
+	value, base int64
+}
+
+// children emits the children of the frame at index idx, whose samples are pairs[lo:hi],
+// and their subtrees.
+func (b *flameBuilder) children(idx, lo, hi, depth int, x int64) {
+	if b.err != nil {
+		return
+	}
+	if len(b.f.Frames) > MaxFlameFrames {
+		b.err = optionErrorf("--min-width: the graph has more than %d frames; draw fewer with a larger --min-width (in pixels of a %d-pixel graph), or filters", MaxFlameFrames, FlameNominalWidth)
+		return
+	}
+	pairs := b.pairs[lo:hi]
+	for i, p := range pairs {
+		sample := uint32(p)
+		pairs[i] = uint64(b.next(int32(sample))+1)<<32 | uint64(sample)
+	}
+	// Samples in their original order within a child keep the walk through their stacks
+	// close to the order the profile holds them in memory.
+	slices.Sort(pairs)
+	cx := x
+	var small []smallFrame
+	for i := 0; i < len(pairs); {
+		key := int32(pairs[i]>>32) - 1
+		j := i
+		var v, base int64
+		for ; j < len(pairs) && pairs[j]>>32 == pairs[i]>>32; j++ {
+			if val := b.vals[uint32(pairs[j])]; val > 0 {
+				v += val
+			} else {
+				base -= val
+			}
+		}
+		switch {
+		case key < 0:
+			// Stacks that end here: the frame's self.
+		case v == 0:
+			// A path only the base has: it has no width in the new profile.
+		case float64(v) < b.minValue:
+			small = append(small, smallFrame{key, v, base})
+		default:
+			child := len(b.f.Frames)
+			b.f.Frames = append(b.f.Frames, b.frame(key, idx, depth+1, cx, v, base))
+			b.f.MaxDepth = max(b.f.MaxDepth, depth+1)
+			b.children(child, lo+i, lo+j, depth+1, cx)
+			cx += v
+		}
+		i = j
+	}
+	switch len(small) {
+	case 0:
+	case 1:
+		// One small frame keeps its name; only its descendants, narrower still, go.
+		fr := b.frame(small[0].rank, idx, depth+1, cx, small[0].value, small[0].base)
+		fr.Small = 1
+		b.f.Frames = append(b.f.Frames, fr)
+		cx += fr.Value
+	default:
+		var v, base int64
+		for _, sf := range small {
+			v += sf.value
+			base += sf.base
+		}
+		fr := FlameFrame{
+			Name: fmt.Sprintf("(%d small frames)", len(small)), Parent: idx, Depth: depth + 1, X: cx,
+			Value: v, Self: v, Base: base, Small: len(small),
+		}
+		b.shares(&fr)
+		b.f.Frames = append(b.f.Frames, fr)
+		cx += v
+	}
+	if len(small) > 0 {
+		b.f.MaxDepth = max(b.f.MaxDepth, depth+1)
+	}
+	b.f.Frames[idx].Self = b.f.Frames[idx].Value - (cx - x)
+}
+
+// frame describes the frame of the given rank on one path; its Self is its Value until its
+// children are known.
+func (b *flameBuilder) frame(rank int32, parent, depth int, x, value, base int64) FlameFrame {
+	src := &b.frames[rank]
+	fr := FlameFrame{
+		Name: src.Name, Parent: parent, Depth: depth, X: x, Value: value, Self: value, Base: base,
+		Function: src.Function, File: src.File, StartLine: src.StartLine, Line: src.Line, Column: src.Column,
+		Address: src.Address, Object: src.Object, Package: framePackage(src), FrameType: src.FrameType,
+	}
+	b.shares(&fr)
+	return fr
+}
+
+// shares sets the frame's percentage and, in a differential graph, its share change.
+func (b *flameBuilder) shares(fr *FlameFrame) {
+	f := b.f
+	fr.Pct = percent(fr.Value, f.Total)
+	if f.Options.Diff && f.Total != 0 && f.BaseTotal != 0 {
+		d := 100*float64(fr.Value)/float64(f.Total) - 100*float64(fr.Base)/float64(f.BaseTotal)
+		fr.ShareChange = &d
+	}
+}
