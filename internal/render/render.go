@@ -1,4 +1,5 @@
-// Package render writes profq's report model as JSON, pprof-style text tables, CSV and markdown.
+// Package render writes profq's report model as JSON, pprof-style text tables, CSV, markdown,
+// Graphviz DOT, and flame graphs as self-contained HTML pages and SVG.
 package render
 
 import (
