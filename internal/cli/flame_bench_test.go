@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime/metrics"
 	"testing"
-	"time"
 
 	"github.com/profq/profq/internal/benchdata"
 )
@@ -24,7 +22,7 @@ func BenchmarkFlameCommand(b *testing.B) {
 				var stderr bytes.Buffer
 				var peak uint64
 				for b.Loop() {
-					stop := flamePeakHeap(&peak)
+					stop := sampleHeap(&peak)
 					code := Run([]string{"flame", "--format", format, "-o", out, path}, IO{Err: &stderr})
 					stop()
 					if code != 0 {
@@ -39,34 +37,5 @@ func BenchmarkFlameCommand(b *testing.B) {
 				b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
 			})
 		}
-	}
-}
-
-// flamePeakHeap records the largest live-object heap size into peak until the returned
-// stop function is called.
-func flamePeakHeap(peak *uint64) (stop func()) {
-	done, finished := make(chan struct{}), make(chan struct{})
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() {
-		metrics.Read(sample)
-		*peak = max(*peak, sample[0].Value.Uint64())
-	}
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				read()
-				return
-			case <-t.C:
-				read()
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
 	}
 }

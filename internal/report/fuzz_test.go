@@ -17,18 +17,19 @@ import (
 //   - a refused document gets a one-line error;
 //   - an accepted one compares with itself without a change and passes every gate, alone and
 //     as two captures a side, normalized or not;
-//   - compared with a capture of a real profile, either way, it gives a diff whose JSON
-//     encodes (no NaN or infinite number) and whose deltas are New - Base with the sign of
-//     the change.
+//   - compared with a capture of a real profile, either way and normalized or not, it gives
+//     a diff whose JSON encodes (no NaN or infinite number), whose deltas are New - Base
+//     with the sign of the change (held to ±math.MaxInt64), and whose values keep their
+//     sign through normalizing.
 func FuzzReadCapture(f *testing.F) {
 	cfg := DefaultConfig()
 	cfg.NodeFraction = 0
-	real, err := NewCapture(proftest.MustFolded([]string{"cpu/nanoseconds"}, "main;a 30\nmain;b 70\nmain;a+c 5\n"),
+	fromProfile, err := NewCapture(proftest.MustFolded([]string{"cpu/nanoseconds"}, "main;a 30\nmain;b 70\nmain;a+c 5\n"),
 		Input{Source: "p", Role: RoleProfile, Format: FormatPprof}, cfg)
 	if err != nil {
 		f.Fatal(err)
 	}
-	valid, err := json.Marshal(real.Top)
+	valid, err := json.Marshal(fromProfile.Top)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func FuzzReadCapture(f *testing.F) {
 			}
 		}
 		// Against a real profile, either way, normalized or not.
-		for _, sides := range [][2]*Capture{{real, got}, {got, real}} {
+		for _, sides := range [][2]*Capture{{fromProfile, got}, {got, fromProfile}} {
 			for _, normalize := range []bool{false, true} {
 				dc := DefaultDiffConfig()
 				dc.Rules, dc.Normalize = rules, normalize
