@@ -98,7 +98,7 @@ func sampleCPUPeek() *report.Peek {
 	}
 	entry := func(name string, flat, sum, cum int64, callers, callees []report.PeekEdge) report.PeekEntry {
 		return report.PeekEntry{
-			Row:     report.Row{Name: name, Function: name, Flat: flat, FlatPct: pct(flat, total), SumPct: pct(sum, total), Cum: cum, CumPct: pct(cum, total)},
+			Row:     report.Row{Name: name, NodeIdentity: report.NodeIdentity{Function: name}, Flat: flat, FlatPct: pct(flat, total), SumPct: pct(sum, total), Cum: cum, CumPct: pct(cum, total)},
 			Callers: callers, Callees: callees,
 		}
 	}

@@ -57,14 +57,14 @@ func newTop(typ, unit string, total int64, rows ...spec) *report.Top {
 	for _, s := range rows {
 		sum += s.flat
 		t.Rows = append(t.Rows, report.Row{
-			Name:     s.name,
-			Flat:     s.flat,
-			FlatPct:  pct(s.flat, total),
-			SumPct:   pct(sum, total),
-			Cum:      s.cum,
-			CumPct:   pct(s.cum, total),
-			Inline:   s.inline,
-			Function: s.name,
+			Name:         s.name,
+			Flat:         s.flat,
+			FlatPct:      pct(s.flat, total),
+			SumPct:       pct(sum, total),
+			Cum:          s.cum,
+			CumPct:       pct(s.cum, total),
+			Inline:       s.inline,
+			NodeIdentity: report.NodeIdentity{Function: s.name},
 		})
 	}
 	t.Shown = sum

@@ -59,21 +59,28 @@ func newCallGraph(p *profile.Profile, inputs []Input, cfg Config) (*callGraph, e
 func row(e *graph.Entry, total, running int64) Row {
 	flat, cum := e.FlatValue(), e.CumValue()
 	return Row{
-		Name:      e.Name,
-		Flat:      flat,
-		FlatPct:   percent(flat, total),
-		SumPct:    percent(running, total),
-		Cum:       cum,
-		CumPct:    percent(cum, total),
-		Inline:    inlineLabel(e.Inline),
-		Function:  e.Info.Name,
-		File:      e.Info.File,
-		StartLine: e.Info.StartLine,
-		Line:      e.Info.Line,
-		Column:    e.Info.Column,
-		Address:   hexAddress(e.Info.Address),
-		Object:    e.Info.Objfile,
-		FrameType: e.FrameType,
+		Name:         e.Name,
+		Flat:         flat,
+		FlatPct:      percent(flat, total),
+		SumPct:       percent(running, total),
+		Cum:          cum,
+		CumPct:       percent(cum, total),
+		Inline:       inlineLabel(e.Inline),
+		NodeIdentity: nodeIdentity(e.Info),
+		FrameType:    e.FrameType,
+	}
+}
+
+// nodeIdentity is the identity of a graph node.
+func nodeIdentity(info graph.NodeInfo) NodeIdentity {
+	return NodeIdentity{
+		Function:  info.Name,
+		File:      info.File,
+		StartLine: info.StartLine,
+		Line:      info.Line,
+		Column:    info.Column,
+		Address:   hexAddress(info.Address),
+		Object:    info.Objfile,
 	}
 }
 

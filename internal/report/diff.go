@@ -155,12 +155,12 @@ func filterList(fs []Filter) string {
 
 // nodeKey is a node's identity across captures: every identifying field of a row.
 type nodeKey struct {
-	name, function, file, address, object string
-	startLine, line, column               int64
+	name string
+	NodeIdentity
 }
 
 func rowKey(r *Row) nodeKey {
-	return nodeKey{r.Name, r.Function, r.File, r.Address, r.Object, r.StartLine, r.Line, r.Column}
+	return nodeKey{r.Name, r.NodeIdentity}
 }
 
 // table is the nodes of every capture of a diff, joined on their identity: values[c][n] is
@@ -328,8 +328,7 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 			continue
 		}
 		row := DiffRow{
-			Name: k.name, Function: k.function, File: k.file, StartLine: k.startLine,
-			Line: k.line, Column: k.column, Address: k.address, Object: k.object,
+			Name: k.name, NodeIdentity: k.NodeIdentity,
 			FrameType: tbl.frameTypes[n],
 			Status:    StatusBoth,
 			Flat:      nodes.change(bs.scaled(bs.raw(tbl.flat, n)), ns.scaled(ns.raw(tbl.flat, n))),

@@ -84,15 +84,8 @@ const (
 type DiffRow struct {
 	// Name is the node's name exactly as pprof prints it.
 	Name string `json:"name"`
-	// Function, File, StartLine, Line, Column, Address and Object identify the node as in a
-	// top row.
-	Function  string `json:"function"`
-	File      string `json:"file"`
-	StartLine int64  `json:"start_line"`
-	Line      int64  `json:"line"`
-	Column    int64  `json:"column"`
-	Address   string `json:"address"`
-	Object    string `json:"object"`
+	// NodeIdentity identifies the node as in a top row.
+	NodeIdentity
 	// FrameType is the type of the node's frames, as in a top row, when every capture that
 	// has the node agrees; otherwise "".
 	FrameType string `json:"frame_type"`

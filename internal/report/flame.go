@@ -480,8 +480,7 @@ func (b *flameBuilder) frame(rank int32, parent, depth int, x, value, base int64
 	src := &b.frames[rank]
 	fr := FlameFrame{
 		Name: src.Name, Parent: parent, Depth: depth, X: x, Value: value, Self: value, Base: base,
-		Function: src.Function, File: src.File, StartLine: src.StartLine, Line: src.Line, Column: src.Column,
-		Address: src.Address, Object: src.Object, Package: framePackage(src), FrameType: src.FrameType,
+		NodeIdentity: src.NodeIdentity, Package: framePackage(src), FrameType: src.FrameType,
 	}
 	b.shares(&fr)
 	return fr

@@ -91,21 +91,8 @@ type FlameFrame struct {
 	// narrower than Options.MinWidth, 0 for a frame drawn as it is. A merged frame has no
 	// children. With Small 1, the frame keeps its own name and identity.
 	Small int `json:"small"`
-	// Function is the function name, or "" when the granularity or the profile has none.
-	Function string `json:"function"`
-	// File is the source file, or "".
-	File string `json:"file"`
-	// StartLine is the function's first line when it tells frames apart (functions
-	// without a name), otherwise 0.
-	StartLine int64 `json:"start_line"`
-	// Line is the source line, or 0.
-	Line int64 `json:"line"`
-	// Column is the source column, or 0.
-	Column int64 `json:"column"`
-	// Address is the instruction address as "0x..." hex, or "".
-	Address string `json:"address"`
-	// Object is the binary the frame belongs to when that is part of its name, or "".
-	Object string `json:"object"`
+	// NodeIdentity tells the frame apart beyond its name, as in a traces frame.
+	NodeIdentity
 	// Package is the package, class's package or namespace of the frame's function (see
 	// PackageOf), or the binary for frames without a function; "" when there is none.
 	Package string `json:"package"`

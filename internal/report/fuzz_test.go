@@ -121,7 +121,7 @@ func FuzzReadCapture(f *testing.F) {
 				for _, r := range d.Rows {
 					checkChange(t, r.Name+" flat", r.Flat)
 					checkChange(t, r.Name+" cum", r.Cum)
-					k := nodeKey{r.Name, r.Function, r.File, r.Address, r.Object, r.StartLine, r.Line, r.Column}
+					k := nodeKey{r.Name, r.NodeIdentity}
 					// A value scaled down may round to 0, but never changes sign.
 					if sign(r.Flat.Base) != sign(base[k][0]) || sign(r.Cum.Base) != sign(base[k][1]) ||
 						sign(r.Flat.New)*sign(newer[k][0])*scaleSign < 0 || sign(r.Cum.New)*sign(newer[k][1])*scaleSign < 0 {

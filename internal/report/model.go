@@ -153,6 +153,29 @@ const (
 	InlinePartial = "partial-inline"
 )
 
+// NodeIdentity is what tells a node, or a frame, apart beyond its printed name: the parts of
+// the name the granularity keeps, and the binary and start line of functions without a name.
+// Reports embed it, so its fields are theirs in JSON.
+type NodeIdentity struct {
+	// Function is the function name, or "" when the granularity or the profile has none.
+	Function string `json:"function"`
+	// File is the source file, or "".
+	File string `json:"file"`
+	// StartLine is the function's first line when it tells nodes apart: only for a
+	// function without a name, where pprof keeps functions of one file starting on different
+	// lines as separate nodes with the same printed name. Otherwise 0.
+	StartLine int64 `json:"start_line"`
+	// Line is the source line, or 0.
+	Line int64 `json:"line"`
+	// Column is the source column, or 0.
+	Column int64 `json:"column"`
+	// Address is the instruction address as "0x..." hex, or "" when the granularity drops it.
+	Address string `json:"address"`
+	// Object is the binary or library the node belongs to when that is part of its identity
+	// (frames without function names), or "".
+	Object string `json:"object"`
+}
+
 // Row is one graph node in a top report.
 type Row struct {
 	// Name is the node's name exactly as pprof prints it.
@@ -169,23 +192,8 @@ type Row struct {
 	CumPct *float64 `json:"cum_pct"`
 	// Inline is "" , "inline" (every call into the node was inlined) or "partial-inline".
 	Inline string `json:"inline"`
-	// Function is the function name, or "" when the granularity or the profile has none.
-	Function string `json:"function"`
-	// File is the source file, or "".
-	File string `json:"file"`
-	// StartLine is the function's first line when it tells the node apart: only for a
-	// function without a name, where pprof keeps functions of one file starting on different
-	// lines as separate nodes with the same printed name. Otherwise 0.
-	StartLine int64 `json:"start_line"`
-	// Line is the source line, or 0.
-	Line int64 `json:"line"`
-	// Column is the source column, or 0.
-	Column int64 `json:"column"`
-	// Address is the instruction address as "0x..." hex, or "" when not part of the node.
-	Address string `json:"address"`
-	// Object is the binary or library the node belongs to when that is part of its identity
-	// (frames without function names), or "".
-	Object string `json:"object"`
+	// NodeIdentity tells the node apart beyond its name.
+	NodeIdentity
 	// FrameType is the type of the node's frames as the profile states it: "kernel",
 	// "native", "go", "jvm", "cpython", "v8js"... (OTLP's profile.frame.type), or "" when the
 	// profile does not say (pprof profiles never do) or the node's frames disagree.

@@ -69,9 +69,9 @@ main@main.go:5;g@g.go:3 1 75
 `)
 	top := newTop(t, p, func(c *Config) { c.Granularity = "addresses" })
 	want := []Row{
-		{Name: "g g.go:3", Flat: 75, FlatPct: pct(75), SumPct: pct(75), Cum: 75, CumPct: pct(75), Function: "g", File: "g.go", Line: 3},
-		{Name: "0000000000001000 f f.go:12", Flat: -25, FlatPct: pct(-25), SumPct: pct(50), Cum: -25, CumPct: pct(-25), Function: "f", File: "f.go", Line: 12, Address: "0x1000"},
-		{Name: "main main.go:5", Flat: 0, FlatPct: pct(0), SumPct: pct(50), Cum: 50, CumPct: pct(50), Function: "main", File: "main.go", Line: 5},
+		{Name: "g g.go:3", Flat: 75, FlatPct: pct(75), SumPct: pct(75), Cum: 75, CumPct: pct(75), NodeIdentity: NodeIdentity{Function: "g", File: "g.go", Line: 3}},
+		{Name: "0000000000001000 f f.go:12", Flat: -25, FlatPct: pct(-25), SumPct: pct(50), Cum: -25, CumPct: pct(-25), NodeIdentity: NodeIdentity{Function: "f", File: "f.go", Line: 12, Address: "0x1000"}},
+		{Name: "main main.go:5", Flat: 0, FlatPct: pct(0), SumPct: pct(50), Cum: 50, CumPct: pct(50), NodeIdentity: NodeIdentity{Function: "main", File: "main.go", Line: 5}},
 	}
 	if diff := cmp.Diff(want, top.Rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

@@ -134,17 +134,11 @@ func (s *TraceStream) appendFrames(frames []Frame, l *profile.Location) []Frame 
 	for i, line := range lines {
 		info := graph.FrameInfo(l, line)
 		frames = append(frames, Frame{
-			ID:        int32(len(frames)),
-			Name:      info.PrintableName(),
-			Inline:    i != len(lines)-1,
-			Function:  info.Name,
-			File:      info.File,
-			StartLine: info.StartLine,
-			Line:      info.Line,
-			Column:    info.Column,
-			Address:   hexAddress(info.Address),
-			Object:    info.Objfile,
-			FrameType: graph.FrameType(l, s.frameTypes),
+			ID:           int32(len(frames)),
+			Name:         info.PrintableName(),
+			Inline:       i != len(lines)-1,
+			NodeIdentity: nodeIdentity(info),
+			FrameType:    graph.FrameType(l, s.frameTypes),
 		})
 	}
 	return frames

@@ -100,22 +100,9 @@ type Frame struct {
 	Name string `json:"name"`
 	// Inline is true when the frame was inlined into the frame after it (pprof's "(inline)").
 	Inline bool `json:"inline"`
-	// Function is the function name, or "" when the granularity or the profile has none.
-	Function string `json:"function"`
-	// File is the source file, cleaned but not trimmed of /proc/self/cwd/ (as -traces), or "".
-	File string `json:"file"`
-	// StartLine is the function's first line when it tells frames apart: only for a function
-	// without a name. Otherwise 0.
-	StartLine int64 `json:"start_line"`
-	// Line is the source line, or 0.
-	Line int64 `json:"line"`
-	// Column is the source column, or 0.
-	Column int64 `json:"column"`
-	// Address is the instruction address as "0x..." hex, or "" when the granularity drops it.
-	Address string `json:"address"`
-	// Object is the binary the frame belongs to when that is part of its name (frames without
-	// function names), or "".
-	Object string `json:"object"`
+	// NodeIdentity tells the frame apart beyond its name, as in a top row; File is
+	// cleaned but not trimmed of /proc/self/cwd/ (as -traces).
+	NodeIdentity
 	// FrameType is the frame's type as the profile states it ("kernel", "native", "jvm"...,
 	// OTLP's profile.frame.type), or "" when it does not.
 	FrameType string `json:"frame_type"`

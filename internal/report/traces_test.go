@@ -127,9 +127,9 @@ func TestTracesFrameDetails(t *testing.T) {
 		got[i].ID = 0
 	}
 	want := []Frame{
-		{Name: "0000000000004000 [app]", Address: "0x4000", Object: "/bin/app"},
+		{Name: "0000000000004000 [app]", NodeIdentity: NodeIdentity{Address: "0x4000", Object: "/bin/app"}},
 		// -traces keeps the /proc/self/cwd/ prefix that graph reports trim.
-		{Name: "main /proc/self/cwd/m.go:5", Function: "main", File: "/proc/self/cwd/m.go", Line: 5},
+		{Name: "main /proc/self/cwd/m.go:5", NodeIdentity: NodeIdentity{Function: "main", File: "/proc/self/cwd/m.go", Line: 5}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Error(diff)
