@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/profq/profq/internal/report"
+
+	"github.com/profq/profq/internal/proftest"
 )
 
 // Hostile inputs that are special files rather than special bytes: a FIFO, a file removed
@@ -52,7 +54,7 @@ func TestHostileFiles(t *testing.T) {
 
 	// Removing a file removes its name; profq, which opened it, reads it whole.
 	t.Run("file removed while open", func(t *testing.T) {
-		path := writeFile(t, dir, "removed.pb", small)
+		path := proftest.WriteFile(t, dir, "removed.pb", small)
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +73,7 @@ func TestHostileFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := writeFile(t, dir, "truncated.pb.gz", cpu)
+		path := proftest.WriteFile(t, dir, "truncated.pb.gz", cpu)
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)

@@ -188,15 +188,6 @@ func gzipped(t testing.TB, data []byte) []byte {
 	return b.Bytes()
 }
 
-func writeFile(t testing.TB, dir, name string, data []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // writeBomb writes a gzip bomb of mib MiB of zeros (proftest.GzipBomb) to dir/name, gzipped
 // once more when nested.
 func writeBomb(t testing.TB, dir, name string, mib int, nested bool) string {
@@ -209,7 +200,7 @@ func writeBomb(t testing.TB, dir, name string, mib int, nested bool) string {
 	if nested {
 		data = gzipped(t, data)
 	}
-	return writeFile(t, dir, name, data)
+	return proftest.WriteFile(t, dir, name, data)
 }
 
 // hostileRow is one row of the table: the arguments after "profq", the exit code and, for a
@@ -283,7 +274,7 @@ func wantRows(total int64, rows ...report.Row) func(*testing.T, []byte) {
 
 func TestHostileInputs(t *testing.T) {
 	dir := t.TempDir()
-	file := func(name string, data []byte) string { return writeFile(t, dir, name, data) }
+	file := func(name string, data []byte) string { return proftest.WriteFile(t, dir, name, data) }
 	top := func(args ...string) []string {
 		return append([]string{"top", "--format", "json", "--nodefraction", "0"}, args...)
 	}

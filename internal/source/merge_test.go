@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/proftest"
 )
 
 // mergeInputs writes n varied profiles: three time units, an extra sample type on some and
@@ -106,10 +108,10 @@ func TestMergeKeepsDropFrames(t *testing.T) {
 func TestMergeErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := writeProfile(t, dir, "good.pb.gz", build(cpuSpec("nanoseconds", 1, 2)))
-	garbage := writeFile(t, dir, "garbage.pb", []byte("not a profile at all\n"))
+	garbage := proftest.WriteFile(t, dir, "garbage.pb", []byte("not a profile at all\n"))
 	heap := writeProfile(t, dir, "heap.pb.gz", build(spec{types: []*profile.ValueType{vt("inuse_space", "bytes")},
 		samples: []sample{{stack: "f", values: []int64{1}}}}))
-	big := writeFile(t, dir, "big.pb", bytes.Repeat([]byte{0}, 2000))
+	big := proftest.WriteFile(t, dir, "big.pb", bytes.Repeat([]byte{0}, 2000))
 	tests := []struct {
 		name string
 		o    Options

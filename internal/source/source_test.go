@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/proftest"
 )
 
 // sample is one sample of a test profile.
@@ -112,20 +114,10 @@ func encode(t testing.TB, p *profile.Profile, compressed bool) []byte {
 	return buf.Bytes()
 }
 
-// writeFile writes data to name in dir and returns the path.
-func writeFile(t testing.TB, dir, name string, data []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // writeProfile writes p (gzipped) to name in dir and returns the path.
 func writeProfile(t testing.TB, dir, name string, p *profile.Profile) string {
 	t.Helper()
-	return writeFile(t, dir, name, encode(t, p, true))
+	return proftest.WriteFile(t, dir, name, encode(t, p, true))
 }
 
 // pprofTestdata returns the directory of pprof's own legacy-format test profiles, in the
@@ -172,7 +164,7 @@ func TestLoadProto(t *testing.T) {
 		if compressed {
 			name = "cpu.pb.gz"
 		}
-		path := writeFile(t, dir, name, encode(t, src, compressed))
+		path := proftest.WriteFile(t, dir, name, encode(t, src, compressed))
 		p, inputs, err := Load([]string{path}, nil)
 		if err != nil {
 			t.Fatalf("Load(%s): %v", name, err)
@@ -475,17 +467,17 @@ func TestLoadErrors(t *testing.T) {
 	validPath := writeProfile(t, dir, "valid.pb.gz", valid)
 	gz := encode(t, valid, true)
 	missing := filepath.Join(dir, "missing.pb")
-	empty := writeFile(t, dir, "empty.pb", nil)
-	garbage := writeFile(t, dir, "garbage.txt", []byte("this is not a profile\n"))
-	truncated := writeFile(t, dir, "truncated.pb.gz", gz[:len(gz)/2])
+	empty := proftest.WriteFile(t, dir, "empty.pb", nil)
+	garbage := proftest.WriteFile(t, dir, "garbage.txt", []byte("this is not a profile\n"))
+	truncated := proftest.WriteFile(t, dir, "truncated.pb.gz", gz[:len(gz)/2])
 	var emptyGz bytes.Buffer
 	zw := gzip.NewWriter(&emptyGz)
 	zw.Close()
-	emptyGzip := writeFile(t, dir, "empty.pb.gz", emptyGz.Bytes())
+	emptyGzip := proftest.WriteFile(t, dir, "empty.pb.gz", emptyGz.Bytes())
 	noTypes := writeProfile(t, dir, "notypes.pb.gz", &profile.Profile{})
 	mismatch := build(cpuSpec("nanoseconds", 1, 2))
 	mismatch.Sample[0].Value = []int64{1}
-	malformed := writeFile(t, dir, "malformed.pb", encode(t, mismatch, false))
+	malformed := proftest.WriteFile(t, dir, "malformed.pb", encode(t, mismatch, false))
 	bytesSpec := cpuSpec("bytes", 1, 2)
 	bytesSpec.period = vt("cpu", "nanoseconds")
 	cpuBytes := writeProfile(t, dir, "cpubytes.pb.gz", build(bytesSpec))
@@ -550,7 +542,7 @@ func TestLoadErrors(t *testing.T) {
 
 // TestErrorUnwrap checks that the profile package's own error is kept for errors.As.
 func TestErrorUnwrap(t *testing.T) {
-	path := writeFile(t, t.TempDir(), "garbage", []byte("garbage"))
+	path := proftest.WriteFile(t, t.TempDir(), "garbage", []byte("garbage"))
 	_, _, err := Load([]string{path}, nil)
 	var ie *inputError
 	if !errors.As(err, &ie) || ie.err == nil || !strings.Contains(ie.err.Error(), "unrecognized profile format") {
