@@ -25,6 +25,12 @@ func NewSafeText(w io.Writer) *SafeText { return &SafeText{w: w} }
 // Write writes p with unsafe characters escaped. It reports len(p) when the underlying
 // writer took everything.
 func (s *SafeText) Write(p []byte) (int, error) {
+	if len(s.pending) == 0 && plainText(p) {
+		if _, err := s.w.Write(p); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	data := p
 	if len(s.pending) > 0 {
 		data = append(s.pending, p...)
@@ -62,6 +68,17 @@ func (s *SafeText) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// plainText says whether p is printable ASCII, newlines and tabs only: what real reports
+// almost always are, written as it is.
+func plainText(p []byte) bool {
+	for _, b := range p {
+		if (b < 0x20 && b != '\n' && b != '\t') || b >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Close writes what is left of an incomplete UTF-8 sequence, escaped.
