@@ -101,6 +101,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add(gzipped, encode(f, build(noMap), false))
 	f.Add(plain, encode(f, build(heapSpec), false))
 	f.Add(plain, []byte("garbage"))
+	// Two folded inputs: folded stacks have no period type, which pprof's Merge assumed.
+	f.Add([]byte("main;a 1\n"), []byte("main;b 2\n"))
+	f.Add([]byte("main;a 1\n"), plain)
 
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		files := map[string][]byte{"a.pb": a, "b.pb": b}

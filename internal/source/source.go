@@ -482,6 +482,13 @@ func combine(ps []*profile.Profile, args []string) (*profile.Profile, error) {
 	if err := checkSums(ps); err != nil {
 		return nil, &inputError{"combining " + describe(args), err}
 	}
+	// Merge dereferences every period type. profile.Parse always sets one (empty when the
+	// profile states none); folded stacks have none to state.
+	for _, p := range ps {
+		if p.PeriodType == nil {
+			p.PeriodType = &profile.ValueType{}
+		}
+	}
 	p, err := profile.Merge(ps)
 	if err != nil {
 		return nil, &inputError{"combining " + describe(args), fmt.Errorf("merging: %w", err)}
