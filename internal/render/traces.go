@@ -446,54 +446,17 @@ func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, record boo
 	b = strconv.AppendInt(b, ts.Value, 10)
 
 	b = e.key(b, "labels", 1, false)
-	e.keys = e.keys[:0]
-	for k := range ts.Labels {
-		e.keys = append(e.keys, k)
-	}
-	slices.Sort(e.keys)
-	b = e.openObject(b, len(e.keys))
-	for i, k := range e.keys {
-		b = e.key(b, k, 2, i == 0)
-		vs := ts.Labels[k]
-		b = e.openArray(b, len(vs))
-		for j, v := range vs {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = e.newline(b, 3)
-			b = appendTraceString(b, v)
-		}
-		b = e.closeArray(b, len(vs), 2)
-	}
-	b = e.closeObject(b, len(e.keys), 1)
-
+	b = appendLabelMap(e, b, ts.Labels, appendTraceString)
 	b = e.key(b, "num_labels", 1, false)
-	e.keys = e.keys[:0]
-	for k := range ts.NumLabels {
-		e.keys = append(e.keys, k)
-	}
-	slices.Sort(e.keys)
-	b = e.openObject(b, len(e.keys))
-	for i, k := range e.keys {
-		b = e.key(b, k, 2, i == 0)
-		vs := ts.NumLabels[k]
-		b = e.openArray(b, len(vs))
-		for j, v := range vs {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = e.newline(b, 3)
-			b = append(b, '{')
-			b = e.key(b, "value", 4, true)
-			b = strconv.AppendInt(b, v.Value, 10)
-			b = e.key(b, "unit", 4, false)
-			b = appendTraceString(b, v.Unit)
-			b = e.newline(b, 3)
-			b = append(b, '}')
-		}
-		b = e.closeArray(b, len(vs), 2)
-	}
-	b = e.closeObject(b, len(e.keys), 1)
+	b = appendLabelMap(e, b, ts.NumLabels, func(b []byte, v report.NumLabel) []byte {
+		b = append(b, '{')
+		b = e.key(b, "value", 4, true)
+		b = strconv.AppendInt(b, v.Value, 10)
+		b = e.key(b, "unit", 4, false)
+		b = appendTraceString(b, v.Unit)
+		b = e.newline(b, 3)
+		return append(b, '}')
+	})
 
 	b = e.key(b, "frames", 1, false)
 	b = e.openArray(b, len(ts.Frames))
@@ -507,6 +470,31 @@ func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, record boo
 	b = e.closeArray(b, len(ts.Frames), 1)
 	b = e.newline(b, 0)
 	return append(b, '}')
+}
+
+// appendLabelMap appends a sample's labels of one kind, key -> array of values, keys in
+// order, each value written by value.
+func appendLabelMap[V any](e *traceEncoder, b []byte, m map[string][]V, value func([]byte, V) []byte) []byte {
+	e.keys = e.keys[:0]
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	slices.Sort(e.keys)
+	b = e.openObject(b, len(e.keys))
+	for i, k := range e.keys {
+		b = e.key(b, k, 2, i == 0)
+		vs := m[k]
+		b = e.openArray(b, len(vs))
+		for j, v := range vs {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = e.newline(b, 3)
+			b = value(b, v)
+		}
+		b = e.closeArray(b, len(vs), 2)
+	}
+	return e.closeObject(b, len(e.keys), 1)
 }
 
 func (e *traceEncoder) openObject(b []byte, n int) []byte {
