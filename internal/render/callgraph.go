@@ -3,10 +3,8 @@ package render
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/units"
 )
 
 // graphHeader is what pprof prints above a report built from a trimmed call graph (peek, dot):
@@ -24,32 +22,10 @@ type graphHeader struct {
 	legend bool
 }
 
-// lines returns the header lines with values formatted by c. As for top, Time is printed in
-// UTC rather than the local zone, and the Duration line has no trailing space when there is
-// no ratio to print.
+// lines returns the header lines with values formatted by c: profileLabels, then the
+// filters and what the graph shows.
 func (h *graphHeader) lines(c textCell) []string {
-	var lines []string
-	p := h.profile
-	if p.File != "" {
-		lines = append(lines, "File: "+p.File)
-	}
-	if p.BuildID != "" {
-		lines = append(lines, "Build ID: "+p.BuildID)
-	}
-	lines = append(lines, p.Comments...)
-	if h.sampleType.Type != "" {
-		lines = append(lines, "Type: "+h.sampleType.Type)
-	}
-	if p.TimeNanos != 0 {
-		lines = append(lines, "Time: "+time.Unix(0, p.TimeNanos).UTC().Format("2006-01-02 15:04:05 MST"))
-	}
-	if p.DurationNanos != 0 {
-		l := "Duration: " + units.Label(p.DurationNanos, "nanoseconds") + ", Total samples = " + c.value(h.total)
-		if ns, unit := units.Scale(h.total, h.sampleType.Unit, "nanoseconds"); unit == "ns" && ns != 0 {
-			l += " (" + units.Percentage(int64(ns), p.DurationNanos) + ")"
-		}
-		lines = append(lines, l)
-	}
+	lines := profileLabels(h.profile, h.sampleType, h.total, c.value)
 	if fs := activeFilters(h.filters); len(fs) > 0 {
 		lines = append(lines, "Active filters:")
 		for _, f := range fs {

@@ -70,7 +70,7 @@ func tracesTable(w io.Writer, s *report.TraceStream, o TracesOptions) error {
 		unit = units.Minimum
 	}
 	value := func(v int64) string { return units.ScaledLabel(v, h.SampleType.Unit, unit) }
-	if _, err := io.WriteString(w, strings.Join(tracesHeaderLines(h, value), "\n")+"\n"); err != nil {
+	if _, err := io.WriteString(w, strings.Join(profileLabels(h.Profile, h.SampleType, h.Total, value), "\n")+"\n"); err != nil {
 		return err
 	}
 
@@ -222,11 +222,11 @@ func traceTextName(s string) string {
 	}, s)
 }
 
-// tracesHeaderLines are pprof's ProfileLabels, the only header -traces prints, with the
-// differences top tables make: Time in UTC, and no trailing space on the Duration line.
-func tracesHeaderLines(h report.TracesHeader, value func(int64) string) []string {
+// profileLabels are pprof's ProfileLabels, the header lines every text report starts with
+// (the only ones -traces prints), with the differences top tables make: Time in UTC, and no
+// trailing space on the Duration line. value formats total.
+func profileLabels(p report.ProfileInfo, st report.SampleType, total int64, value func(int64) string) []string {
 	var lines []string
-	p := h.Profile
 	if p.File != "" {
 		lines = append(lines, "File: "+p.File)
 	}
@@ -234,15 +234,15 @@ func tracesHeaderLines(h report.TracesHeader, value func(int64) string) []string
 		lines = append(lines, "Build ID: "+p.BuildID)
 	}
 	lines = append(lines, p.Comments...)
-	if h.SampleType.Type != "" {
-		lines = append(lines, "Type: "+h.SampleType.Type)
+	if st.Type != "" {
+		lines = append(lines, "Type: "+st.Type)
 	}
 	if p.TimeNanos != 0 {
 		lines = append(lines, "Time: "+time.Unix(0, p.TimeNanos).UTC().Format("2006-01-02 15:04:05 MST"))
 	}
 	if p.DurationNanos != 0 {
-		l := "Duration: " + units.Label(p.DurationNanos, "nanoseconds") + ", Total samples = " + value(h.Total)
-		if ns, unit := units.Scale(h.Total, h.SampleType.Unit, "nanoseconds"); unit == "ns" && ns != 0 {
+		l := "Duration: " + units.Label(p.DurationNanos, "nanoseconds") + ", Total samples = " + value(total)
+		if ns, unit := units.Scale(total, st.Unit, "nanoseconds"); unit == "ns" && ns != 0 {
 			l += " (" + units.Percentage(int64(ns), p.DurationNanos) + ")"
 		}
 		lines = append(lines, l)
