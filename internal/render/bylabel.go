@@ -156,19 +156,7 @@ func byLabelMarkdown(w io.Writer, t *report.TopByLabel, o TopOptions) error {
 			b.WriteString(", " + strings.TrimSpace(units.Percentage(g.GroupTotal, t.Total)))
 		}
 		fmt.Fprintf(&b, ", %d %s\n\n", g.Samples, plural(g.Samples, "sample"))
-		b.WriteString("| flat | flat% | sum% | cum | cum% | name |\n")
-		b.WriteString("|---:|---:|---:|---:|---:|:---|\n")
-		var sum int64
-		for _, r := range g.Rows {
-			sum += r.Flat
-			name := mdCode(r.Name)
-			if r.Inline != report.InlineNone {
-				name += " (" + mdEscape(r.Inline) + ")"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
-				mdEscape(c.value(r.Flat)), strings.TrimSpace(c.pct(r.Flat)), strings.TrimSpace(c.pct(sum)),
-				mdEscape(c.value(r.Cum)), strings.TrimSpace(c.pct(r.Cum)), name)
-		}
+		markdownRows(&b, g.Rows, c)
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("writing markdown: %w", err)

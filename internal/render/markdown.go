@@ -20,23 +20,28 @@ func topMarkdown(w io.Writer, t *report.Top, o TopOptions) error {
 		b.WriteString(" " + mdCode(t.SampleType.Type))
 	}
 	fmt.Fprintf(&b, " (%s), total %s\n\n", mdEscape(t.SampleType.Unit), c.value(t.Total))
+	markdownRows(&b, t.Rows, c)
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("writing markdown: %w", err)
+	}
+	return nil
+}
+
+// markdownRows writes the markdown table of top rows, the running sum starting at the first.
+func markdownRows(b *bytes.Buffer, rows []report.Row, c textCell) {
 	b.WriteString("| flat | flat% | sum% | cum | cum% | name |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|:---|\n")
 	var sum int64
-	for _, r := range t.Rows {
+	for _, r := range rows {
 		sum += r.Flat
 		name := mdCode(r.Name)
 		if r.Inline != report.InlineNone {
 			name += " (" + mdEscape(r.Inline) + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n",
 			mdEscape(c.value(r.Flat)), strings.TrimSpace(c.pct(r.Flat)), strings.TrimSpace(c.pct(sum)),
 			mdEscape(c.value(r.Cum)), strings.TrimSpace(c.pct(r.Cum)), name)
 	}
-	if _, err := w.Write(b.Bytes()); err != nil {
-		return fmt.Errorf("writing markdown: %w", err)
-	}
-	return nil
 }
 
 // mdCode returns s as a markdown code span that is safe inside a table cell: the fence is longer
