@@ -42,6 +42,7 @@ func (e *Edge) WeightValue() int64 {
 type callEdge struct {
 	parent, child     int32
 	stamp             int32 // the last sample (1-based, per shard) that counted the edge
+	seq               int32 // the edge's place in the order the samples first make the edges
 	weight, weightDiv int64
 	inline, residual  bool
 	trimmed           bool // cut by the edge cutoff or removed as redundant
@@ -191,6 +192,12 @@ func (g *Graph) callEdges(kept []bool) []callEdge {
 		t.merge(more)
 	}
 	list := t.list
+	// Merging the shards in order appends each shard's new edges in the order it made them,
+	// so the merged list is the order in which the samples, walked one after the other,
+	// first make the edges.
+	for i := range list {
+		list[i].seq = int32(i)
+	}
 	slices.SortFunc(list, func(a, b callEdge) int {
 		return cmp.Or(cmp.Compare(a.child, b.child), cmp.Compare(a.parent, b.parent))
 	})
@@ -212,18 +219,17 @@ func trimEdges(edges []callEdge, reported []bool, cutoff int64) int {
 }
 
 // compareEdges is pprof's edge order: |weight| descending, then the caller's and the callee's
-// printed names. Edges that pprof leaves unordered (weights of equal size and opposite sign,
-// or equal names) are ordered by signed weight and node identity.
+// printed names. pprof leaves edges of the same weight and names (nodes of the same printed
+// name, as under --granularity files) in the order of its Go maps, which most often is the
+// order in which the samples first made the edges; profq uses that order. It matters beyond
+// the listing: removeRedundantEdges stops at the first direct call, so the order of a tie
+// decides whether a residual edge is removed.
 func (g *Graph) compareEdges(a, b *callEdge, names []string) int {
-	pa, pb := &g.Nodes[a.parent].Info, &g.Nodes[b.parent].Info
-	ca, cb := &g.Nodes[a.child].Info, &g.Nodes[b.child].Info
 	return cmp.Or(
 		cmp.Compare(abs64(b.weight), abs64(a.weight)),
 		cmp.Compare(g.name(a.parent, names), g.name(b.parent, names)),
 		cmp.Compare(g.name(a.child, names), g.name(b.child, names)),
-		cmp.Compare(b.weight, a.weight),
-		pa.compare(pb),
-		ca.compare(cb),
+		cmp.Compare(a.seq, b.seq),
 	)
 }
 

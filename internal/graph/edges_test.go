@@ -246,6 +246,59 @@ main;c 1 100
 	}
 }
 
+// TestVisualTieOrderDecidesRedundancy: two callers print as "p.go" (functions of one file
+// whose names were cleared, as --granularity files does, told apart by their start lines) and
+// call c with equal weights, one through dropped nodes (residual), one directly. pprof orders
+// such a tie by its maps, most often in the order the samples first made the edges, and its
+// walk over c's callers stops at the first direct call from the light end: the residual edge
+// is removed only when it was made last. profq follows the samples' order.
+func TestVisualTieOrderDecidesRedundancy(t *testing.T) {
+	direct := "main;p@a.go;p@b.go;c 1 50\n"
+	var residual strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&residual, "main;p@a.go;d%d;c 1 5\n", i)
+	}
+	isResidualPC := func(e Edge) bool { return e.SrcName == "p.go" && e.DestName == "c" && e.Residual }
+	for _, c := range []struct {
+		name string
+		text string
+		kept bool
+	}{
+		{"direct call first", direct + residual.String(), false},
+		{"residual edge first", residual.String() + direct, true},
+	} {
+		// Either caller gets the lower start line: the outcome must follow the samples'
+		// order, not the nodes' identities, however the samples are sharded.
+		for _, flip := range []bool{false, true} {
+			for _, workers := range []int{1, 4} {
+				t.Run(fmt.Sprintf("%s/flip=%v/workers=%d", c.name, flip, workers), func(t *testing.T) {
+					p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, c.text)
+					for _, f := range p.Function {
+						if f.Name != "p" {
+							continue
+						}
+						f.Name, f.StartLine = "", 10
+						if (f.Filename == "a.go") == flip {
+							f.StartLine = 20
+						}
+						f.Filename = "p.go"
+					}
+					g := Build(p, Options{SampleIndex: 1, Workers: workers})
+					// The cutoff int64(100*0.06) = 6 drops every d (cum 5).
+					r := g.Trim(TrimOptions{NodeFraction: 0.06, Edges: true})
+					if !slices.ContainsFunc(r.Edges, isResidualPC) {
+						t.Fatalf("no residual p->c edge to test with: %v", edgeRows(r))
+					}
+					r = g.Trim(TrimOptions{NodeFraction: 0.06, Visual: true})
+					if got := slices.ContainsFunc(r.Edges, isResidualPC); got != c.kept {
+						t.Errorf("residual p->c kept = %v, want %v: %v", got, c.kept, edgeRows(r))
+					}
+				})
+			}
+		}
+	}
+}
+
 func TestVisualEntropyOrder(t *testing.T) {
 	// main passes everything to pass, which passes it to the two leaves: the pass-through
 	// node scores lowest although its cum is the largest after main.

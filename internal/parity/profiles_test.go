@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
-// scratchDir is created by TestMain and removed when the tests end.
+// scratchDir is created by TestMain and removed when the tests pass.
 var scratchDir string
 
 func runMain(m *testing.M) int {
@@ -38,8 +38,19 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
 	scratchDir = dir
+	code := runTests(m, dir)
+	if code != 0 {
+		// The generated profiles differ from run to run: keep them so that a failure can be
+		// reproduced.
+		fmt.Fprintf(os.Stderr, "parity: tests failed; profiles and scratch files kept in %s\n", dir)
+		return code
+	}
+	os.RemoveAll(dir)
+	return code
+}
+
+func runTests(m *testing.M, dir string) int {
 	// Locate pprof's module while HOME (and so the default GOPATH) is still the user's: the
 	// answer is remembered for the whole binary.
 	benchdata.PprofDir()
