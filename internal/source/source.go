@@ -468,6 +468,9 @@ func unsourceMappings(p *profile.Profile) {
 // combine makes the sample types of ps compatible and merges them into one profile. args
 // are the arguments the profiles came from, for error messages.
 func combine(ps []*profile.Profile, args []string) (*profile.Profile, error) {
+	if len(ps) > 1 {
+		adoptPeriodType(ps)
+	}
 	if err := profile.CompatibilizeSampleTypes(ps); err != nil {
 		return nil, &inputError{"combining " + describe(args), err}
 	}
@@ -482,18 +485,30 @@ func combine(ps []*profile.Profile, args []string) (*profile.Profile, error) {
 	if err := checkSums(ps); err != nil {
 		return nil, &inputError{"combining " + describe(args), err}
 	}
-	// Merge dereferences every period type. profile.Parse always sets one (empty when the
-	// profile states none); folded stacks have none to state.
-	for _, p := range ps {
-		if p.PeriodType == nil {
-			p.PeriodType = &profile.ValueType{}
-		}
-	}
 	p, err := profile.Merge(ps)
 	if err != nil {
 		return nil, &inputError{"combining " + describe(args), fmt.Errorf("merging: %w", err)}
 	}
 	return p, nil
+}
+
+// adoptPeriodType gives the profiles that have no period type (folded stacks have none to
+// state) the first one another profile states, with no period, or an empty one when none
+// does, as profile.Parse would. pprof's Merge dereferences every period type and refuses
+// different ones: a folded input merges with a CPU profile as with another folded input.
+func adoptPeriodType(ps []*profile.Profile) {
+	stated := &profile.ValueType{}
+	for _, p := range ps {
+		if pt := p.PeriodType; pt != nil && (pt.Type != "" || pt.Unit != "") {
+			stated = pt
+			break
+		}
+	}
+	for _, p := range ps {
+		if p.PeriodType == nil {
+			p.PeriodType = &profile.ValueType{Type: stated.Type, Unit: stated.Unit}
+		}
+	}
 }
 
 // describe names the arguments in an error message: "profile a.pb", "profiles a.pb and

@@ -395,6 +395,38 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestMergeFoldedWithProfile: a folded input states no period type; merged with a CPU profile
+// it takes the CPU profile's, and the common sample type (samples/count) adds up.
+func TestMergeFoldedWithProfile(t *testing.T) {
+	dir := t.TempDir()
+	cpu := writeProfile(t, dir, "cpu.pb.gz", build(cpuSpec("nanoseconds", 10, 20)))
+	folded := proftest.WriteFile(t, dir, "stacks.txt", []byte("main;f 5\nmain;x 7\n"))
+	for _, args := range [][]string{{cpu, folded}, {folded, cpu}, {folded, folded, cpu}} {
+		p, _, err := Load(args, nil)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if len(p.SampleType) != 1 || p.SampleType[0].Type != "samples" {
+			t.Errorf("%v: sample types %v, want samples/count", args, p.SampleType)
+		}
+		if pt := p.PeriodType; pt == nil || pt.Type != "cpu" || pt.Unit != "nanoseconds" || p.Period != 10 {
+			t.Errorf("%v: period %d %v, want 10 cpu/nanoseconds", args, p.Period, pt)
+		}
+		want := int64(3 + 12*(len(args)-1))
+		if got := totals(p)[0]; got != want {
+			t.Errorf("%v: total %d, want %d", args, got, want)
+		}
+	}
+	// With --folded-type the folded input keeps its time values.
+	p, _, err := Options{FoldedType: "cpu/nanoseconds"}.Load([]string{cpu, folded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.SampleType) != 1 || p.SampleType[0].Type != "cpu" || totals(p)[0] != 42 {
+		t.Errorf("--folded-type cpu/nanoseconds: types %v, totals %v; want cpu/nanoseconds, 42", p.SampleType, totals(p))
+	}
+}
+
 func TestMergeUnits(t *testing.T) {
 	dir := t.TempDir()
 	a := cpuSpec("nanoseconds", 1500, 2000)
