@@ -492,21 +492,20 @@ func combine(ps []*profile.Profile, args []string) (*profile.Profile, error) {
 	return p, nil
 }
 
-// adoptPeriodType gives the profiles that have no period type (folded stacks have none to
-// state) the first one another profile states, with no period, or an empty one when none
-// does, as profile.Parse would. pprof's Merge dereferences every period type and refuses
-// different ones: a folded input merges with a CPU profile as with another folded input.
+// adoptPeriodType gives the profiles that state no period type (folded stacks have none to
+// state, and a merge of them an empty one) the first one another profile states, or an
+// empty one when none does, as profile.Parse would. pprof's Merge dereferences every period
+// type and refuses different ones: a folded input merges with a CPU profile as with another
+// folded input, whether or not it was merged with other folded inputs first.
 func adoptPeriodType(ps []*profile.Profile) {
-	stated := &profile.ValueType{}
-	for _, p := range ps {
-		if pt := p.PeriodType; pt != nil && (pt.Type != "" || pt.Unit != "") {
-			stated = pt
-			break
-		}
+	stated := func(pt *profile.ValueType) bool { return pt != nil && (pt.Type != "" || pt.Unit != "") }
+	var pt profile.ValueType
+	if i := slices.IndexFunc(ps, func(p *profile.Profile) bool { return stated(p.PeriodType) }); i >= 0 {
+		pt = *ps[i].PeriodType
 	}
 	for _, p := range ps {
-		if p.PeriodType == nil {
-			p.PeriodType = &profile.ValueType{Type: stated.Type, Unit: stated.Unit}
+		if !stated(p.PeriodType) {
+			p.PeriodType = &profile.ValueType{Type: pt.Type, Unit: pt.Unit}
 		}
 	}
 }

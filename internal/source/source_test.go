@@ -401,7 +401,7 @@ func TestMergeFoldedWithProfile(t *testing.T) {
 	dir := t.TempDir()
 	cpu := writeProfile(t, dir, "cpu.pb.gz", build(cpuSpec("nanoseconds", 10, 20)))
 	folded := proftest.WriteFile(t, dir, "stacks.txt", []byte("main;f 5\nmain;x 7\n"))
-	for _, args := range [][]string{{cpu, folded}, {folded, cpu}, {folded, folded, cpu}} {
+	for _, args := range [][]string{{cpu, folded}, {folded, cpu}, {folded, folded, cpu}, {folded, folded, folded, cpu}} {
 		p, _, err := Load(args, nil)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
@@ -415,6 +415,15 @@ func TestMergeFoldedWithProfile(t *testing.T) {
 		want := int64(3 + 12*(len(args)-1))
 		if got := totals(p)[0]; got != want {
 			t.Errorf("%v: total %d, want %d", args, got, want)
+		}
+		// profq merge folds the inputs in batches: with four inputs, the three folded ones
+		// merge first, into a profile with an empty period type.
+		merged, _, err := Options{}.merge(args, 1)
+		if err != nil {
+			t.Fatalf("merge %v: %v", args, err)
+		}
+		if got := totals(merged)[0]; got != want || merged.PeriodType.Type != "cpu" {
+			t.Errorf("merge %v: total %d, period type %v; want %d, cpu", args, got, merged.PeriodType, want)
 		}
 	}
 	// With --folded-type the folded input keeps its time values.
