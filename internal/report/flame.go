@@ -175,25 +175,24 @@ func sumFlame(samples []*profile.Sample, index int) flameSums {
 // frameKey is what tells two frames apart in a flame graph: everything that names them at
 // the granularity, but not whether they were inlined nor their type.
 type frameKey struct {
-	name, function, file string
-	startLine, line, col int64
-	address, object      string
+	name string
+	NodeIdentity
 }
 
 func keyOf(f *Frame) frameKey {
-	return frameKey{f.Name, f.Function, f.File, f.StartLine, f.Line, f.Column, f.Address, f.Object}
+	return frameKey{f.Name, f.NodeIdentity}
 }
 
 func compareFrameKeys(a, b frameKey) int {
 	return cmp.Or(
 		cmp.Compare(a.name, b.name),
-		cmp.Compare(a.function, b.function),
-		cmp.Compare(a.file, b.file),
-		cmp.Compare(a.startLine, b.startLine),
-		cmp.Compare(a.line, b.line),
-		cmp.Compare(a.col, b.col),
-		cmp.Compare(a.address, b.address),
-		cmp.Compare(a.object, b.object),
+		cmp.Compare(a.Function, b.Function),
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.StartLine, b.StartLine),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.Column, b.Column),
+		cmp.Compare(a.Address, b.Address),
+		cmp.Compare(a.Object, b.Object),
 	)
 }
 
