@@ -15,19 +15,20 @@ import (
 	"github.com/profq/profq/internal/source"
 )
 
-// topRow is what a round trip through folded stacks must keep of a top report row.
+// topRow is what a round trip (through folded stacks or OTLP) must keep of a top report row.
 type topRow struct {
 	Name      string
 	Flat, Cum int64
 }
 
-// topRows is every node of p's top report at function granularity, untrimmed.
+// topRows is every node of p's top report at function granularity, untrimmed, for one
+// sample type ("" = the default). p is left as it is.
 func topRows(t *testing.T, p *profile.Profile, sampleIndex string) (int64, []topRow) {
 	t.Helper()
 	cfg := report.DefaultConfig()
 	cfg.SampleIndex = sampleIndex
 	cfg.NodeFraction, cfg.EdgeFraction = 0, 0
-	top, err := report.NewTop(p, nil, cfg)
+	top, err := report.NewTop(p.Copy(), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/profq/profq/internal/proftest"
-	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
 )
 
@@ -49,29 +48,6 @@ func loadOTLP(t *testing.T, o source.Options, name string, data []byte) *profile
 	return p
 }
 
-// otlpRow is what must match between two top reports.
-type otlpRow struct {
-	Name      string
-	Flat, Cum int64
-}
-
-// otlpTop is p's untrimmed top report for one sample type ("" = the default).
-func otlpTop(t *testing.T, p *profile.Profile, sampleIndex string) (int64, []otlpRow) {
-	t.Helper()
-	cfg := report.DefaultConfig()
-	cfg.SampleIndex = sampleIndex
-	cfg.NodeFraction, cfg.EdgeFraction = 0, 0
-	top, err := report.NewTop(p.Copy(), nil, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := make([]otlpRow, len(top.Rows))
-	for i, r := range top.Rows {
-		rows[i] = otlpRow{r.Name, r.Flat, r.Cum}
-	}
-	return top.Total, rows
-}
-
 // sameTops checks that got reports what want does for every sample type of want, and for
 // the default one.
 func sameTops(t *testing.T, want, got *profile.Profile) {
@@ -81,8 +57,8 @@ func sameTops(t *testing.T, want, got *profile.Profile) {
 		indexes = append(indexes, st.Type)
 	}
 	for _, si := range indexes {
-		wantTotal, wantRows := otlpTop(t, want, si)
-		gotTotal, gotRows := otlpTop(t, got, si)
+		wantTotal, wantRows := topRows(t, want, si)
+		gotTotal, gotRows := topRows(t, got, si)
 		if gotTotal != wantTotal {
 			t.Errorf("sample index %q: total %d, want %d", si, gotTotal, wantTotal)
 		}
