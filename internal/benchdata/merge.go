@@ -78,7 +78,7 @@ func WriteMergeInputs(dir string, n int) error {
 		if _, err := os.Stat(path); err == nil {
 			continue
 		}
-		if err := writeAtomic(path, mergeVariant(base, i)); err != nil {
+		if err := synth.WriteProfile(path, mergeVariant(base, i)); err != nil {
 			return err
 		}
 	}
@@ -118,27 +118,4 @@ func mergeVariant(base *profile.Profile, i int) *profile.Profile {
 		p.Sample = append(p.Sample, &profile.Sample{Location: s.Location, Value: values, Label: labels})
 	}
 	return p
-}
-
-// writeAtomic writes p gzipped to path under a temporary name, renamed when complete.
-func writeAtomic(path string, p *profile.Profile) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	err = p.Write(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

@@ -532,7 +532,12 @@ func WriteFile(path string, p Params) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	prof := Generate(p)
+	return WriteProfile(path, Generate(p))
+}
+
+// WriteProfile writes prof gzip-compressed to path, atomically: a reader never sees a
+// partial file.
+func WriteProfile(path string, prof *profile.Profile) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
