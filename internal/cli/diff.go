@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -29,13 +30,22 @@ type DiffOptions struct {
 	minDelta string
 	reports  []string
 	input    source.Options
+	watch    []string
+	// inconclusive is what an inconclusive verdict exits with: exit4, pass or fail.
+	inconclusive string
+	baseBench    []string
+	newBench     []string
 }
+
+// Actions of --inconclusive.
+var inconclusiveActions = []string{"exit4", "pass", "fail"}
 
 func newCmdDiff(stdio IO) *cobra.Command {
 	o := &DiffOptions{
-		Report: report.DefaultDiffConfig(),
-		Unit:   "minimum",
-		Output: outputFlags{formats: render.DiffFormats()},
+		Report:       report.DefaultDiffConfig(),
+		Unit:         "minimum",
+		Output:       outputFlags{formats: render.DiffFormats()},
+		inconclusive: "exit4",
 	}
 	cmd := &cobra.Command{
 		Use:   "diff [flags] BASE NEW | --base BASE... NEW...",
@@ -44,9 +54,18 @@ func newCmdDiff(stdio IO) *cobra.Command {
 and the change of each node's share of the total. With --fail-on rules profq diff is a CI gate:
 it exits 1 when a rule is broken, printing one line per violation on stderr.
 
-With several captures per side (--base B1 --base B2 ... NEW1 NEW2 ...) each value is the
-median over the captures, and each change is tested with a Mann-Whitney U test: only
-significant changes (p < --alpha) break a rule.
+With --fail-on rules the verdict is one of three. "regression" (exit 1): a watched change
+exceeds a rule's threshold and, with several captures per side, is significant after Holm's
+adjustment over every test. "pass" (exit 0): every watched change beyond a threshold is
+ruled out. "inconclusive" (exit 4, see --inconclusive): the captures cannot tell; the report
+says, per undecided node, what change they could detect and how many captures would decide.
+
+Values that carry no sampling noise (heap profiles recorded with -memprofilerate=1) are
+compared as they are: one capture per side suffices. Sampled values (CPU profiles) need
+repeated captures, at least 3 per side: each value is then the median over the captures, and
+each change is estimated on a log scale with a moderated t-test that learns the run-to-run
+variation from all nodes. With --base-bench and --new-bench (the benchmarks' go test output),
+every capture is scaled to the same number of iterations.
 
 Each input is a pprof profile or a saved ` + "`profq top --format json --nodefraction 0`" + ` report.
 
@@ -81,7 +100,11 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 	fs.StringArrayVar(&o.base, "base", nil, "a base capture (repeatable); every argument is then a new capture")
 	fs.StringArrayVar(&o.failOn, "fail-on", nil, "exit 1 when this rule is broken (repeatable): total>N%, flat>N%, cum>N%, flat>Npp, cum>Npp, new>N%, each optionally :REGEXP")
 	fs.StringVar(&o.minDelta, "min-delta", "", "noise floor: changes smaller than this break no rule, e.g. 10ms, 1MB, 500 (sample units) or 0.5% (of the base total)")
-	fs.Float64Var(&o.Report.Alpha, "alpha", o.Report.Alpha, "significance level of the Mann-Whitney U test with repeated captures")
+	fs.StringArrayVar(&o.watch, "watch", nil, "rules watch only nodes whose name matches this regexp (repeatable: any of them), e.g. your module's path")
+	fs.StringVar(&o.inconclusive, "inconclusive", o.inconclusive, "exit code of an inconclusive verdict: exit4 (4), pass (0) or fail (1)")
+	fs.StringArrayVar(&o.baseBench, "base-bench", nil, "go test -bench output of the base captures, one result per capture in order (repeatable)")
+	fs.StringArrayVar(&o.newBench, "new-bench", nil, "go test -bench output of the new captures, one result per capture in order (repeatable)")
+	fs.Float64Var(&o.Report.Alpha, "alpha", o.Report.Alpha, "error rate of the gate: of a false regression over all tests, and of each pass")
 	fs.BoolVar(&o.Report.Normalize, "normalize", false, "scale every capture to the base's total: compare shares rather than raw values")
 	addGraphFlags(fs, &o.Report.Config, &o.sort)
 	addInputFlags(fs, &o.input)
@@ -133,6 +156,16 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 			return &usageError{err: err}
 		}
 	}
+	for _, w := range o.watch {
+		re, err := regexp.Compile(w)
+		if err != nil {
+			return usageErrorf("--watch %q: %v", w, err)
+		}
+		o.Report.Watch = append(o.Report.Watch, re)
+	}
+	if !slices.Contains(inconclusiveActions, o.inconclusive) {
+		return usageErrorf("--inconclusive %q: want one of %s", o.inconclusive, strings.Join(inconclusiveActions, ", "))
+	}
 	if err := o.Report.Validate(); err != nil {
 		return err
 	}
@@ -158,6 +191,9 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	}
 	captures, err := loadCaptures(all, roles, o.Report.Config, o.input, flames)
 	if err != nil {
+		return err
+	}
+	if err := addIterations(o, captures[:len(baseArgs)], captures[len(baseArgs):]); err != nil {
 		return err
 	}
 	d, err := report.NewDiff(captures[:len(baseArgs)], captures[len(baseArgs):], o.Report)
@@ -186,20 +222,96 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	if err := writeDiffFlames(flames, o, baseArgs, newArgs, reports); err != nil {
 		return err
 	}
-	if d.Verdict.Passed {
-		return nil
+	switch d.Verdict.Status {
+	case report.VerdictRegression:
+		for _, l := range render.ViolationLines(d, o.Unit) {
+			fmt.Fprintf(stdio.Err, "profq: regression: %s\n", l)
+		}
+		return &regressionError{violations: len(d.Verdict.Violations), rules: len(d.Verdict.Rules)}
+	case report.VerdictInconclusive:
+		for _, l := range render.UndecidedLines(d, o.Unit, undecidedLines) {
+			fmt.Fprintf(stdio.Err, "profq: undecided: %s\n", l)
+		}
+		e := &inconclusiveError{undecided: len(d.Verdict.Undecided), tests: d.Verdict.Tests}
+		switch o.inconclusive {
+		case "pass":
+			fmt.Fprintf(stdio.Err, "profq: warning: %s (--inconclusive pass)\n", e.Error())
+			return nil
+		case "fail":
+			return &regressionError{inconclusive: e}
+		}
+		return e
 	}
-	for _, l := range render.ViolationLines(d, o.Unit) {
-		fmt.Fprintf(stdio.Err, "profq: regression: %s\n", l)
-	}
-	return &regressionError{violations: len(d.Verdict.Violations), rules: len(d.Verdict.Rules)}
+	return nil
 }
 
-// regressionError is a gate that found regressions: exit 1.
-type regressionError struct{ violations, rules int }
+// undecidedLines is how many undecided tests an inconclusive gate lists on stderr; the
+// reports list all of them.
+const undecidedLines = 5
+
+// addIterations reads the benchmarks' outputs of --base-bench and --new-bench and gives each
+// capture its iterations: the n-th result of a side's outputs, in order, is its n-th capture's.
+func addIterations(o *DiffOptions, base, new []*report.Capture) error {
+	if len(o.baseBench) == 0 && len(o.newBench) == 0 {
+		return nil
+	}
+	if len(o.baseBench) == 0 || len(o.newBench) == 0 {
+		return usageErrorf("--base-bench and --new-bench go together: give the benchmark output of both sides")
+	}
+	name := ""
+	for _, side := range []struct {
+		flag     string
+		files    []string
+		captures []*report.Capture
+	}{{"--base-bench", o.baseBench, base}, {"--new-bench", o.newBench, new}} {
+		var results []source.BenchResult
+		for _, f := range side.files {
+			data, err := o.input.Read(f)
+			if err != nil {
+				return err
+			}
+			rs, err := source.ReadBenchmarks(f, data)
+			if err != nil {
+				return err
+			}
+			results = append(results, rs...)
+		}
+		if len(results) != len(side.captures) {
+			return fmt.Errorf("%s: %d benchmark results for %d captures: give one result per capture, in the captures' order", side.flag, len(results), len(side.captures))
+		}
+		for i, r := range results {
+			if name == "" {
+				name = r.Name
+			}
+			if r.Name != name {
+				return fmt.Errorf("%s: results of two benchmarks, %s and %s: each capture must profile the same one benchmark", side.flag, name, r.Name)
+			}
+			side.captures[i].Iterations = r.Iterations
+		}
+	}
+	o.Report.Benchmark = name
+	return nil
+}
+
+// regressionError is a gate that found regressions, or an inconclusive one under
+// --inconclusive fail: exit 1.
+type regressionError struct {
+	violations, rules int
+	inconclusive      *inconclusiveError
+}
 
 func (e *regressionError) Error() string {
+	if e.inconclusive != nil {
+		return e.inconclusive.Error() + " (--inconclusive fail)"
+	}
 	return fmt.Sprintf("gate failed: %d %s of %d %s", e.violations, plural(e.violations, "violation"), e.rules, plural(e.rules, "rule"))
+}
+
+// inconclusiveError is a gate that could neither pass nor find a regression: exit 4.
+type inconclusiveError struct{ undecided, tests int }
+
+func (e *inconclusiveError) Error() string {
+	return fmt.Sprintf("gate inconclusive: %d of %d %s undecided", e.undecided, e.tests, plural(e.tests, "test"))
 }
 
 func plural(n int, noun string) string {

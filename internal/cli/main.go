@@ -24,6 +24,9 @@ const (
 	ExitRegression = 1 // a gate found a regression
 	ExitUsage      = 2 // the command line is wrong
 	ExitInput      = 3 // an input could not be read or used, or output could not be written
+	// ExitInconclusive: a gate could neither pass nor find a regression (profq diff
+	// --inconclusive exit4, the default).
+	ExitInconclusive = 4
 )
 
 // IO is what a command reads and writes.
@@ -89,6 +92,10 @@ func exitCode(err error) int {
 	if errors.As(err, &regression) {
 		return ExitRegression
 	}
+	var inconclusive *inconclusiveError
+	if errors.As(err, &inconclusive) {
+		return ExitInconclusive
+	}
 	var usage *usageError
 	var expr *filter.ExprError
 	var opt *report.OptionError
@@ -138,7 +145,8 @@ func newRootCmd(stdio IO) *cobra.Command {
 		Long: `profq reads pprof profiles and reports pprof's numbers as tables for terminals and
 versioned JSON for scripts.
 
-Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/O error.`,
+Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/O error,
+4 a gate was inconclusive.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},

@@ -39,8 +39,9 @@ func Sets(captures int) []Set {
 		{Name: "cpu/cpu20", Env: []string{"GATEAPP_CPU=1.2"}, Profile: "cpu", BenchTime: "2000x", Captures: captures},
 		{Name: "time/base", Profile: "cpu", BenchTime: "3s", Captures: captures},
 		{Name: "time/cpu20", Env: []string{"GATEAPP_CPU=1.2"}, Profile: "cpu", BenchTime: "3s", Captures: captures},
-		{Name: "long/base", Profile: "cpu", BenchTime: "10000x", Captures: captures},
+		{Name: "long/base", Profile: "cpu", BenchTime: "10000x", Captures: 2 * captures},
 		{Name: "long/cpu10", Env: []string{"GATEAPP_CPU=1.1"}, Profile: "cpu", BenchTime: "10000x", Captures: captures},
+		{Name: "long/cpu20", Env: []string{"GATEAPP_CPU=1.2"}, Profile: "cpu", BenchTime: "10000x", Captures: 2 * captures},
 		{Name: "alloc/base", Profile: "alloc", BenchTime: "200x", Captures: captures},
 		{Name: "alloc/alloc20", Env: []string{"GATEAPP_ALLOC=1.2"}, Profile: "alloc", BenchTime: "200x", Captures: captures},
 	}

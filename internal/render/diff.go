@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -109,28 +110,80 @@ func marked(r *report.DiffRow) string {
 	return r.Name
 }
 
-// diffColumns are the header and the cells of one row of the table and markdown forms.
+// diffColumns are the header and the cells of one row of the table and markdown forms. With
+// estimated effects (repeated captures), each value gets the confidence interval of its
+// change.
 func diffColumns(d *report.Diff) []string {
+	ci := hasIntervals(d)
 	cols := []string{"flat base", "flat new", "flat Δ", "flat Δ%"}
-	if d.Statistics {
-		cols = append(cols, "flat p")
+	if ci {
+		cols = append(cols, "flat "+confidenceLabel(d)+" CI")
 	}
 	cols = append(cols, "cum base", "cum new", "cum Δ", "cum Δ%")
-	if d.Statistics {
-		cols = append(cols, "cum p")
+	if ci {
+		cols = append(cols, "cum "+confidenceLabel(d)+" CI")
 	}
 	return cols
 }
 
+// hasIntervals reports whether some change carries a confidence interval: it was estimated
+// from repeated captures of values with noise.
+func hasIntervals(d *report.Diff) bool {
+	if e := d.Total.Effect; e != nil && !e.Exact {
+		return true
+	}
+	for i := range d.Rows {
+		for _, e := range []*report.Effect{d.Rows[i].Flat.Effect, d.Rows[i].Cum.Effect} {
+			if e != nil && !e.Exact {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// confidenceLabel is the intervals' confidence as a percentage: "90%".
+func confidenceLabel(d *report.Diff) string {
+	return strconv.FormatFloat(100*(1-2*d.Options.Alpha), 'f', -1, 64) + "%"
+}
+
 func (c diffCell) cells(d *report.Diff, r *report.DiffRow) []string {
+	ci := hasIntervals(d)
 	var out []string
 	for _, ch := range []*report.Change{&r.Flat, &r.Cum} {
 		out = append(out, c.value(ch.Base), c.value(ch.New), c.delta(ch.Delta), relative(ch))
-		if d.Statistics {
-			out = append(out, pValue(ch))
+		if ci {
+			out = append(out, interval(ch.Effect))
 		}
 	}
 	return out
+}
+
+// interval formats an effect's confidence interval, "-3.1%…+34.0%", or "" without one.
+func interval(e *report.Effect) string {
+	if e == nil {
+		return ""
+	}
+	return signedPct(e.LowPct) + "…" + signedPct(e.HighPct)
+}
+
+// signedPct formats a percentage with its sign and three significant digits at most one
+// decimal: +14.2%, -3.1%, +130%.
+func signedPct(v float64) string {
+	return signed(v, "%")
+}
+
+// signed formats v with its sign, one decimal below 100 and none above, and unit.
+func signed(v float64, unit string) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "+∞" + unit
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%+.0f%s", v, unit)
+	case math.Abs(v) >= 0.1 || v == 0:
+		return fmt.Sprintf("%+.1f%s", v, unit)
+	}
+	return fmt.Sprintf("%+.2g%s", v, unit)
 }
 
 // diffHeaderLines describes the comparison above the table.
@@ -154,14 +207,20 @@ func diffHeaderLines(d *report.Diff, c diffCell) []string {
 		lines = append(lines, l)
 	}
 	lines = append(lines, "Total change: "+c.delta(d.Total.Delta)+" ("+relative(&d.Total)+")")
-	if d.Total.Stats != nil {
-		lines[len(lines)-1] += fmt.Sprintf(", p=%s", pValue(&d.Total))
+	if e := d.Total.Effect; e != nil && !e.Exact {
+		lines[len(lines)-1] += ", CI " + interval(e)
 	}
-	if d.Statistics {
-		lines = append(lines, fmt.Sprintf("p: Mann-Whitney U test over the captures; changes with p >= %v are not significant", d.Options.Alpha))
+	if hasIntervals(d) {
+		lines = append(lines, fmt.Sprintf("CI: %s confidence interval of each change, from a moderated t-test over the captures", confidenceLabel(d)))
 	}
 	if d.Options.Normalize {
 		lines = append(lines, "Values of every capture are normalized to the base total")
+	}
+	if w := d.Work; w != nil {
+		lines = append(lines, fmt.Sprintf("Values per %d iterations of %s (each capture scaled by its own iterations)", w.Reference, w.Benchmark))
+	}
+	if len(d.Options.Watch) > 0 {
+		lines = append(lines, fmt.Sprintf("Watched: %d %s matching %s", len(d.Verdict.Watched), plural(len(d.Verdict.Watched), "node"), strings.Join(d.Options.Watch, " or ")))
 	}
 	if fs := activeFilters(d.Options.Filters); len(fs) > 0 {
 		lines = append(lines, "Active filters: "+strings.Join(fs, " "))
@@ -180,11 +239,25 @@ func verdictLine(d *report.Diff) string {
 	switch {
 	case len(v.Rules) == 0:
 		return "Verdict: no rules"
-	case v.Passed:
-		return fmt.Sprintf("Verdict: passed (%d %s)", len(v.Rules), plural(len(v.Rules), "rule"))
+	case v.Status == report.VerdictPass:
+		return fmt.Sprintf("Verdict: passed (%d %s, %d %s, %s)", len(v.Rules), plural(len(v.Rules), "rule"),
+			v.Tests, plural(v.Tests, "test"), methodText(v.Method))
+	case v.Status == report.VerdictInconclusive:
+		return fmt.Sprintf("Verdict: INCONCLUSIVE, %d of %d %s undecided (%s)", len(v.Undecided), v.Tests, plural(v.Tests, "test"), methodText(v.Method))
 	}
-	return fmt.Sprintf("Verdict: FAILED, %d %s of %d %s", len(v.Violations), plural(len(v.Violations), "violation"),
-		len(v.Rules), plural(len(v.Rules), "rule"))
+	return fmt.Sprintf("Verdict: FAILED, %d %s of %d %s (%s)", len(v.Violations), plural(len(v.Violations), "violation"),
+		len(v.Rules), plural(len(v.Rules), "rule"), methodText(v.Method))
+}
+
+// methodText says how the verdict's changes were judged.
+func methodText(m string) string {
+	switch m {
+	case report.MethodExact:
+		return "exact values"
+	case report.MethodModeratedT:
+		return "moderated t-test, Holm"
+	}
+	return "no statistics"
 }
 
 func plural(n int, noun string) string {
@@ -227,6 +300,11 @@ func diffCSVHeader() []string {
 			h = append(h, m+"_"+f)
 		}
 	}
+	for _, m := range []string{"flat", "cum"} {
+		for _, f := range []string{"effect_pct", "effect_low_pct", "effect_high_pct"} {
+			h = append(h, m+"_"+f)
+		}
+	}
 	return h
 }
 
@@ -247,6 +325,13 @@ func diffCSV(w io.Writer, d *report.Diff) error {
 			}
 			rec = append(rec, strconv.FormatInt(ch.Base, 10), strconv.FormatInt(ch.New, 10), strconv.FormatInt(ch.Delta, 10),
 				csvPct(ch.DeltaPct), csvPct(ch.BaseShare), csvPct(ch.NewShare), csvPct(ch.ShareDeltaPP), csvPct(p))
+		}
+		for _, ch := range []report.Change{r.Flat, r.Cum} {
+			if e := ch.Effect; e != nil {
+				rec = append(rec, csvPct(&e.Pct), csvPct(&e.LowPct), csvPct(&e.HighPct))
+			} else {
+				rec = append(rec, "", "", "")
+			}
 		}
 		if err := cw.Write(rec); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)
@@ -272,30 +357,54 @@ func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
 	switch {
 	case len(v.Rules) == 0:
 		b.WriteString("no rules\n\n")
-	case v.Passed:
-		fmt.Fprintf(&b, "✅ passed (%d %s)\n\n", len(v.Rules), plural(len(v.Rules), "rule"))
+	case v.Status == report.VerdictPass:
+		fmt.Fprintf(&b, "✅ passed (%d %s, %d %s, %s)\n\n", len(v.Rules), plural(len(v.Rules), "rule"), v.Tests, plural(v.Tests, "test"), methodText(v.Method))
+	case v.Status == report.VerdictInconclusive:
+		fmt.Fprintf(&b, "⚠️ inconclusive: %d of %d %s undecided (%s)\n\n", len(v.Undecided), v.Tests, plural(v.Tests, "test"), methodText(v.Method))
 	default:
-		fmt.Fprintf(&b, "❌ %d %s\n\n", len(v.Violations), plural(len(v.Violations), "regression"))
-		b.WriteString("| rule | node | base | new | change | p |\n|:---|:---|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "❌ %d %s (%s)\n\n", len(v.Violations), plural(len(v.Violations), "regression"), methodText(v.Method))
+		b.WriteString("| rule | node | base | new | estimate | bounds | p |\n|:---|:---|---:|---:|---:|---:|---:|\n")
 		for _, x := range v.Violations {
-			node := "total"
-			if x.Node != nil {
-				node = mdCode(*x.Node)
-			}
 			p := ""
 			if x.PValue != nil {
 				p = strconv.FormatFloat(*x.PValue, 'g', 3, 64)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdCode(x.Rule), node,
-				mdEscape(c.value(x.Base)), mdEscape(c.value(x.New)), mdEscape(violationChange(&x)), p)
+			est, bounds := violationEstimate(&x)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCode(x.Rule), mdNode(x.Node),
+				mdEscape(c.value(x.Base)), mdEscape(c.value(x.New)), mdEscape(est), mdEscape(bounds), p)
+		}
+		b.WriteString("\n")
+	}
+	if len(v.Undecided) > 0 {
+		n := min(markdownTopChanges, len(v.Undecided))
+		fmt.Fprintf(&b, "#### Undecided (%d of %d)\n\n", n, len(v.Undecided))
+		b.WriteString("| rule | node | estimate | bounds | threshold | detectable | captures per side to decide | or captures this much longer |\n")
+		b.WriteString("|:---|:---|---:|---:|---:|---:|---:|---:|\n")
+		for _, u := range v.Undecided[:n] {
+			unit := ruleUnit(u.Rule)
+			est, bounds := "", ""
+			if u.Estimate != nil {
+				est = estimateText(*u.Estimate, unit, u.Rule)
+			}
+			if u.Low != nil && u.High != nil {
+				bounds = boundsText(*u.Low, *u.High, false, unit, u.Rule)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCode(u.Rule), mdNode(u.Node), mdEscape(est), mdEscape(bounds),
+				mdEscape(thresholdText(u.Threshold, unit)), mdEscape(optText(u.Detectable, unit, u.Rule)), capturesText(u.CapturesNeeded), lengthText(u.LengthFactor))
+		}
+		if r := undecidedReason(v.Undecided); r != "" {
+			b.WriteString("\n" + mdEscape(r) + "\n")
 		}
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "Total: %s → %s (%s, %s)", mdEscape(c.value(d.Total.Base)),
 		mdEscape(c.value(d.Total.New)), mdEscape(c.delta(d.Total.Delta)), relative(&d.Total))
 	fmt.Fprintf(&b, " · %d base and %d new %s", d.BaseCaptures, d.NewCaptures, plural(d.NewCaptures, "capture"))
-	if d.Statistics {
-		fmt.Fprintf(&b, " · p: Mann-Whitney U, significant below %v", d.Options.Alpha)
+	if hasIntervals(d) {
+		fmt.Fprintf(&b, " · CI: %s confidence interval (moderated t-test)", confidenceLabel(d))
+	}
+	if len(d.Options.Watch) > 0 {
+		fmt.Fprintf(&b, " · watched: %d %s matching %s", len(v.Watched), plural(len(v.Watched), "node"), mdEscape(strings.Join(d.Options.Watch, " or ")))
 	}
 	if d.Options.Normalize {
 		b.WriteString(" · normalized to the base total")
@@ -349,9 +458,108 @@ func violationChange(x *report.Violation) string {
 	return s
 }
 
+// violationEstimate formats a violation's estimate and its bounds ("exact" for exact values),
+// or "" when it has none.
+func violationEstimate(x *report.Violation) (est, bounds string) {
+	if x.Estimate == nil || x.Low == nil || x.High == nil {
+		return "", ""
+	}
+	unit := ruleUnit(x.Rule)
+	return estimateText(*x.Estimate, unit, x.Rule), boundsText(*x.Low, *x.High, x.Exact, unit, x.Rule)
+}
+
+// ruleUnit is the unit of a rule's quantity: "pp" for a points rule, "%" otherwise (for new,
+// a share of the total).
+func ruleUnit(rule string) string {
+	_, rest, _ := strings.Cut(rule, ">")
+	threshold, _, _ := strings.Cut(rest, ":")
+	if strings.HasSuffix(threshold, "pp") {
+		return "pp"
+	}
+	return "%"
+}
+
+// isShareRule reports whether a rule's quantity is a share of the total (new>N%), not a change.
+func isShareRule(rule string) bool {
+	return strings.HasPrefix(rule, "new>")
+}
+
+// estimateText formats a rule's estimate: a signed change, or a share for new>N%.
+func estimateText(v float64, unit, rule string) string {
+	if isShareRule(rule) {
+		return shareText(v)
+	}
+	return signed(v, unit)
+}
+
+func shareText(v float64) string {
+	if v >= 0.1 {
+		return fmt.Sprintf("%.1f%% of the total", v)
+	}
+	return fmt.Sprintf("%.2g%% of the total", v)
+}
+
+// boundsText formats an estimate's confidence bounds, or "exact".
+func boundsText(lo, hi float64, exact bool, unit, rule string) string {
+	if exact {
+		return "exact"
+	}
+	if isShareRule(rule) {
+		return fmt.Sprintf("%.2g%%…%.2g%%", lo, hi)
+	}
+	return signed(lo, unit) + "…" + signed(hi, unit)
+}
+
+func thresholdText(v float64, unit string) string {
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + unit
+}
+
+func optText(v *float64, unit, rule string) string {
+	if v == nil {
+		return ""
+	}
+	return estimateText(*v, unit, rule)
+}
+
+func capturesText(n *int) string {
+	if n == nil {
+		return "more than 1000"
+	}
+	return strconv.Itoa(*n)
+}
+
+func lengthText(f *float64) string {
+	if f == nil {
+		return "—"
+	}
+	return strconv.FormatFloat(*f, 'f', -1, 64) + "×"
+}
+
+// undecidedReason is the reason the undecided tests share, when they all give the same one
+// and it is not the usual "cannot tell".
+func undecidedReason(us []report.Undecided) string {
+	r := us[0].Reason
+	for _, u := range us {
+		if u.Reason != r {
+			return ""
+		}
+	}
+	if u := us[0]; u.Low != nil {
+		return ""
+	}
+	return r
+}
+
+func mdNode(node *string) string {
+	if node == nil {
+		return "total"
+	}
+	return mdCode(*node)
+}
+
 // ViolationLines returns one line per violation of d's verdict, for stderr: the rule, the node,
 // the values before and after in unit (as DiffOptions.Unit; "minimum" scales each value), the
-// change and the p-value.
+// change, the estimate with its bounds and the adjusted p-value.
 func ViolationLines(d *report.Diff, unit string) []string {
 	if unit == "" || unit == units.Minimum {
 		unit = units.Auto
@@ -364,10 +572,59 @@ func ViolationLines(d *report.Diff, unit string) []string {
 		}
 		l := fmt.Sprintf("%s: %s %s -> %s (%s", x.Rule, what,
 			units.ScaledLabel(x.Base, d.SampleType.Unit, unit), units.ScaledLabel(x.New, d.SampleType.Unit, unit), violationChange(&x))
+		switch est, bounds := violationEstimate(&x); {
+		case est == "":
+		case x.Exact:
+			l += "; exact"
+		default:
+			l += "; estimate " + est + " [" + bounds + "]"
+		}
 		if x.PValue != nil {
 			l += ", p=" + strconv.FormatFloat(*x.PValue, 'g', 3, 64)
 		}
 		out = append(out, oneLineText(l+")"))
+	}
+	return out
+}
+
+// UndecidedLines returns one line per undecided test of d's verdict, at most limit of them
+// and then one saying how many more there are, for stderr: the rule, the node, the estimate
+// with its bounds, and what deciding would take.
+func UndecidedLines(d *report.Diff, unit string, limit int) []string {
+	var out []string
+	us := d.Verdict.Undecided
+	for i, u := range us {
+		if i == limit {
+			out = append(out, fmt.Sprintf("and %d more (the JSON and markdown reports list them all)", len(us)-limit))
+			break
+		}
+		what := "total"
+		if u.Node != nil {
+			what = *u.Node + ": " + u.Metric
+		}
+		ru := ruleUnit(u.Rule)
+		l := u.Rule + ": " + what
+		if u.Estimate != nil {
+			l += " estimate " + estimateText(*u.Estimate, ru, u.Rule)
+		}
+		if u.Low != nil && u.High != nil {
+			l += " [" + boundsText(*u.Low, *u.High, false, ru, u.Rule) + "]"
+		}
+		l += ", threshold " + thresholdText(u.Threshold, ru)
+		if u.Detectable != nil {
+			l += "; these captures detect " + estimateText(*u.Detectable, ru, u.Rule) + " or more"
+		}
+		switch {
+		case u.CapturesNeeded != nil && u.LengthFactor != nil:
+			l += fmt.Sprintf("; about %d captures per side, or captures %s longer, would decide", *u.CapturesNeeded, lengthText(u.LengthFactor))
+		case u.CapturesNeeded != nil:
+			l += fmt.Sprintf("; about %d captures per side would decide", *u.CapturesNeeded)
+		case u.Low != nil:
+			l += "; more than 1000 captures per side would be needed"
+		default:
+			l += "; " + u.Reason
+		}
+		out = append(out, oneLineText(l))
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -30,6 +31,12 @@ type DiffConfig struct {
 	MinDelta gate.Amount
 	// Rules are the gate's rules.
 	Rules []*gate.Rule
+	// Watch restricts the rules to the nodes whose name matches one of these regexps; none
+	// watches every node.
+	Watch []*regexp.Regexp
+	// Benchmark names the benchmark whose iterations the captures' Iterations count, for the
+	// report; "" when they are not known.
+	Benchmark string
 }
 
 // DefaultDiffConfig returns the defaults of a diff report: top's options and alpha 0.05.
@@ -55,6 +62,10 @@ type Capture struct {
 	Input Input
 	// Top holds every node of the capture, and its total.
 	Top *Top
+	// Iterations is how many benchmark iterations the capture covers, from the benchmark's
+	// output, or 0 when unknown. When every capture of a diff has it, values are compared per
+	// iteration.
+	Iterations int64
 }
 
 // NewCapture builds the node table of p, which it modifies as NewTop does. cfg's trimming
@@ -167,6 +178,11 @@ func rowKey(r *Row) nodeKey {
 // capture c's (flat, cum) of node n, 0 where the capture lacks the node.
 type table struct {
 	keys []nodeKey
+	// period and periodType are each capture's (Top.Profile).
+	period     []int64
+	periodType []string
+	// quantum is each capture's period when it is in the unit of the values, else 0.
+	quantum []int64
 	// frameTypes are the nodes' frame types: the captures' when they agree, or "".
 	frameTypes []string
 	flat       [][]int64
@@ -193,6 +209,14 @@ func newTable(captures []*Capture) *table {
 		}
 	}
 	for _, c := range captures {
+		pi := c.Top.Profile
+		t.period = append(t.period, pi.Period)
+		t.periodType = append(t.periodType, pi.PeriodType.Type)
+		q := int64(0)
+		if pi.Period > 0 && pi.PeriodType.Unit == c.Top.SampleType.Unit && !c.Top.Options.Mean {
+			q = pi.Period
+		}
+		t.quantum = append(t.quantum, q)
 		flat, cum, present := make([]int64, len(t.keys)), make([]int64, len(t.keys)), make([]bool, len(t.keys))
 		for i := range c.Top.Rows {
 			r := &c.Top.Rows[i]
@@ -205,23 +229,33 @@ func newTable(captures []*Capture) *table {
 }
 
 // side is one side of a diff: which captures of the table it holds, their totals, and the
-// factor each capture's values are multiplied by (1 unless normalizing).
+// factor each capture's values are multiplied by.
 type side struct {
 	captures []int
-	totals   []int64
-	scale    []float64
-	// total is the side's reference total: the median of the capture totals.
+	// totals are the captures' totals, raw.
+	totals []int64
+	// work is each capture's factor to the reference number of iterations (1 when the
+	// iterations are not known); scale is the factor of its values: work, or under
+	// --normalize the factor that makes its total the base's.
+	work, scale []float64
+	// total is the side's reference total: the median of the capture totals, per reference
+	// iterations.
 	total int64
 }
 
-func newSide(first int, cs []*Capture) side {
+func newSide(first int, cs []*Capture, reference int64) side {
 	s := side{}
 	for i, c := range cs {
 		s.captures = append(s.captures, first+i)
 		s.totals = append(s.totals, c.Top.Total)
-		s.scale = append(s.scale, 1)
+		w := 1.0
+		if reference > 0 && c.Iterations > 0 {
+			w = float64(reference) / float64(c.Iterations)
+		}
+		s.work = append(s.work, w)
+		s.scale = append(s.scale, w)
 	}
-	s.total = medianInt(s.totals)
+	s.total = medianInt(s.scaled(s.totals, s.work))
 	return s
 }
 
@@ -244,9 +278,9 @@ func (s *side) raw(values [][]int64, n int) []int64 {
 }
 
 // scaled returns raw values multiplied by each capture's factor, rounded to integers.
-func (s *side) scaled(raw []int64) []int64 {
+func (s *side) scaled(raw []int64, factors []float64) []int64 {
 	out := slices.Clone(raw)
-	for i, f := range s.scale {
+	for i, f := range factors {
 		if f != 1 {
 			out[i] = roundInt64(float64(out[i]) * f)
 		}
@@ -284,8 +318,12 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		}
 	}
 
+	work, err := newWork(base, new, cfg.Benchmark)
+	if err != nil {
+		return nil, err
+	}
 	tbl := newTable(all)
-	bs, ns := newSide(0, base), newSide(len(base), new)
+	bs, ns := newSide(0, base, work.reference()), newSide(len(base), new, work.reference())
 	minDelta, err := cfg.MinDelta.Resolve(st.Unit, bs.total)
 	if err != nil {
 		return nil, &OptionError{Err: err}
@@ -301,6 +339,7 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		BaseCaptures:  len(base),
 		NewCaptures:   len(new),
 		Statistics:    len(base) >= 2 && len(new) >= 2,
+		Work:          work,
 		Options:       diffOptions(&cfg, minDelta),
 		Inputs:        []Input{},
 		Warnings:      []string{},
@@ -309,20 +348,20 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 	for _, c := range all {
 		d.Inputs = append(d.Inputs, c.Input)
 	}
-	d.Warnings = append(d.Warnings, captureWarnings(len(base), len(new), cfg.Alpha)...)
 
 	nodes := comparer{alpha: cfg.Alpha, stats: d.Statistics, baseTotal: bs.total, newTotal: ns.total}
 	if cfg.Normalize {
 		nodes.newTotal = bs.total
 	}
 	raw := comparer{alpha: cfg.Alpha, stats: d.Statistics}
-	d.Total = raw.change(bs.totals, ns.totals)
+	d.Total = raw.change(bs.scaled(bs.totals, bs.work), ns.scaled(ns.totals, ns.work))
 	d.Total.BaseShare, d.Total.NewShare = percent(bs.total, bs.total), percent(ns.total, ns.total)
 	d.Total.ShareDeltaPP = ppDelta(d.Total.BaseShare, d.Total.NewShare)
 
 	d.NodeCutoff = SidePair{cutoff(bs.total, cfg.NodeFraction), cutoff(ns.total, cfg.NodeFraction)}
+	var cands []candidate
 	for n, k := range tbl.keys {
-		baseCum, newCum := bs.raw(tbl.cum, n), ns.raw(tbl.cum, n)
+		baseCum, newCum := bs.scaled(bs.raw(tbl.cum, n), bs.work), ns.scaled(ns.raw(tbl.cum, n), ns.work)
 		if !above(baseCum, d.NodeCutoff.Base) && !above(newCum, d.NodeCutoff.New) {
 			d.DroppedNodes++
 			continue
@@ -331,8 +370,8 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 			Name: k.name, NodeIdentity: k.NodeIdentity,
 			FrameType: tbl.frameTypes[n],
 			Status:    StatusBoth,
-			Flat:      nodes.change(bs.scaled(bs.raw(tbl.flat, n)), ns.scaled(ns.raw(tbl.flat, n))),
-			Cum:       nodes.change(bs.scaled(baseCum), ns.scaled(newCum)),
+			Flat:      nodes.change(bs.scaled(bs.raw(tbl.flat, n), bs.scale), ns.scaled(ns.raw(tbl.flat, n), ns.scale)),
+			Cum:       nodes.change(bs.scaled(bs.raw(tbl.cum, n), bs.scale), ns.scaled(ns.raw(tbl.cum, n), ns.scale)),
 		}
 		switch {
 		case !bs.has(tbl.present, n):
@@ -340,15 +379,71 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		case !ns.has(tbl.present, n):
 			row.Status = StatusVanished
 		}
-		d.Rows = append(d.Rows, row)
+		cands = append(cands, candidate{row: row, node: n})
 	}
-	sortDiffRows(d.Rows, cfg.Sort == "cum")
-	d.CandidateNodes = len(d.Rows)
-	d.Verdict = verdict(d, cfg.Rules, minDelta)
-	if cfg.NodeCount > 0 && len(d.Rows) > cfg.NodeCount {
-		d.Rows = d.Rows[:cfg.NodeCount]
+	nodeIDs := make([]int, len(cands))
+	for i := range cands {
+		nodeIDs[i] = cands[i].node
+	}
+	a := newAnalysis(tbl, &bs, &ns, nodeIDs, cfg.Alpha)
+	d.Total.Effect = a.totalEffect(&d.Total)
+	for i := range cands {
+		c := &cands[i]
+		c.row.Flat.Effect = a.effect(tbl.flat, c.node, &c.row.Flat, c.row.Status)
+		c.row.Cum.Effect = a.effect(tbl.cum, c.node, &c.row.Cum, c.row.Status)
+	}
+	sortCandidates(cands, cfg.Sort == "cum")
+	d.CandidateNodes = len(cands)
+	d.Verdict = a.judge(d, cands, cfg.Rules, cfg.Watch, minDelta)
+	d.Warnings = append(d.Warnings, a.warnings(len(cfg.Rules))...)
+	for i := range cands {
+		if cfg.NodeCount > 0 && i == cfg.NodeCount {
+			break
+		}
+		d.Rows = append(d.Rows, cands[i].row)
 	}
 	return d, nil
+}
+
+// candidate is a row of the diff and its node's index in the table.
+type candidate struct {
+	row  DiffRow
+	node int
+}
+
+// newWork checks that either every capture has its iterations or none has, and returns the
+// report's Work, or nil when the iterations are not known.
+func newWork(base, new []*Capture, benchmark string) (*Work, error) {
+	known := 0
+	for _, c := range append(slices.Clone(base), new...) {
+		if c.Iterations > 0 {
+			known++
+		}
+	}
+	switch known {
+	case 0:
+		return nil, nil
+	case len(base) + len(new):
+	default:
+		return nil, fmt.Errorf("the benchmark iterations of %d of %d captures are known: give one benchmark result per capture, or none", known, len(base)+len(new))
+	}
+	w := &Work{Benchmark: benchmark}
+	for _, c := range base {
+		w.Base = append(w.Base, c.Iterations)
+	}
+	for _, c := range new {
+		w.New = append(w.New, c.Iterations)
+	}
+	w.Reference = medianInt(w.Base)
+	return w, nil
+}
+
+// reference is the number of iterations values are scaled to, or 0 when unknown.
+func (w *Work) reference() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.Reference
 }
 
 func typeUnit(st SampleType) string { return st.Type + "/" + st.Unit }
@@ -373,19 +468,6 @@ func above(cum []int64, cutoff int64) bool {
 		abs[i] = abs64(v)
 	}
 	return medianInt(abs) >= cutoff
-}
-
-// captureWarnings explains when the captures cannot give a significant result.
-func captureWarnings(nBase, nNew int, alpha float64) []string {
-	switch {
-	case nBase == 1 && nNew == 1:
-		return nil
-	case nBase == 1 || nNew == 1:
-		return []string{fmt.Sprintf("%d base and %d new captures: a significance test needs at least 2 on each side; comparing medians without one", nBase, nNew)}
-	case stats.MinPValue(nBase, nNew) >= alpha:
-		return []string{fmt.Sprintf("%d base and %d new captures cannot give a p-value below alpha %v: no change can be significant; use at least 4 captures per side", nBase, nNew, alpha)}
-	}
-	return nil
 }
 
 // comparer builds the Change of one value.
@@ -446,10 +528,11 @@ func medianInt(values []int64) int64 {
 	return roundInt64(stats.Median(floats(values)))
 }
 
-// sortDiffRows orders rows by |delta| of the sort value, then of the other value, descending,
-// then by name and identity, so that the order is total.
-func sortDiffRows(rows []DiffRow, cumSort bool) {
-	slices.SortFunc(rows, func(a, b DiffRow) int {
+// sortCandidates orders rows by |delta| of the sort value, then of the other value,
+// descending, then by name and identity, so that the order is total.
+func sortCandidates(cands []candidate, cumSort bool) {
+	slices.SortFunc(cands, func(ca, cb candidate) int {
+		a, b := ca.row, cb.row
 		first, second := func(r *DiffRow) int64 { return abs64(r.Flat.Delta) }, func(r *DiffRow) int64 { return abs64(r.Cum.Delta) }
 		if cumSort {
 			first, second = second, first
@@ -517,9 +600,13 @@ func diffOptions(cfg *DiffConfig, minDelta float64) DiffOptions {
 		Alpha:               cfg.Alpha,
 		MinDelta:            minDelta,
 		FailOn:              []string{},
+		Watch:               []string{},
 	}
 	for _, r := range cfg.Rules {
 		o.FailOn = append(o.FailOn, r.String())
+	}
+	for _, re := range cfg.Watch {
+		o.Watch = append(o.Watch, re.String())
 	}
 	return o
 }

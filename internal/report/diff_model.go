@@ -13,8 +13,11 @@ type Diff struct {
 	BaseCaptures int `json:"base_captures"`
 	NewCaptures  int `json:"new_captures"`
 	// Statistics is true when both sides have at least two captures: changes then carry a
-	// Mann-Whitney U test and only significant ones can break a rule.
+	// Mann-Whitney U test (Stats), as benchstat reports one.
 	Statistics bool `json:"statistics"`
+	// Work gives the benchmark iterations each capture ran, when the benchmarks' outputs were
+	// given (--base-bench, --new-bench); null otherwise.
+	Work *Work `json:"work"`
 	// Total compares the profile totals (the denominators of the shares). It is never
 	// normalized.
 	Total Change `json:"total"`
@@ -65,12 +68,30 @@ type DiffOptions struct {
 	RelativePercentages bool `json:"relative_percentages"`
 	// Normalize scales every capture to the base's total, so that changes are changes of share.
 	Normalize bool `json:"normalize"`
-	// Alpha is the significance level of the Mann-Whitney U test.
+	// Alpha is the gate's error rate: the family-wise error rate of its regression tests, and
+	// the error rate of each test that rules a change out.
 	Alpha float64 `json:"alpha"`
 	// MinDelta is the noise floor in raw sample units: a smaller change breaks no rule.
 	MinDelta float64 `json:"min_delta"`
 	// FailOn are the gate's rules, in canonical form.
 	FailOn []string `json:"fail_on"`
+	// Watch are the --watch regexps: the rules watch only nodes whose name matches one of
+	// them; [] watches every node.
+	Watch []string `json:"watch"`
+}
+
+// Work is the benchmark iterations of every capture, from the benchmarks' outputs: each
+// capture's values are scaled to the same number of iterations, Reference, so that captures
+// of time-based benchmarks (go test -benchtime 2s), which run as many iterations as the
+// machine allows, compare the cost of the same work.
+type Work struct {
+	// Benchmark is the benchmark's name, as its output prints it.
+	Benchmark string `json:"benchmark"`
+	// Base and New are the iterations of each capture, in argument order.
+	Base []int64 `json:"base"`
+	New  []int64 `json:"new"`
+	// Reference is the median of Base: every value of the report is per Reference iterations.
+	Reference int64 `json:"reference"`
 }
 
 // Node statuses in a diff.
@@ -115,6 +136,26 @@ type Change struct {
 	ShareDeltaPP *float64 `json:"share_delta_pp"`
 	// Stats is the significance test over the captures, or null unless Diff.Statistics.
 	Stats *Stats `json:"stats"`
+	// Effect is the change estimated from every capture with its confidence interval, as the
+	// gate sees it; null where it cannot be estimated: for a node absent from every base
+	// capture, or with one capture per side of values that carry sampling noise.
+	Effect *Effect `json:"effect"`
+}
+
+// Effect is a relative change estimated from the captures, with its confidence interval.
+type Effect struct {
+	// Pct is the estimated change in percent of the base: the ratio of the sides' geometric
+	// means less 1, times 100. For exact values it is DeltaPct.
+	Pct float64 `json:"pct"`
+	// LowPct and HighPct bound the change: each is a one-sided bound of confidence 1-alpha,
+	// so together they are an interval of confidence Confidence. Both equal Pct for exact
+	// values.
+	LowPct  float64 `json:"low_pct"`
+	HighPct float64 `json:"high_pct"`
+	// Confidence is 1-2·alpha, or 1 for exact values.
+	Confidence float64 `json:"confidence"`
+	// Exact is true when the values carry no noise and are compared as they are.
+	Exact bool `json:"exact"`
 }
 
 // Stats is a Mann-Whitney U test of the per-capture values of both sides.
@@ -141,13 +182,45 @@ type Spread struct {
 
 // Verdict is the outcome of the gate.
 type Verdict struct {
-	// Passed is false when any rule was broken.
+	// Status is "pass" (every watched change beyond a rule's threshold is ruled out),
+	// "regression" (a rule is broken) or "inconclusive" (neither: the captures cannot tell).
+	// With no rules it is "pass".
+	Status string `json:"status"`
+	// Passed is true when Status is "pass", and only then.
 	Passed bool `json:"passed"`
 	// Rules are the rules that were checked, in canonical form and command-line order.
 	Rules []string `json:"rules"`
+	// Method is how changes were judged: "exact" (the values carry no noise and are compared
+	// as they are), "moderated-t" (a moderated t-test over the captures, on the log of each
+	// value, with Holm's adjustment over all tests), or "none" (one capture per side of values
+	// with sampling noise: nothing can be decided).
+	Method string `json:"method"`
+	// Watched lists the nodes some rule watched, in row order.
+	Watched []string `json:"watched"`
+	// Tests counts the tests the rules made: one per rule and watched node, one per total rule.
+	Tests int `json:"tests"`
+	// PassedTests counts the tests that ruled out a change beyond their threshold.
+	PassedTests int `json:"passed_tests"`
 	// Violations lists every broken rule and node, by rule order and then row order.
 	Violations []Violation `json:"violations"`
+	// Undecided lists the tests that neither passed nor broke their rule, by rule order and
+	// then row order.
+	Undecided []Undecided `json:"undecided"`
 }
+
+// Verdict statuses.
+const (
+	VerdictPass         = "pass"
+	VerdictRegression   = "regression"
+	VerdictInconclusive = "inconclusive"
+)
+
+// Verdict methods.
+const (
+	MethodExact      = "exact"
+	MethodModeratedT = "moderated-t"
+	MethodNone       = "none"
+)
 
 // Metrics a violation can be about.
 const (
@@ -173,6 +246,50 @@ type Violation struct {
 	BaseShare    *float64 `json:"base_share"`
 	NewShare     *float64 `json:"new_share"`
 	ShareDeltaPP *float64 `json:"share_delta_pp"`
-	// PValue is the change's p-value, or null without statistics.
+	// Estimate is the change the rule measures, in its unit (percent for total, flat>N% and
+	// cum>N%; percentage points for flat>Npp and cum>Npp; the node's share of the new total in
+	// percent for new>N%), as the test estimated it; Low and High are its confidence bounds
+	// (one-sided, 1-alpha each), all three equal for exact values. All three are null for a
+	// total that grew from 0, which has no relative size.
+	Estimate *float64 `json:"estimate"`
+	Low      *float64 `json:"low"`
+	High     *float64 `json:"high"`
+	// Threshold is what Estimate had to exceed: the rule's threshold, or more where
+	// --min-delta asks more of a small node, in the same unit.
+	Threshold float64 `json:"threshold"`
+	// Exact is true when the values carry no noise and were compared as they are.
+	Exact bool `json:"exact"`
+	// PValue is the Holm-adjusted one-sided p-value of the test that the value grew, or null
+	// for exact values.
 	PValue *float64 `json:"p_value"`
+}
+
+// Undecided is a test that neither passed nor broke its rule: the change may or may not
+// exceed the threshold, and these captures cannot tell which.
+type Undecided struct {
+	// Rule is the rule in canonical form.
+	Rule string `json:"rule"`
+	// Node is the node's name, or null for the total.
+	Node *string `json:"node"`
+	// Metric is "total", "flat" or "cum".
+	Metric string `json:"metric"`
+	// Estimate, Low and High are as in a violation; null when the captures give no estimate
+	// or no interval (one capture per side of values with sampling noise).
+	Estimate *float64 `json:"estimate"`
+	Low      *float64 `json:"low"`
+	High     *float64 `json:"high"`
+	// Threshold is as in a violation.
+	Threshold float64 `json:"threshold"`
+	// Detectable is, in the same unit, the smallest change these captures would have found
+	// to break the rule; null when unknown.
+	Detectable *float64 `json:"detectable"`
+	// CapturesNeeded is roughly how many captures per side would decide the test if the
+	// estimate and the variation stayed as they are; null when unknown or more than 1000.
+	CapturesNeeded *int `json:"captures_needed"`
+	// LengthFactor is roughly how many times longer each capture would have to be to decide
+	// the test with as many captures; null when unknown, or when longer captures alone cannot
+	// (the node's run-to-run variation is larger than what the decision needs).
+	LengthFactor *float64 `json:"length_factor"`
+	// Reason says in words why the test is undecided.
+	Reason string `json:"reason"`
 }

@@ -3,19 +3,37 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/gate"
 	"github.com/profq/profq/internal/proftest"
 )
 
-// capture builds the capture of a folded-stacks profile (cpu/nanoseconds, one value per line).
+// capture builds the capture of a folded-stacks profile (cpu/nanoseconds, one value per line)
+// whose values are exact: the profile says it recorded every event (period 1 of space, as a
+// heap profile taken with -memprofilerate=1), so that the gate compares them as they are.
 func capture(t *testing.T, source, role, text string, cfg Config) *Capture {
 	t.Helper()
 	p := proftest.MustFolded([]string{"cpu/nanoseconds"}, text)
+	p.PeriodType, p.Period = &profile.ValueType{Type: "space", Unit: "bytes"}, 1
+	c, err := NewCapture(p, Input{Source: source, Role: role, Format: FormatPprof}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sampledCapture builds the capture of a folded-stacks CPU profile sampled every 10ms: its
+// values carry sampling noise.
+func sampledCapture(t *testing.T, source, role, text string, cfg Config) *Capture {
+	t.Helper()
+	p := proftest.MustFolded([]string{"cpu/nanoseconds"}, text)
+	p.PeriodType, p.Period = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, 10_000_000
 	c, err := NewCapture(p, Input{Source: source, Role: role, Format: FormatPprof}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +89,8 @@ func TestDiffRows(t *testing.T) {
 	if d.Kind != KindDiff || d.SchemaVersion != SchemaVersion || d.SampleType != (SampleType{"cpu", "nanoseconds"}) {
 		t.Errorf("header %q %d %+v", d.Kind, d.SchemaVersion, d.SampleType)
 	}
-	wantTotal := Change{Base: 100, New: 120, Delta: 20, DeltaPct: f64(20), BaseShare: f64(100), NewShare: f64(100), ShareDeltaPP: f64(0)}
+	wantTotal := Change{Base: 100, New: 120, Delta: 20, DeltaPct: f64(20), BaseShare: f64(100), NewShare: f64(100), ShareDeltaPP: f64(0),
+		Effect: &Effect{Pct: 20, LowPct: 20, HighPct: 20, Confidence: 1, Exact: true}}
 	if diff := cmp.Diff(wantTotal, d.Total); diff != "" {
 		t.Errorf("total (-want +got):\n%s", diff)
 	}
@@ -84,6 +103,8 @@ func TestDiffRows(t *testing.T) {
 		c := Change{Base: b, New: n, Delta: n - b, BaseShare: share(b, 100), NewShare: share(n, 120)}
 		if b != 0 {
 			c.DeltaPct = f64(float64(n-b) / float64(b) * 100)
+			// Exact values: the change is its own estimate.
+			c.Effect = &Effect{Pct: *c.DeltaPct, LowPct: *c.DeltaPct, HighPct: *c.DeltaPct, Confidence: 1, Exact: true}
 		}
 		c.ShareDeltaPP = f64(*c.NewShare - *c.BaseShare)
 		return c
@@ -105,8 +126,11 @@ func TestDiffRows(t *testing.T) {
 	if d.CandidateNodes != 4 || d.DroppedNodes != 0 || d.Statistics {
 		t.Errorf("candidates %d dropped %d statistics %v", d.CandidateNodes, d.DroppedNodes, d.Statistics)
 	}
-	if !d.Verdict.Passed || len(d.Verdict.Rules) != 0 || len(d.Verdict.Violations) != 0 {
+	if !d.Verdict.Passed || d.Verdict.Status != VerdictPass || len(d.Verdict.Rules) != 0 || len(d.Verdict.Violations) != 0 || d.Verdict.Tests != 0 {
 		t.Errorf("verdict without rules: %+v", d.Verdict)
+	}
+	if d.Verdict.Method != MethodExact {
+		t.Errorf("method %q for exact values", d.Verdict.Method)
 	}
 }
 
@@ -178,8 +202,16 @@ func TestDiffRules(t *testing.T) {
 			if diff := cmp.Diff(tc.want, violations(d)); diff != "" {
 				t.Errorf("violations (-want +got):\n%s", diff)
 			}
-			if d.Verdict.Passed != (len(tc.want) == 0) {
-				t.Errorf("passed = %v with %d violations", d.Verdict.Passed, len(tc.want))
+			// Exact values are never inconclusive: a rule is broken or it is not.
+			want := VerdictPass
+			if len(tc.want) > 0 {
+				want = VerdictRegression
+			}
+			if d.Verdict.Status != want || d.Verdict.Passed != (want == VerdictPass) || len(d.Verdict.Undecided) != 0 {
+				t.Errorf("status %q passed %v undecided %v, want %q", d.Verdict.Status, d.Verdict.Passed, d.Verdict.Undecided, want)
+			}
+			if d.Verdict.PassedTests+len(d.Verdict.Violations) != d.Verdict.Tests {
+				t.Errorf("%d tests: %d passed, %d violations", d.Verdict.Tests, d.Verdict.PassedTests, len(d.Verdict.Violations))
 			}
 		})
 	}
@@ -190,6 +222,7 @@ func TestDiffViolationCarriesTheChange(t *testing.T) {
 	want := []Violation{{
 		Rule: "cum>50%", Node: func() *string { s := "a"; return &s }(), Metric: MetricCum,
 		Base: 30, New: 60, Delta: 30, DeltaPct: f64(100), BaseShare: f64(30), NewShare: f64(50), ShareDeltaPP: f64(20),
+		Estimate: f64(100), Low: f64(100), High: f64(100), Threshold: 50, Exact: true,
 	}}
 	if diff := cmp.Diff(want, d.Verdict.Violations); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -278,11 +311,24 @@ func TestDiffNodeFractionAndNodeCount(t *testing.T) {
 	}
 }
 
-// captures builds one capture per value of a single-frame profile "main;f".
+// ms10 is one sample of a CPU profile: 10ms in nanoseconds.
+const ms10 = 10_000_000
+
+// captures builds one sampled capture per value of a profile of "main;f" (value samples of
+// 10ms) and "main;g" (1000 samples).
 func captures(t *testing.T, role string, values ...int64) []*Capture {
 	var out []*Capture
 	for i, v := range values {
-		out = append(out, capture(t, fmt.Sprintf("%s-%d", role, i+1), role, fmt.Sprintf("main;f %d\nmain;g 1000\n", v), DefaultConfig()))
+		out = append(out, sampledCapture(t, fmt.Sprintf("%s-%d", role, i+1), role, fmt.Sprintf("main;f %d\nmain;g %d\n", v*ms10, 1000*ms10), DefaultConfig()))
+	}
+	return out
+}
+
+// times multiplies values by m.
+func times(m int64, values ...int64) []int64 {
+	out := make([]int64, len(values))
+	for i, v := range values {
+		out[i] = v * m
 	}
 	return out
 }
@@ -291,7 +337,7 @@ func TestDiffStatistics(t *testing.T) {
 	cfg := DefaultDiffConfig()
 	cfg.NodeFraction = 0
 	cfg.Rules = rules(t, "flat>10%:^f$")
-	// Every new capture is above every base capture: the smallest p-value 5 and 5 can give.
+	// Every new capture is well above every base capture, and g does not change.
 	d, err := NewDiff(captures(t, RoleBase, 100, 102, 98, 101, 99), captures(t, RoleNew, 130, 128, 131, 129, 127), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -305,49 +351,76 @@ func TestDiffStatistics(t *testing.T) {
 			f = &d.Rows[i]
 		}
 	}
+	// The Mann-Whitney U test is still reported, as benchstat reports it.
 	want := &Stats{
-		Base:   Spread{Values: []int64{100, 102, 98, 101, 99}, Median: 100, Min: 98, Max: 102},
-		New:    Spread{Values: []int64{130, 128, 131, 129, 127}, Median: 129, Min: 127, Max: 131},
+		Base:   Spread{Values: times(ms10, 100, 102, 98, 101, 99), Median: 100 * ms10, Min: 98 * ms10, Max: 102 * ms10},
+		New:    Spread{Values: times(ms10, 130, 128, 131, 129, 127), Median: 129 * ms10, Min: 127 * ms10, Max: 131 * ms10},
 		PValue: 2.0 / 252, Significant: true,
 	}
 	if diff := cmp.Diff(want, f.Flat.Stats, cmp.Comparer(func(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 })); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
 	}
-	if f.Flat.Base != 100 || f.Flat.New != 129 || f.Status != StatusBoth {
+	if f.Flat.Base != 100*ms10 || f.Flat.New != 129*ms10 || f.Status != StatusBoth {
 		t.Errorf("f: %+v", f.Flat)
 	}
 	if diff := cmp.Diff([]string{"flat>10%:^f$ f"}, violations(d)); diff != "" {
 		t.Error(diff)
 	}
-	if p := d.Verdict.Violations[0].PValue; p == nil || *p != f.Flat.Stats.PValue {
-		t.Errorf("violation p-value %v", p)
+	v := d.Verdict
+	if v.Status != VerdictRegression || v.Method != MethodModeratedT || v.Tests != 1 {
+		t.Errorf("verdict %+v", v)
+	}
+	// The effect is the ratio of geometric means: the bounds hold it, and the estimate is what
+	// the rule compared with its threshold.
+	x := v.Violations[0]
+	e := f.Flat.Effect
+	if e == nil || e.Exact || e.Confidence != 0.9 || !(e.LowPct < e.Pct && e.Pct < e.HighPct) || math.Abs(e.Pct-29) > 0.5 {
+		t.Fatalf("effect %+v", e)
+	}
+	if x.Estimate == nil || *x.Estimate != e.Pct || *x.Low != e.LowPct || *x.High != e.HighPct || x.Exact || x.Threshold != 10 {
+		t.Errorf("violation %+v, effect %+v", x, e)
+	}
+	if x.PValue == nil || *x.PValue >= 0.05 {
+		t.Errorf("violation p-value %v", x.PValue)
 	}
 
-	// Overlapping captures with the same +29% median change are not significant: no violation.
+	// Overlapping captures with about the same median change cannot tell: inconclusive, with
+	// what deciding would take.
 	d, err = NewDiff(captures(t, RoleBase, 100, 140, 60, 150, 90), captures(t, RoleNew, 129, 70, 160, 50, 140), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Verdict.Violations) != 0 {
-		t.Errorf("not significant, yet %v", violations(d))
+	if len(d.Verdict.Violations) != 0 || d.Verdict.Status != VerdictInconclusive || d.Verdict.Passed || len(d.Verdict.Undecided) != 1 {
+		t.Fatalf("noisy captures: %+v", d.Verdict)
 	}
-	for _, r := range d.Rows {
-		if r.Name == "f" && (r.Flat.Stats == nil || r.Flat.Stats.Significant || r.Flat.DeltaPct == nil || *r.Flat.DeltaPct < 10) {
-			t.Errorf("f: %+v %+v", r.Flat, r.Flat.Stats)
-		}
+	u := d.Verdict.Undecided[0]
+	if u.Estimate == nil || u.Low == nil || u.High == nil || !(*u.Low < 10 && 10 < *u.High) || u.Detectable == nil || *u.Detectable <= 10 {
+		t.Errorf("undecided %+v", u)
+	}
+	if u.CapturesNeeded != nil && *u.CapturesNeeded <= 5 {
+		t.Errorf("captures needed %d, with 5 not enough", *u.CapturesNeeded)
+	}
+
+	// Tight captures with no change rule a 10% growth out: pass.
+	d, err = NewDiff(captures(t, RoleBase, 100, 101, 99, 100, 100), captures(t, RoleNew, 100, 99, 101, 100, 101), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict.Status != VerdictPass || !d.Verdict.Passed || d.Verdict.PassedTests != 1 {
+		t.Errorf("tight captures without a change: %+v", d.Verdict)
 	}
 }
 
 func TestDiffCaptureWarnings(t *testing.T) {
 	cfg := DefaultDiffConfig()
+	cfg.Rules = rules(t, "flat>10%")
 	for _, tc := range []struct {
 		base, new int
 		want      string
 	}{
-		{1, 1, ""},
-		{1, 3, "significance test needs at least 2 on each side"},
-		{3, 3, "cannot give a p-value below alpha 0.05"},
-		{4, 4, ""},
+		{1, 1, "1 base and 1 new captures of values with sampling noise: the gate cannot estimate how much they vary from run to run"},
+		{1, 3, ""},
+		{3, 3, ""},
 	} {
 		vals := func(n int) []int64 {
 			out := make([]int64, n)
@@ -366,6 +439,18 @@ func TestDiffCaptureWarnings(t *testing.T) {
 		}
 		if d.Statistics != (tc.base >= 2 && tc.new >= 2) {
 			t.Errorf("%d/%d captures: statistics %v", tc.base, tc.new, d.Statistics)
+		}
+		if tc.base == 1 && tc.new == 1 {
+			// Nothing can be decided: every test is undecided, and says why.
+			v := d.Verdict
+			if v.Status != VerdictInconclusive || v.Method != MethodNone || len(v.Undecided) != v.Tests || v.Tests == 0 {
+				t.Errorf("one capture a side: %+v", v)
+			}
+			for _, u := range v.Undecided {
+				if u.Low != nil || u.CapturesNeeded != nil || !strings.Contains(u.Reason, "at least 3 captures per side") {
+					t.Errorf("undecided %+v", u)
+				}
+			}
 		}
 	}
 }

@@ -75,6 +75,11 @@ type ProfileInfo struct {
 	TimeNanos int64 `json:"time_nanos"`
 	// DurationNanos is how long the profile covers, in nanoseconds; 0 if unknown.
 	DurationNanos int64 `json:"duration_nanos"`
+	// PeriodType and Period say what one sample stands for: a CPU profile's 10000000
+	// cpu/nanoseconds, a heap profile's sampling rate in space/bytes (1: every allocation
+	// was recorded). Period is 0 and PeriodType empty if the profile does not say.
+	PeriodType SampleType `json:"period_type"`
+	Period     int64      `json:"period"`
 }
 
 // TopOptions are the effective options of a top report, after defaults were applied.

@@ -341,7 +341,10 @@ func effectiveOptions(cfg Config, index int) TopOptions {
 }
 
 func profileInfo(p *profile.Profile) ProfileInfo {
-	info := ProfileInfo{Comments: []string{}, TimeNanos: p.TimeNanos, DurationNanos: p.DurationNanos}
+	info := ProfileInfo{Comments: []string{}, TimeNanos: p.TimeNanos, DurationNanos: p.DurationNanos, Period: p.Period}
+	if pt := p.PeriodType; pt != nil {
+		info.PeriodType = SampleType{Type: pt.Type, Unit: pt.Unit}
+	}
 	if len(p.Mapping) > 0 {
 		if f := p.Mapping[0].File; f != "" {
 			info.File = filepath.Base(f)

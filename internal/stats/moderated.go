@@ -39,7 +39,16 @@ type Prior struct {
 	DF int
 	// Features is how many features had a variance to fit the prior to.
 	Features int
+	// OutlierP makes the comparison robust to features that vary much more than the others
+	// (a preemption handler, the garbage collector): a feature whose own variance is so far
+	// above the prior's that the prior gives it a p-value below OutlierP is compared with its
+	// own variance alone, as if there were no prior. FitPrior sets it to DefaultOutlierP; 0
+	// moderates every feature, as limma does without robust=TRUE.
+	OutlierP float64
 }
+
+// DefaultOutlierP is the OutlierP that FitPrior sets.
+const DefaultOutlierP = 0.05
 
 // ErrNoVariance is returned (wrapped) by FitPrior when no feature has a residual degree of
 // freedom (one capture per side) or none varies: there is nothing to learn variation from.
@@ -61,7 +70,9 @@ const minPriorFeatures = 8
 // times the median variance first, as limma does, so that features that never vary (a node
 // absent from every capture) do not pull the trend to 0.
 func FitPrior(features []Feature) (Prior, error) {
-	return fitPrior(features, true)
+	p, err := fitPrior(features, true)
+	p.OutlierP = DefaultOutlierP
+	return p, err
 }
 
 // fitPrior fits the prior with the trend, or with a constant prior variance as limma's
@@ -230,6 +241,12 @@ type Comparison struct {
 	Variance float64
 	// NBase and NNew are the numbers of values on each side.
 	NBase, NNew int
+	// Outlier is true when the feature varies so much more than the prior expects that its
+	// own variance was used alone (see Prior.OutlierP).
+	Outlier bool
+	// SamplingFloor is true when SE is the sampling noise the trend expects of each side at
+	// its own level, which was larger than the moderated one (see Compare).
+	SamplingFloor bool
 }
 
 // Compare returns the moderated comparison of f, whose sizes must be those p was fitted to.
@@ -252,8 +269,32 @@ func (p Prior) Compare(f Feature) (Comparison, error) {
 		c.Variance = (p.D0*p.Trend(level) + d*s2) / (p.D0 + d)
 	}
 	c.DF = min(d+p.D0, d*float64(max(p.Features, 1)))
-	c.SE = math.Sqrt(c.Variance * (1/float64(len(f.Base)) + 1/float64(len(f.New))))
+	if p.OutlierP > 0 && p.D0 > 0 && s2 > c.Variance && outlierP(s2/p.Trend(level), d, p.D0) < p.OutlierP {
+		c.Variance, c.DF, c.Outlier = s2, d, true
+	}
+	nb, nn := float64(len(f.Base)), float64(len(f.New))
+	c.SE = math.Sqrt(c.Variance * (1/nb + 1/nn))
+	// Sampling noise is a floor no capture can go below, and it depends on each side's own
+	// level: a node of 1 sample in the base and 4 in the new captures is as noisy as 1 sample
+	// on the base side, however alike its values happen to be, which the pooled variance at
+	// the mean level misses.
+	if p.Sampling > 0 {
+		floor := p.Scale * p.Sampling * (math.Exp(-mean(f.Base))/nb + math.Exp(-mean(f.New))/nn)
+		if floor > c.SE*c.SE {
+			c.SE, c.SamplingFloor = math.Sqrt(floor), true
+		}
+	}
 	return c, nil
+}
+
+// outlierP is the probability, under the prior, of a variance ratio s²/trend of at least f:
+// s² is the prior variance times a chi-square of d degrees of freedom over d, and the prior
+// variance the trend times d0 over a chi-square of d0, so the ratio is F(d, d0).
+func outlierP(f, d, d0 float64) float64 {
+	if math.IsInf(d0, 1) {
+		return distuv.ChiSquared{K: d}.Survival(f * d)
+	}
+	return distuv.F{D1: d, D2: d0}.Survival(f)
 }
 
 // dist is the distribution of (Diff - true)/SE.

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 
 	"github.com/profq/profq/internal/gateeval"
 )
@@ -28,6 +29,8 @@ func main() {
 	switch os.Args[1] {
 	case "capture":
 		err = capture(ctx, os.Args[2:])
+	case "evaluate":
+		err = evaluate(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -50,4 +53,35 @@ func capture(ctx context.Context, args []string) error {
 		return err
 	}
 	return gateeval.Capture(ctx, gateeval.Sets(*n), cfg)
+}
+
+func evaluate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("evaluate", flag.ExitOnError)
+	cfg := gateeval.EvalConfig{Log: os.Stderr}
+	n := fs.Int("n", 12, "captures per set, as captured")
+	fs.StringVar(&cfg.Dir, "dir", ".bench/gate", "capture directory")
+	fs.StringVar(&cfg.Profq, "profq", ".bench/profq", "the profq binary")
+	fs.IntVar(&cfg.Draws, "draws", 100, "draws per scenario")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the draws")
+	fs.IntVar(&cfg.Workers, "workers", 2, "draws run at once")
+	only := fs.String("run", "", "only the scenarios whose name matches this regexp")
+	fs.BoolVar(&cfg.Legacy, "legacy", false, "the profq binary predates the three verdicts: run the scenarios it understands")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var scenarios []gateeval.Scenario
+	re, err := regexp.Compile(*only)
+	if err != nil {
+		return err
+	}
+	for _, sc := range gateeval.Scenarios(gateeval.Sets(*n), cfg.Legacy) {
+		if re.MatchString(sc.Name) {
+			scenarios = append(scenarios, sc)
+		}
+	}
+	outcomes, err := gateeval.Evaluate(ctx, scenarios, cfg)
+	if err != nil {
+		return err
+	}
+	return gateeval.WriteTable(os.Stdout, outcomes)
 }

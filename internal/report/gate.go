@@ -1,0 +1,756 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/stats"
+)
+
+// The gate judges every (rule, watched node) pair, and every total rule, as one test whose
+// outcome is a regression, a pass or undecided (docs/ci.md, "How profq decides"):
+//
+//   - Exact values (no sampling noise: a heap profile recorded with period 1, or captures
+//     that repeat every node's values exactly) are compared as they are: the change breaks
+//     the rule or it does not.
+//   - Otherwise each value is compared on a log scale with a moderated t-test: the variance of
+//     a node from capture to capture is its own, shrunk towards what the comparison's other
+//     nodes show for nodes of its size (stats.FitPrior). A test is a regression when the
+//     estimated change exceeds the threshold and the growth is significant after Holm's
+//     adjustment over every test of the diff; a pass when the one-sided 1-alpha upper bound of
+//     the change is at or below the threshold.
+//   - One capture per side of sampled values gives no variance: nothing is decided.
+//
+// The verdict is a regression when any test is, a pass when every test is, else inconclusive.
+
+// maxCapturesNeeded is the most captures per side an undecided test reports as needed;
+// beyond it the test reports null.
+const maxCapturesNeeded = 1000
+
+// scaleKind is the scale a test's values are compared on.
+type scaleKind int
+
+const (
+	valueScale scaleKind = iota // each capture's values, scaled (normalize, per iteration)
+	shareScale                  // each capture's values as a fraction of its total
+)
+
+// analysis holds what the tests of one diff read: the per-capture values of every candidate
+// node and the priors fitted to them.
+type analysis struct {
+	tbl    *table
+	bs, ns *side
+	alpha  float64
+	// exact is true when every value carries no noise: each node is compared as it is unless
+	// its values differ between the captures of one side.
+	exact bool
+	// single is true when a side has one capture and the values are not exact: nothing can be
+	// decided.
+	single bool
+	// pseudo is each capture's pseudocount: half its smallest positive value, added before
+	// taking logs so that a node absent from a capture has a finite log.
+	pseudo []float64
+	// priors are the fitted priors of the value and share scales; ok false when none could be
+	// fitted (then the tests of that scale are undecided).
+	priors [2]fittedPrior
+}
+
+type fittedPrior struct {
+	prior stats.Prior
+	ok    bool
+	why   string
+}
+
+func newAnalysis(tbl *table, bs, ns *side, nodes []int, alpha float64) *analysis {
+	a := &analysis{tbl: tbl, bs: bs, ns: ns, alpha: alpha}
+	a.pseudo = make([]float64, len(tbl.flat))
+	for c := range tbl.flat {
+		a.pseudo[c] = pseudocount(tbl.flat[c], tbl.cum[c], tbl.quantum[c])
+	}
+	a.exact = allExact(tbl, bs, ns)
+	a.single = !a.exact && (len(bs.captures) < 2 && len(ns.captures) < 2)
+	if a.single {
+		return a
+	}
+	for _, sc := range []scaleKind{valueScale, shareScale} {
+		var features []stats.Feature
+		for _, n := range nodes {
+			for _, values := range [][][]int64{tbl.flat, tbl.cum} {
+				f, ok := a.feature(values, n, sc)
+				// A value that is 0 in every capture (the flat of a node that only calls
+				// others) says nothing of variation. With exact values, only the nodes that vary
+				// are evidence of how much varying nodes vary: the others are not low draws of
+				// a variance.
+				if ok && !a.allZero(values, n) && (!a.exact || !a.repeats(values, n)) {
+					features = append(features, f)
+				}
+			}
+		}
+		fp := &a.priors[sc]
+		if len(features) == 0 {
+			fp.why = "no node varies between captures"
+			continue
+		}
+		p, err := stats.FitPrior(features)
+		if err != nil {
+			fp.why = err.Error()
+			continue
+		}
+		fp.prior, fp.ok = p, true
+	}
+	return a
+}
+
+// pseudocount is half of what one sample of a capture is worth: its profile's period when
+// that is in the values' unit (a CPU profile's 10ms, a heap profile's sampling rate in bytes),
+// else the smallest positive value, which is one sample's in any profile of some size.
+func pseudocount(flat, cum []int64, quantum int64) float64 {
+	if quantum > 0 {
+		return float64(quantum) / 2
+	}
+	var smallest int64
+	for _, values := range [][]int64{flat, cum} {
+		for _, v := range values {
+			if v > 0 && (smallest == 0 || v < smallest) {
+				smallest = v
+			}
+		}
+	}
+	if smallest == 0 {
+		return 0.5
+	}
+	return float64(smallest) / 2
+}
+
+// allExact reports whether the diff's values carry no noise: every capture is a heap profile
+// that recorded every allocation (period 1), or each side has at least two captures and they
+// repeat every value of every node.
+func allExact(tbl *table, bs, ns *side) bool {
+	recorded := true
+	for _, s := range []*side{bs, ns} {
+		for _, c := range s.captures {
+			recorded = recorded && tbl.period[c] == 1 && tbl.periodType[c] == "space"
+		}
+	}
+	if recorded {
+		return true
+	}
+	if len(bs.captures) < 2 || len(ns.captures) < 2 {
+		return false
+	}
+	for n := range tbl.keys {
+		for _, values := range [][][]int64{tbl.flat, tbl.cum} {
+			for _, s := range []*side{bs, ns} {
+				for _, c := range s.captures[1:] {
+					if values[c][n] != values[s.captures[0]][n] {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// allZero reports whether node n's values are 0 in every capture.
+func (a *analysis) allZero(values [][]int64, n int) bool {
+	for c := range values {
+		if values[c][n] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// repeats reports whether node n's values are the same in every capture of each side.
+func (a *analysis) repeats(values [][]int64, n int) bool {
+	for _, s := range []*side{a.bs, a.ns} {
+		for _, c := range s.captures[1:] {
+			if values[c][n] != values[s.captures[0]][n] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// logValue is the log of one capture's value of a node on a scale: with the capture's
+// pseudocount, times its scale factor or divided by its total.
+func (a *analysis) logValue(s *side, i int, v int64, sc scaleKind) float64 {
+	c := s.captures[i]
+	x := math.Log(float64(v) + a.pseudo[c])
+	if sc == shareScale {
+		return x - math.Log(math.Max(math.Abs(float64(s.totals[i])), 1))
+	}
+	return x + math.Log(s.scale[i])
+}
+
+// feature returns node n's values on a scale, or false when a value is negative (a log scale
+// has no place for it).
+func (a *analysis) feature(values [][]int64, n int, sc scaleKind) (stats.Feature, bool) {
+	var f stats.Feature
+	for _, s := range []*side{a.bs, a.ns} {
+		out := make([]float64, len(s.captures))
+		for i, c := range s.captures {
+			v := values[c][n]
+			if v < 0 {
+				return f, false
+			}
+			out[i] = a.logValue(s, i, v, sc)
+		}
+		if s == a.bs {
+			f.Base = out
+		} else {
+			f.New = out
+		}
+	}
+	return f, true
+}
+
+// totalFeature is the captures' totals on the value scale, without --normalize's factor (the
+// total is compared raw, per iteration when the work is known).
+func (a *analysis) totalFeature() (stats.Feature, bool) {
+	var f stats.Feature
+	for _, s := range []*side{a.bs, a.ns} {
+		out := make([]float64, len(s.captures))
+		for i, t := range s.totals {
+			if t < 0 {
+				return f, false
+			}
+			out[i] = math.Log(float64(t)+0.5) + math.Log(s.work[i])
+		}
+		if s == a.bs {
+			f.Base = out
+		} else {
+			f.New = out
+		}
+	}
+	return f, true
+}
+
+// poissonP is the p-value of the exact Poisson test that node n grew, counting its values in
+// samples (each capture's quantum) over the exposure of the scale: the work each capture
+// stands for, or its total. It is 1 when a capture's quantum is not known.
+func (a *analysis) poissonP(values [][]int64, n int, sc scaleKind) float64 {
+	var counts [2]int64
+	var exposure [2]float64
+	for k, s := range []*side{a.bs, a.ns} {
+		for i, c := range s.captures {
+			q := a.tbl.quantum[c]
+			if q <= 0 {
+				return 1
+			}
+			counts[k] += int64(math.Round(float64(values[c][n]) / float64(q)))
+			if sc == shareScale {
+				exposure[k] += math.Abs(float64(s.totals[i])) / float64(q)
+			} else {
+				exposure[k] += 1 / s.scale[i]
+			}
+		}
+	}
+	return stats.PoissonGrowthP(counts[0], counts[1], exposure[0], exposure[1])
+}
+
+// effect is the relative change of node n's values, as rows show it, or nil.
+func (a *analysis) effect(values [][]int64, n int, ch *Change, status string) *Effect {
+	if status == StatusAppeared {
+		return nil
+	}
+	if a.exact && (a.single || len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || a.repeats(values, n)) {
+		if ch.DeltaPct == nil {
+			return nil
+		}
+		return &Effect{Pct: *ch.DeltaPct, LowPct: *ch.DeltaPct, HighPct: *ch.DeltaPct, Confidence: 1, Exact: true}
+	}
+	fp := a.priors[valueScale]
+	if a.single || !fp.ok {
+		return nil
+	}
+	f, ok := a.feature(values, n, valueScale)
+	if !ok {
+		return nil
+	}
+	c, err := fp.prior.Compare(f)
+	if err != nil {
+		return nil
+	}
+	lo, hi := c.Bounds(a.alpha)
+	return &Effect{Pct: finite(pctOf(c.Diff)), LowPct: finite(pctOf(lo)), HighPct: finite(pctOf(hi)), Confidence: 1 - 2*a.alpha}
+}
+
+// totalEffect is the relative change of the totals, or nil.
+func (a *analysis) totalEffect(ch *Change) *Effect {
+	t := a.totalTest(nil, ch, 0)
+	switch {
+	case !t.hasInterval:
+		return nil
+	case t.exact:
+		return &Effect{Pct: t.est, LowPct: t.est, HighPct: t.est, Confidence: 1, Exact: true}
+	}
+	return &Effect{Pct: finite(t.est), LowPct: finite(t.lo), HighPct: finite(t.hi), Confidence: 1 - 2*a.alpha}
+}
+
+// pctOf turns a difference of logs into a relative change in percent.
+func pctOf(logDiff float64) float64 {
+	return math.Expm1(logDiff) * 100
+}
+
+// outcome is what a test decided.
+type outcome int
+
+const (
+	undecided outcome = iota
+	passes
+	breaks
+)
+
+// test is one rule applied to one node (or to the total).
+type test struct {
+	rule   *gate.Rule
+	cand   int // the candidate's index, -1 for the total
+	metric string
+	change *Change
+
+	// est, lo and hi are the rule's quantity and its bounds, in its unit; hasInterval is
+	// false when the captures give none.
+	est, lo, hi  float64
+	hasEstimate  bool
+	hasInterval  bool
+	threshold    float64
+	exact        bool
+	statistical  bool
+	p, pAdjusted float64
+	result       outcome
+	reason       string
+
+	// For undecided statistical tests, what deciding would take: a regression needs the
+	// log-scale growth cmp.Diff to be significant; a pass needs the upper bound to come down
+	// to the threshold, passGap away from the estimate in units of passSE (a one-sample
+	// standard error on the new side when passOneSample).
+	cmp           stats.Comparison
+	prior         *stats.Prior // nil for a test with no trend (the total)
+	passGap       float64
+	passSE        float64
+	passOneSample bool
+	// detect turns the smallest significant log growth into the rule's unit.
+	detect func(logGrowth float64) float64
+}
+
+// judge runs every test of the rules against the total and the candidates, decides them,
+// and returns the verdict.
+func (a *analysis) judge(d *Diff, cands []candidate, rules []*gate.Rule, watch []*regexp.Regexp, minDelta float64) Verdict {
+	v := Verdict{Status: VerdictPass, Rules: []string{}, Watched: []string{}, Violations: []Violation{}, Undecided: []Undecided{}}
+	switch {
+	case a.exact:
+		v.Method = MethodExact
+	case a.single:
+		v.Method = MethodNone
+	default:
+		v.Method = MethodModeratedT
+	}
+	watched := make([]bool, len(cands))
+	var tests []*test
+	for _, r := range rules {
+		v.Rules = append(v.Rules, r.String())
+		if r.Subject == gate.Total {
+			tests = append(tests, a.totalTest(r, &d.Total, minDelta))
+			continue
+		}
+		for i := range cands {
+			c := &cands[i]
+			if !r.Covers(c.row.Name) || !watches(watch, c.row.Name) {
+				continue
+			}
+			if r.Subject == gate.New && c.row.Status != StatusAppeared {
+				continue
+			}
+			if r.Subject != gate.New && r.Kind == gate.Relative && c.row.Status == StatusAppeared {
+				// Growth from nothing has no relative size; new>N% covers it.
+				continue
+			}
+			watched[i] = true
+			tests = append(tests, a.nodeTest(r, i, c, d, minDelta))
+		}
+	}
+	for i := range cands {
+		if watched[i] {
+			v.Watched = append(v.Watched, cands[i].row.Name)
+		}
+	}
+	a.adjust(tests)
+	for _, t := range tests {
+		switch t.result {
+		case breaks:
+			v.Violations = append(v.Violations, t.violation(cands))
+		case passes:
+			v.PassedTests++
+		default:
+			v.Undecided = append(v.Undecided, a.undecided(t, cands, len(tests)))
+		}
+	}
+	v.Tests = len(tests)
+	switch {
+	case len(v.Violations) > 0:
+		v.Status = VerdictRegression
+	case len(v.Undecided) > 0:
+		v.Status = VerdictInconclusive
+	}
+	v.Passed = v.Status == VerdictPass
+	return v
+}
+
+func watches(watch []*regexp.Regexp, name string) bool {
+	if len(watch) == 0 {
+		return true
+	}
+	for _, re := range watch {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// adjust applies Holm's adjustment to the statistical tests' p-values and decides them.
+func (a *analysis) adjust(tests []*test) {
+	var ps []float64
+	var idx []int
+	for i, t := range tests {
+		if t.statistical {
+			ps = append(ps, t.p)
+			idx = append(idx, i)
+		}
+	}
+	for j, adj := range stats.Holm(ps) {
+		t := tests[idx[j]]
+		t.pAdjusted = adj
+		switch {
+		case t.est > t.threshold && adj <= a.alpha:
+			t.result = breaks
+		case t.hi <= t.threshold:
+			t.result = passes
+		default:
+			t.result = undecided
+			t.reason = "the captures cannot tell whether the change exceeds the threshold"
+		}
+	}
+}
+
+// nodeTest sets up and, for exact values, decides rule r on candidate i.
+func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta float64) *test {
+	values, ch, metric := a.tbl.cum, &c.row.Cum, MetricCum
+	if r.Subject == gate.Flat {
+		values, ch, metric = a.tbl.flat, &c.row.Flat, MetricFlat
+	}
+	t := &test{rule: r, cand: i, metric: metric, change: ch}
+	baseTotal, newTotal := float64(d.Total.Base), float64(d.Total.New)
+	if d.Options.Normalize {
+		newTotal = baseTotal
+	}
+	// The threshold in the rule's unit, raised where --min-delta asks more.
+	switch {
+	case r.Subject == gate.New:
+		t.threshold = max(r.Threshold, pctOfTotal(minDelta, newTotal))
+	case r.Kind == gate.Points:
+		t.threshold = max(r.Threshold, pctOfTotal(minDelta, baseTotal))
+	}
+
+	if a.exact && (len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || a.repeats(values, c.node)) {
+		t.exact, t.hasEstimate, t.hasInterval = true, true, true
+		switch {
+		case r.Subject == gate.New:
+			t.est = deref(ch.NewShare)
+		case r.Kind == gate.Points:
+			t.est = deref(ch.ShareDeltaPP)
+		default:
+			t.est = deref(ch.DeltaPct)
+			if ch.Base != 0 && minDelta > 0 {
+				t.threshold = max(r.Threshold, 100*minDelta/math.Abs(float64(ch.Base)))
+			} else {
+				t.threshold = r.Threshold
+			}
+		}
+		t.lo, t.hi = t.est, t.est
+		t.result = passes
+		if exactBreaks(r, ch, minDelta) {
+			t.result = breaks
+		}
+		return t
+	}
+	if a.single {
+		t.reason = "one capture per side of values with sampling noise: the run-to-run variation cannot be estimated; take at least 3 captures per side"
+		if r.Kind == gate.Relative && r.Subject != gate.New {
+			t.threshold = r.Threshold
+			if ch.DeltaPct != nil {
+				t.est, t.hasEstimate = *ch.DeltaPct, true
+			}
+		}
+		return t
+	}
+
+	sc := valueScale
+	if r.Subject == gate.New || r.Kind == gate.Points {
+		sc = shareScale
+	}
+	fp := &a.priors[sc]
+	f, ok := a.feature(values, c.node, sc)
+	if !fp.ok || !ok {
+		t.threshold = max(t.threshold, r.Threshold)
+		t.reason = "no variance could be estimated: " + fp.why
+		if !ok {
+			t.reason = "the node has negative values"
+		}
+		return t
+	}
+	cmp, err := fp.prior.Compare(f)
+	if err != nil {
+		t.reason = err.Error()
+		return t
+	}
+	t.statistical, t.hasEstimate, t.hasInterval = true, true, true
+	t.cmp, t.prior = cmp, &fp.prior
+	// A growth must be significant against the run-to-run variation the captures show, and
+	// against sampling noise alone: of a few samples, the log scale's t-test makes too much.
+	t.p = max(cmp.PAbove(0), a.poissonP(values, c.node, sc))
+	crit := cmp.Critical(a.alpha)
+	baseMean, newMean := stat.Mean(f.Base, nil), stat.Mean(f.New, nil)
+	switch {
+	case r.Subject == gate.New:
+		// The node's share of the new total, with a one-sample interval on the new side.
+		se := math.Sqrt(cmp.Variance / float64(cmp.NNew))
+		t.est = 100 * math.Exp(newMean)
+		t.lo, t.hi = 100*math.Exp(newMean-crit*se), 100*math.Exp(newMean+crit*se)
+		t.passGap, t.passSE, t.passOneSample = math.Log(t.threshold/100)-newMean, se, true
+		t.detect = func(g float64) float64 { return 100 * math.Exp(baseMean+g) }
+	case r.Kind == gate.Points:
+		// The change of the node's share, by the delta method from the log scale.
+		sb, sn := 100*math.Exp(baseMean), 100*math.Exp(newMean)
+		t.est = sn - sb
+		se := math.Sqrt(cmp.Variance * (sn*sn/float64(cmp.NNew) + sb*sb/float64(cmp.NBase)))
+		t.lo, t.hi = t.est-crit*se, t.est+crit*se
+		t.passGap, t.passSE = t.threshold-t.est, se
+		t.detect = func(g float64) float64 { return sb * math.Expm1(g) }
+	default:
+		t.est = pctOf(cmp.Diff)
+		lo, hi := cmp.Bounds(a.alpha)
+		t.lo, t.hi = pctOf(lo), pctOf(hi)
+		t.threshold = r.Threshold
+		if base := math.Exp(baseMean); minDelta > 0 && base > 0 {
+			t.threshold = max(r.Threshold, 100*minDelta/base)
+		}
+		t.passGap, t.passSE = math.Log1p(t.threshold/100)-cmp.Diff, cmp.SE
+		t.detect = pctOf
+	}
+	return t
+}
+
+// totalTest sets up and, for exact values, decides a total rule.
+func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
+	t := &test{rule: r, cand: -1, metric: MetricTotal, change: ch}
+	if r != nil {
+		t.threshold = r.Threshold
+		if ch.Base != 0 && minDelta > 0 {
+			t.threshold = max(r.Threshold, 100*minDelta/math.Abs(float64(ch.Base)))
+		}
+	}
+	f, ok := a.totalFeature()
+	repeats := true
+	if ok {
+		for _, side := range [][]float64{f.Base, f.New} {
+			for _, x := range side {
+				repeats = repeats && x == side[0]
+			}
+		}
+	}
+	if a.exact && (len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || repeats) {
+		t.exact = true
+		if ch.DeltaPct != nil {
+			t.est, t.hasEstimate, t.hasInterval = *ch.DeltaPct, true, true
+		}
+		t.lo, t.hi = t.est, t.est
+		t.result = passes
+		if r != nil && exactBreaks(r, ch, minDelta) {
+			t.result = breaks
+		}
+		return t
+	}
+	if a.single || !ok {
+		t.reason = "one capture per side of values with sampling noise: the run-to-run variation cannot be estimated; take at least 3 captures per side"
+		if !ok {
+			t.reason = "the total is negative"
+		}
+		if ch.DeltaPct != nil {
+			t.est, t.hasEstimate = *ch.DeltaPct, true
+		}
+		return t
+	}
+	// The total is one feature: its own variance, with no prior from the nodes.
+	p, err := stats.FitPrior([]stats.Feature{f})
+	if err != nil {
+		t.reason = "the totals do not vary between captures, but not exactly as exact values would"
+		if ch.DeltaPct != nil {
+			t.est, t.hasEstimate = *ch.DeltaPct, true
+		}
+		return t
+	}
+	cmp, _ := p.Compare(f)
+	t.statistical, t.hasEstimate, t.hasInterval = true, true, true
+	t.cmp = cmp
+	t.p = cmp.PAbove(0)
+	t.est = pctOf(cmp.Diff)
+	lo, hi := cmp.Bounds(a.alpha)
+	t.lo, t.hi = pctOf(lo), pctOf(hi)
+	t.passGap, t.passSE = math.Log1p(t.threshold/100)-cmp.Diff, cmp.SE
+	t.detect = pctOf
+	return t
+}
+
+// exactBreaks reports whether the change ch, taken as exact, breaks rule r.
+func exactBreaks(r *gate.Rule, ch *Change, minDelta float64) bool {
+	if ch.Delta <= 0 || math.Abs(float64(ch.Delta)) < minDelta {
+		return false
+	}
+	switch {
+	case r.Subject == gate.New:
+		// A node that appeared: its share of the new total.
+		return ch.NewShare != nil && *ch.NewShare > r.Threshold
+	case r.Kind == gate.Points:
+		return ch.ShareDeltaPP != nil && *ch.ShareDeltaPP > r.Threshold
+	case ch.Base == 0:
+		// Growth from nothing is larger than any relative threshold; for nodes the new rule
+		// covers appearances, so only the total counts it.
+		return r.Subject == gate.Total
+	}
+	return ch.DeltaPct != nil && *ch.DeltaPct > r.Threshold
+}
+
+func pctOfTotal(v, total float64) float64 {
+	if v <= 0 || total == 0 {
+		return 0
+	}
+	return 100 * v / math.Abs(total)
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func (t *test) node(cands []candidate) *string {
+	if t.cand < 0 {
+		return nil
+	}
+	name := cands[t.cand].row.Name
+	return &name
+}
+
+func (t *test) violation(cands []candidate) Violation {
+	ch := t.change
+	v := Violation{
+		Rule: t.rule.String(), Node: t.node(cands), Metric: t.metric,
+		Base: ch.Base, New: ch.New, Delta: ch.Delta, DeltaPct: ch.DeltaPct,
+		BaseShare: ch.BaseShare, NewShare: ch.NewShare, ShareDeltaPP: ch.ShareDeltaPP,
+		Threshold: t.threshold, Exact: t.exact,
+	}
+	if t.hasEstimate {
+		v.Estimate, v.Low, v.High = ptr(finite(t.est)), ptr(finite(t.lo)), ptr(finite(t.hi))
+	}
+	if t.statistical {
+		p := t.pAdjusted
+		v.PValue = &p
+	}
+	return v
+}
+
+// undecided describes an undecided test, with what deciding it would take.
+func (a *analysis) undecided(t *test, cands []candidate, tests int) Undecided {
+	u := Undecided{Rule: t.rule.String(), Node: t.node(cands), Metric: t.metric, Threshold: t.threshold, Reason: t.reason}
+	if t.hasEstimate {
+		u.Estimate = ptr(finite(t.est))
+	}
+	if !t.hasInterval {
+		return u
+	}
+	u.Low, u.High = ptr(finite(t.lo)), ptr(finite(t.hi))
+	if !t.statistical || t.cmp.SE <= 0 {
+		return u
+	}
+	// A regression needs the growth to be significant after Holm's adjustment, whose first
+	// step is Bonferroni's, at alpha/tests; a pass needs a one-sided bound at alpha.
+	u.Detectable = ptr(finite(max(t.threshold, t.detect(t.cmp.Critical(a.alpha/float64(tests))*t.cmp.SE))))
+	// rho is the factor by which the variance of the estimate must shrink to decide the test
+	// if the estimate held: to show the growth, or to bring the bound down to the threshold.
+	// (The critical values are those of these captures' degrees of freedom: more captures
+	// would also lower them a little, so the numbers are upper estimates.)
+	var rho float64
+	oneSample := false
+	if t.est > t.threshold {
+		if t.cmp.Diff <= 0 {
+			return u
+		}
+		rho = math.Pow(t.cmp.Diff/(t.cmp.Critical(a.alpha/float64(tests))*t.cmp.SE), 2)
+	} else {
+		if t.passGap <= 0 || t.passSE <= 0 {
+			return u
+		}
+		rho = math.Pow(t.passGap/(t.cmp.Critical(a.alpha)*t.passSE), 2)
+		oneSample = t.passOneSample
+	}
+	nb, nn := float64(t.cmp.NBase), float64(t.cmp.NNew)
+	n := 2 / (rho * (1/nb + 1/nn))
+	if oneSample {
+		n = nn / rho
+	}
+	if n <= maxCapturesNeeded {
+		u.CapturesNeeded = ptr(max(int(math.Ceil(n)), int(max(nb, nn))+1))
+	}
+	if p := t.prior; p != nil && p.D0 > 0 && p.Sampling > 0 {
+		// The node's variance is the sampling noise the trend expects of a value of its size,
+		// which longer captures reduce, and whatever is beyond it: run-to-run variation,
+		// which they do not.
+		sampling := min(t.cmp.Variance, p.Scale*p.Sampling*math.Exp(-t.cmp.Level))
+		floor := t.cmp.Variance - sampling
+		if target := t.cmp.Variance * rho; target > floor && sampling > 0 {
+			u.LengthFactor = ptr(finite(math.Ceil(max(sampling/(target-floor), 1)*10) / 10))
+		}
+	}
+	return u
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// finite holds v to the float64 range: JSON has no infinities, and bounds of extreme data or
+// an extreme --alpha can overflow.
+func finite(v float64) float64 {
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case v > math.MaxFloat64:
+		return math.MaxFloat64
+	case v < -math.MaxFloat64:
+		return -math.MaxFloat64
+	}
+	return v
+}
+
+// warningsOf says, for the diff's warnings, why the gate could not judge as usual.
+func (a *analysis) warnings(rules int) []string {
+	if rules == 0 {
+		return nil
+	}
+	var out []string
+	switch {
+	case a.single:
+		out = append(out, fmt.Sprintf("%d base and %d new captures of values with sampling noise: the gate cannot estimate how much they vary from run to run, so it cannot decide; take at least 3 captures per side",
+			len(a.bs.captures), len(a.ns.captures)))
+	case !a.exact && !a.priors[valueScale].ok:
+		out = append(out, "no variation between captures could be estimated: "+a.priors[valueScale].why)
+	}
+	return out
+}
