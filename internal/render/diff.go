@@ -389,8 +389,12 @@ func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
 			if u.Low != nil && u.High != nil {
 				bounds = boundsText(*u.Low, *u.High, false, unit, u.Rule)
 			}
+			captures, length := "", ""
+			if u.Low != nil {
+				captures, length = capturesText(u.CapturesNeeded), lengthText(u.LengthFactor)
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCode(u.Rule), mdNode(u.Node), mdEscape(est), mdEscape(bounds),
-				mdEscape(thresholdText(u.Threshold, unit)), mdEscape(optText(u.Detectable, unit, u.Rule)), capturesText(u.CapturesNeeded), lengthText(u.LengthFactor))
+				mdEscape(thresholdText(u.Threshold, unit)), mdEscape(optText(u.Detectable, unit, u.Rule)), captures, length)
 		}
 		if r := undecidedReason(v.Undecided); r != "" {
 			b.WriteString("\n" + mdEscape(r) + "\n")
@@ -538,6 +542,9 @@ func lengthText(f *float64) string {
 // undecidedReason is the reason the undecided tests share, when they all give the same one
 // and it is not the usual "cannot tell".
 func undecidedReason(us []report.Undecided) string {
+	if len(us) == 0 {
+		return ""
+	}
 	r := us[0].Reason
 	for _, u := range us {
 		if u.Reason != r {
@@ -593,6 +600,9 @@ func ViolationLines(d *report.Diff, unit string) []string {
 func UndecidedLines(d *report.Diff, unit string, limit int) []string {
 	var out []string
 	us := d.Verdict.Undecided
+	if r := undecidedReason(us); r != "" && len(us) > 1 {
+		return []string{fmt.Sprintf("%d tests undecided: %s", len(us), r)}
+	}
 	for i, u := range us {
 		if i == limit {
 			out = append(out, fmt.Sprintf("and %d more (the JSON and markdown reports list them all)", len(us)-limit))

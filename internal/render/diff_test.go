@@ -8,14 +8,22 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/gate"
 	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/report"
 )
 
-// newDiff builds a diff of folded-stacks captures (cpu/nanoseconds) with the given rules.
-func newDiff(t *testing.T, base, new []string, edit func(*report.DiffConfig), rules ...string) *report.Diff {
+// Kinds of captures newDiff builds.
+const (
+	exact   = "exact"   // values recorded without sampling: period 1 of space, as -memprofilerate=1
+	sampled = "sampled" // a CPU profile sampled every 10ms
+)
+
+// newDiff builds a diff of folded-stacks captures (cpu/nanoseconds) of a kind with the given
+// rules.
+func newDiff(t *testing.T, kind string, base, new []string, edit func(*report.DiffConfig), rules ...string) *report.Diff {
 	t.Helper()
 	cfg := report.DefaultDiffConfig()
 	cfg.NodeFraction = 0
@@ -34,7 +42,12 @@ func newDiff(t *testing.T, base, new []string, edit func(*report.DiffConfig), ru
 		for i, text := range texts {
 			in := report.Input{Source: fmt.Sprintf("%s-%d.pb.gz", role, i+1), Role: role, Format: report.FormatPprof,
 				SampleTypes: []report.SampleType{{Type: "cpu", Unit: "nanoseconds"}}, Samples: strings.Count(text, "\n")}
-			c, err := report.NewCapture(proftest.MustFolded([]string{"cpu/nanoseconds"}, text), in, cfg.Config)
+			p := proftest.MustFolded([]string{"cpu/nanoseconds"}, text)
+			p.PeriodType, p.Period = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, 10*msec
+			if kind == exact {
+				p.PeriodType, p.Period = &profile.ValueType{Type: "space", Unit: "bytes"}, 1
+			}
+			c, err := report.NewCapture(p, in, cfg.Config)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,16 +67,35 @@ const msec = 1_000_000
 func singleDiff(t *testing.T) *report.Diff {
 	base := fmt.Sprintf("main;handler;json.Marshal %d\nmain;handler;db.Query %d\nmain;gc %d\nmain;old|cache %d\n", 300*msec, 500*msec, 100*msec, 100*msec)
 	new := fmt.Sprintf("main;handler;json.Marshal %d\nmain;handler;db.Query %d\nmain;gc %d\nmain;handler;`tick` %d\n", 450*msec, 480*msec, 100*msec, 70*msec)
-	return newDiff(t, []string{base}, []string{new}, nil, "cum>20%", "new>5%", "total>1%")
+	return newDiff(t, exact, []string{base}, []string{new}, nil, "cum>20%", "new>5%", "total>1%")
 }
 
+// sampledSingle is the same comparison as sampled CPU profiles: one capture per side cannot
+// tell the change from run-to-run variation.
+func sampledSingle(t *testing.T) *report.Diff {
+	base := fmt.Sprintf("main;handler;json.Marshal %d\nmain;handler;db.Query %d\nmain;gc %d\nmain;old|cache %d\n", 300*msec, 500*msec, 100*msec, 100*msec)
+	new := fmt.Sprintf("main;handler;json.Marshal %d\nmain;handler;db.Query %d\nmain;gc %d\nmain;handler;`tick` %d\n", 450*msec, 480*msec, 100*msec, 70*msec)
+	return newDiff(t, sampled, []string{base}, []string{new}, nil, "cum>20%", "new>5%", "total>1%")
+}
+
+// statsDiff is four sampled captures per side: hash grew by 40%, sort and idle did not.
 func statsDiff(t *testing.T) *report.Diff {
 	var base, new []string
 	for _, jitter := range []int64{0, 3, -2, 1} {
-		base = append(base, fmt.Sprintf("main;work;hash %d\nmain;work;sort %d\nmain;idle %d\n", (100+jitter)*msec, (50-jitter)*msec, (20+jitter)*msec))
-		new = append(new, fmt.Sprintf("main;work;hash %d\nmain;work;sort %d\nmain;idle %d\n", (140+jitter)*msec, (50+jitter)*msec, (21-jitter)*msec))
+		base = append(base, fmt.Sprintf("main;work;hash %d\nmain;work;sort %d\nmain;idle %d\n", (100+jitter)*10*msec, (50-jitter)*10*msec, (20+jitter)*10*msec))
+		new = append(new, fmt.Sprintf("main;work;hash %d\nmain;work;sort %d\nmain;idle %d\n", (140+jitter)*10*msec, (50+jitter)*10*msec, (21-jitter)*10*msec))
 	}
-	return newDiff(t, base, new, nil, "flat>10%", "flat>1%:sort")
+	return newDiff(t, sampled, base, new, nil, "flat>10%", "flat>1%:sort")
+}
+
+// undecidedDiff is four noisy sampled captures per side: hash may have grown by 20%, or not.
+func undecidedDiff(t *testing.T) *report.Diff {
+	var base, new []string
+	for _, jitter := range []int64{0, 30, -25, 12} {
+		base = append(base, fmt.Sprintf("main;work;hash %d\nmain;work;sort %d\nmain;idle %d\n", (100+jitter)*10*msec, (50-jitter/3)*10*msec, 20*10*msec))
+		new = append(new, fmt.Sprintf("main;work;hash %d\nmain;work;sort %d\nmain;idle %d\n", (120-jitter)*10*msec, (50+jitter/3)*10*msec, 20*10*msec))
+	}
+	return newDiff(t, sampled, base, new, nil, "flat>10%", "cum>5pp", "new>1%")
 }
 
 func passedDiff(t *testing.T) *report.Diff {
@@ -72,7 +104,7 @@ func passedDiff(t *testing.T) *report.Diff {
 		fmt.Fprintf(&base, "main;f%02d %d\n", i, int64(100+i)*msec)
 		fmt.Fprintf(&new, "main;f%02d %d\n", i, int64(100+2*i)*msec)
 	}
-	return newDiff(t, []string{base.String()}, []string{new.String()}, func(c *report.DiffConfig) { c.Normalize = true }, "cum>50%")
+	return newDiff(t, exact, []string{base.String()}, []string{new.String()}, func(c *report.DiffConfig) { c.Normalize = true }, "cum>50%")
 }
 
 func TestDiffGolden(t *testing.T) {
@@ -82,7 +114,9 @@ func TestDiffGolden(t *testing.T) {
 		formats []string
 	}{
 		{"single", singleDiff, DiffFormats()},
+		{"sampled-single", sampledSingle, []string{"table", "markdown"}},
 		{"stats", statsDiff, DiffFormats()},
+		{"undecided", undecidedDiff, DiffFormats()},
 		{"passed", passedDiff, []string{"table", "markdown"}},
 	} {
 		d := tc.diff(t)
@@ -100,20 +134,41 @@ func TestDiffViolationLines(t *testing.T) {
 	got := ViolationLines(singleDiff(t), "")
 	// Shares: json.Marshal 30% -> 40.91%, handler 80% -> 90.91%, tick 0 -> 6.36% of 1.1s.
 	want := []string{
-		"cum>20%: json.Marshal: cum 300ms -> 450ms (+50.00%, +10.91pp)",
-		"cum>20%: handler: cum 800ms -> 1s (+25.00%, +10.91pp)",
-		"new>5%: `tick`: cum 0 -> 70ms (new, +6.36pp)",
-		"total>1%: total 1s -> 1.10s (+10.00%)",
+		"cum>20%: json.Marshal: cum 300ms -> 450ms (+50.00%, +10.91pp; exact)",
+		"cum>20%: handler: cum 800ms -> 1s (+25.00%, +10.91pp; exact)",
+		"new>5%: `tick`: cum 0 -> 70ms (new, +6.36pp; exact)",
+		"total>1%: total 1s -> 1.10s (+10.00%; exact)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	// Medians of four captures: hash 100.5ms -> 140.5ms, its share 58.94% -> 66.43%; p = 2/70.
+	// Medians of four captures: hash 1005ms -> 1405ms, its share 58.94% -> 66.43%; the
+	// estimate is the ratio of geometric means, with its 90% bounds and Holm's p-value.
 	stats := ViolationLines(statsDiff(t), "ms")
 	wantStats := []string{
-		"flat>10%: hash: flat 100.50ms -> 140.50ms (+39.80%, +7.49pp, p=0.0286)",
+		"flat>10%: hash: flat 1005ms -> 1405ms (+39.80%, +7.49pp; estimate +39.6% [+35.5%…+43.9%], p=5.72e-07)",
 	}
 	if diff := cmp.Diff(wantStats, stats); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestDiffUndecidedLines(t *testing.T) {
+	got := UndecidedLines(undecidedDiff(t), "", 2)
+	want := []string{
+		"flat>10%: hash: flat estimate +11.5% [-16.2%…+48.3%], threshold 10%; these captures detect +66.8% or more; about 89 captures per side would decide",
+		"flat>10%: sort: flat estimate +6.2% [-13.1%…+29.7%], threshold 10%; these captures detect +43.2% or more; about 130 captures per side would decide",
+		"and 2 more (the JSON and markdown reports list them all)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// One capture per side of sampled values: one reason for every test, said once.
+	got = UndecidedLines(sampledSingle(t), "", 5)
+	want = []string{
+		"8 tests undecided: one capture per side of values with sampling noise: the run-to-run variation cannot be estimated; take at least 3 captures per side",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -134,12 +189,17 @@ func TestDiffJSONShape(t *testing.T) {
 		t.Errorf("the document does not start with schema_version and kind:\n%.80s", buf.String())
 	}
 	verdict := doc["verdict"].(map[string]any)
-	if verdict["passed"] != false || len(verdict["violations"].([]any)) == 0 {
+	if verdict["status"] != "regression" || verdict["passed"] != false || len(verdict["violations"].([]any)) == 0 {
 		t.Errorf("verdict %v", verdict)
+	}
+	for _, key := range []string{"method", "watched", "tests", "passed_tests", "undecided"} {
+		if _, ok := verdict[key]; !ok {
+			t.Errorf("verdict.%s missing", key)
+		}
 	}
 	// Undefined numbers are null, never missing.
 	row := doc["rows"].([]any)[0].(map[string]any)
-	for _, key := range []string{"base", "new", "delta", "delta_pct", "base_share", "new_share", "share_delta_pp", "stats"} {
+	for _, key := range []string{"base", "new", "delta", "delta_pct", "base_share", "new_share", "share_delta_pp", "stats", "effect"} {
 		if _, ok := row["flat"].(map[string]any)[key]; !ok {
 			t.Errorf("flat.%s missing", key)
 		}
