@@ -91,14 +91,6 @@ func points(pp *float64) string {
 	return fmt.Sprintf("%+.2fpp", *pp)
 }
 
-// pValue formats a change's p-value, or "" without statistics.
-func pValue(ch *report.Change) string {
-	if ch.Stats == nil {
-		return ""
-	}
-	return strconv.FormatFloat(ch.Stats.PValue, 'g', 3, 64)
-}
-
 // marked is the row's name with its status when it appeared or vanished.
 func marked(r *report.DiffRow) string {
 	switch r.Status {

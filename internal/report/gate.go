@@ -156,6 +156,20 @@ func allExact(tbl *table, bs, ns *side) bool {
 	return true
 }
 
+// baseZero reports whether the value rule r watches of node n is 0 in every base capture.
+func (a *analysis) baseZero(r *gate.Rule, n int) bool {
+	values := a.tbl.cum
+	if r.Subject == gate.Flat {
+		values = a.tbl.flat
+	}
+	for _, c := range a.bs.captures {
+		if values[c][n] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // allZero reports whether node n's values are 0 in every capture.
 func (a *analysis) allZero(values [][]int64, n int) bool {
 	for c := range values {
@@ -257,7 +271,7 @@ func (a *analysis) poissonP(values [][]int64, n int, sc scaleKind) float64 {
 
 // effect is the relative change of node n's values, as rows show it, or nil.
 func (a *analysis) effect(values [][]int64, n int, ch *Change, status string) *Effect {
-	if status == StatusAppeared {
+	if status == StatusAppeared || a.allZero(values, n) {
 		return nil
 	}
 	if a.exact && (a.single || len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || a.repeats(values, n)) {
@@ -368,8 +382,9 @@ func (a *analysis) judge(d *Diff, cands []candidate, rules []*gate.Rule, watch [
 			if r.Subject == gate.New && c.row.Status != StatusAppeared {
 				continue
 			}
-			if r.Subject != gate.New && r.Kind == gate.Relative && c.row.Status == StatusAppeared {
-				// Growth from nothing has no relative size; new>N% covers it.
+			if r.Subject != gate.New && r.Kind == gate.Relative && a.baseZero(r, c.node) {
+				// Growth from nothing has no relative size: a relative rule does not cover a
+				// value that is 0 in every base capture (new>N% covers nodes that appeared).
 				continue
 			}
 			watched[i] = true
