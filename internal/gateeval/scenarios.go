@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -15,10 +16,14 @@ const Module = "github.com/profq/profq/testdata/gateapp"
 
 // The recipes docs/ci.md recommends, and the one it used to.
 var (
-	// CPURecipe gates CPU profiles on the user's own code, with the preemption handler's
-	// samples given back to the functions it interrupted.
-	CPURecipe = []string{"--fail-on", "flat>10%", "--fail-on", "cum>10%", "--min-delta", "0.5%",
+	// CPURecipe gates CPU profiles of fixed work on the user's own code: shares of the total
+	// (--normalize), with the preemption handler's samples given back to the functions it
+	// interrupted.
+	CPURecipe = []string{"--normalize", "--fail-on", "flat>10%", "--fail-on", "cum>10%", "--min-delta", "0.5%",
 		"--watch", "^" + regexp.QuoteMeta(Module) + "\\.", "--hide", "^runtime\\.asyncPreempt$"}
+	// CPURaw is the recipe on raw values, which need the captures to have run the same
+	// amount of work (or --base-bench and --new-bench).
+	CPURaw = slices.DeleteFunc(slices.Clone(CPURecipe), func(s string) bool { return s == "--normalize" })
 	// EveryNode is the recipe docs/ci.md gave before: the same rules on every node.
 	EveryNode = []string{"--fail-on", "flat>10%", "--fail-on", "cum>10%", "--min-delta", "0.5%"}
 	// AllocRecipe gates allocations counted exactly (-memprofilerate=1).
@@ -46,23 +51,32 @@ func Scenarios(sets []Set, legacy bool) []Scenario {
 	callees := func(sc *Scenario) { sc.AllowCallees = true }
 	old := func(sc *Scenario) { sc.Legacy = true }
 
-	add("CPU 2000x (3 s), recipe: A/A, 5v5", "cpu/base", "cpu/base", 5, false, CPURecipe)
-	add("CPU 2000x (3 s), recipe: +10%, 5v5", "cpu/base", "cpu/cpu10", 5, true, CPURecipe)
-	add("CPU 2000x (3 s), recipe: +20%, 5v5", "cpu/base", "cpu/cpu20", 5, true, CPURecipe)
+	// The recipe, on captures of 2000 iterations (about 3 s) and of 10000 (about 17 s).
+	for _, c := range []struct{ label, dir string }{{"2000x (3 s)", "cpu"}, {"10000x (17 s)", "long"}} {
+		add("CPU "+c.label+", recipe: A/A, 5v5", c.dir+"/base", c.dir+"/base", 5, false, CPURecipe)
+		add("CPU "+c.label+", recipe: +10%, 5v5", c.dir+"/base", c.dir+"/cpu10", 5, true, CPURecipe)
+		add("CPU "+c.label+", recipe: +20%, 5v5", c.dir+"/base", c.dir+"/cpu20", 5, true, CPURecipe)
+	}
 	add("CPU 2000x (3 s), recipe: A/A, 1v1", "cpu/base", "cpu/base", 1, false, CPURecipe)
 	add("CPU 2000x (3 s), recipe: +20%, 1v1", "cpu/base", "cpu/cpu20", 1, true, CPURecipe)
+	add("CPU 10000x (17 s), recipe: A/A, 10v10", "long/base", "long/base", 10, false, CPURecipe)
+	add("CPU 10000x (17 s), recipe: +20%, 10v10", "long/base", "long/cpu20", 10, true, CPURecipe)
+	// Raw values instead of shares.
+	add("CPU 10000x (17 s), raw values: A/A, 10v10", "long/base", "long/base", 10, false, CPURaw)
+	add("CPU 10000x (17 s), raw values: +20%, 10v10", "long/base", "long/cpu20", 10, true, CPURaw)
+	// A time-based benchmark: shares, or raw values per iteration.
+	add("CPU -benchtime 3s, recipe: A/A, 5v5", "time/base", "time/base", 5, false, CPURecipe)
+	add("CPU -benchtime 3s, recipe: +20%, 5v5", "time/base", "time/cpu20", 5, true, CPURecipe)
+	add("CPU -benchtime 3s, raw values: A/A, 5v5", "time/base", "time/base", 5, false, CPURaw)
+	add("CPU -benchtime 3s, raw values: +20%, 5v5", "time/base", "time/cpu20", 5, true, CPURaw)
+	add("CPU -benchtime 3s, raw values per iteration: A/A, 5v5", "time/base", "time/base", 5, false, CPURaw, bench)
+	add("CPU -benchtime 3s, raw values per iteration: +20%, 5v5", "time/base", "time/cpu20", 5, true, CPURaw, bench)
+	// The recipe docs/ci.md gave before, on every node.
 	add("CPU 2000x (3 s), every node: A/A, 5v5", "cpu/base", "cpu/base", 5, false, EveryNode, old)
 	add("CPU 2000x (3 s), every node: +20%, 5v5", "cpu/base", "cpu/cpu20", 5, true, EveryNode, old)
 	add("CPU 2000x (3 s), every node: A/A, 1v1", "cpu/base", "cpu/base", 1, false, EveryNode, old)
-	add("CPU -benchtime 3s, recipe, raw: A/A, 5v5", "time/base", "time/base", 5, false, CPURecipe)
-	add("CPU -benchtime 3s, recipe, raw: +20%, 5v5", "time/base", "time/cpu20", 5, true, CPURecipe)
-	add("CPU -benchtime 3s, recipe, per iteration: A/A, 5v5", "time/base", "time/base", 5, false, CPURecipe, bench)
-	add("CPU -benchtime 3s, recipe, per iteration: +20%, 5v5", "time/base", "time/cpu20", 5, true, CPURecipe, bench)
-	add("CPU 10000x (17 s), recipe: A/A, 5v5", "long/base", "long/base", 5, false, CPURecipe)
-	add("CPU 10000x (17 s), recipe: +10%, 5v5", "long/base", "long/cpu10", 5, true, CPURecipe)
-	add("CPU 10000x (17 s), recipe: +20%, 5v5", "long/base", "long/cpu20", 5, true, CPURecipe)
-	add("CPU 10000x (17 s), recipe: A/A, 10v10", "long/base", "long/base", 10, false, CPURecipe)
-	add("CPU 10000x (17 s), recipe: +20%, 10v10", "long/base", "long/cpu20", 10, true, CPURecipe)
+	add("CPU 2000x (3 s), every node: +20%, 1v1", "cpu/base", "cpu/cpu20", 1, true, EveryNode, old)
+	// Allocations counted exactly.
 	add("allocations, recipe: A/A, 1v1", "alloc/base", "alloc/base", 1, false, AllocRecipe, callees)
 	add("allocations, recipe: +20%, 1v1", "alloc/base", "alloc/alloc20", 1, true, AllocRecipe, callees)
 	add("allocations, recipe: A/A, 5v5", "alloc/base", "alloc/base", 5, false, AllocRecipe, callees)

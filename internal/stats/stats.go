@@ -1,5 +1,12 @@
-// Package stats provides the significance test profq diff uses to decide whether
-// per-node values differ between two sets of repeated profile captures.
+// Package stats provides the statistics of profq diff: the moderated t-test (moderated.go)
+// and the exact Poisson test (poisson.go) its gate decides with, Holm's adjustment over a
+// diff's tests, and the Mann-Whitney U test it reports beside them, as benchstat does.
+//
+// Distributions, special functions and the optimizer come from gonum; what is here has no
+// equivalent in gonum or in golang.org/x/perf/benchmath (benchstat's statistics): an
+// empirical Bayes prior of variances, Holm's adjustment, a conditional Poisson test. The
+// Mann-Whitney U test is benchmath's too, but profq's is several times faster on the sizes a
+// diff meets, one test per node, and the tests check that both give the same p-values.
 package stats
 
 import (
@@ -366,32 +373,4 @@ func Median(values []float64) float64 {
 	// Halving first cannot overflow, and it is exact for normal numbers, so it
 	// rounds the same as (a+b)/2 wherever that does not overflow.
 	return s[n/2-1]/2 + s[n/2]/2
-}
-
-// MinPValue returns the smallest two-sided p-value MannWhitneyU can give for
-// samples of sizes n1 and n2 without ties, which it gives when the samples do
-// not overlap: min(1, 2/C(n1+n2, n1)).
-//
-// profq warns when it is not below the significance level, since the test
-// then cannot detect any change however large. For n1+n2 > ExactMaxN,
-// MinPValue returns what the normal approximation gives for non-overlapping
-// samples instead, because that is what MannWhitneyU returns there, and it
-// can be much larger than 2/C(n1+n2, n1) for unbalanced sizes (0.099 instead
-// of 0.049 for 1 and 40 values). MinPValue returns 1 if n1 or n2 is less
-// than 1: no test is possible.
-func MinPValue(n1, n2 int) float64 {
-	if n1 < 1 || n2 < 1 {
-		return 1
-	}
-	if n1+n2 > ExactMaxN {
-		return normalP(n1, n2, float64(n1)*float64(n2)/2, 0)
-	}
-	k, n := min(n1, n2), n1+n2
-	// C(n, k) built up as C(n-k+i, i); every step is an exact integer below
-	// C(40, 20) < 2⁵³, so the result is the same as MannWhitneyU's.
-	c := 1.0
-	for i := 1; i <= k; i++ {
-		c = c * float64(n-k+i) / float64(i)
-	}
-	return min(1, 2/c)
 }

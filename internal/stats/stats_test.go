@@ -347,59 +347,6 @@ func TestMannWhitneyUErrors(t *testing.T) {
 	}
 }
 
-func TestMinPValue(t *testing.T) {
-	tests := []struct {
-		n1, n2 int
-		want   float64
-	}{
-		{5, 5, 2.0 / 252},
-		{2, 2, 2.0 / 6},
-		{1, 1, 1},       // 2/C(2, 1) = 1
-		{1, 5, 2.0 / 6}, // U is 0..5 with probability 1/6 each
-		{3, 1, 2.0 / 4},
-		{0, 5, 1},
-		{-1, 5, 1},
-		{20, 20, 2 / 137846528820.0},
-		{1, 39, 2.0 / 40},
-		// Normal approximation: (40/2 - 0.5) / sqrt(1·40/12·42) ≈ 1.648.
-		{1, 40, math.Erfc(19.5 / math.Sqrt(140) / math.Sqrt2)},
-		{2000, 2000, math.SmallestNonzeroFloat64}, // underflows
-	}
-	for _, tt := range tests {
-		if got := MinPValue(tt.n1, tt.n2); got != tt.want {
-			t.Errorf("MinPValue(%d, %d) = %v, want %v", tt.n1, tt.n2, got, tt.want)
-		}
-	}
-}
-
-// TestMinPValueReached checks that MinPValue is what MannWhitneyU returns for
-// non-overlapping samples, and a lower bound for any tie-free samples.
-func TestMinPValueReached(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	for n1 := 1; n1 <= 25; n1++ {
-		for n2 := n1; n1+n2 <= ExactMaxN+10; n2++ {
-			x, y := make([]float64, n1), make([]float64, n2)
-			for i := range x {
-				x[i] = float64(i)
-			}
-			for i := range y {
-				y[i] = float64(n1 + i)
-			}
-			want := MinPValue(n1, n2)
-			if sym := MinPValue(n2, n1); sym != want {
-				t.Errorf("MinPValue(%d, %d) = %v but MinPValue(%d, %d) = %v", n1, n2, want, n2, n1, sym)
-			}
-			if got := mustMWU(t, x, y); math.Abs(got-want) > 1e-15*want {
-				t.Errorf("n1=%d n2=%d: separated samples give %v, MinPValue %v", n1, n2, got, want)
-			}
-			x, y = randSample(r, n1, 0), randSample(r, n2, 0)
-			if got := mustMWU(t, x, y); got < want {
-				t.Errorf("n1=%d n2=%d: MannWhitneyU = %v < MinPValue %v", n1, n2, got, want)
-			}
-		}
-	}
-}
-
 func TestMedian(t *testing.T) {
 	tests := []struct {
 		values []float64
