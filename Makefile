@@ -3,7 +3,7 @@ GO ?= go
 PPROF_VERSION := v0.0.0-20260906184651-6331bc6350fe
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test lint bench golden fuzz tools
+.PHONY: build test lint bench gate-eval golden fuzz tools
 
 build:
 	$(GO) build -o profq ./cmd/profq
@@ -22,6 +22,11 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
 	./scripts/bench-pprof.sh
+
+## gate-eval: profq diff's gate on real captures under load (docs/performance.md#gate-evaluation):
+## about 45 minutes of captures the first time (kept in .bench/gate), then 20 of draws.
+gate-eval:
+	./scripts/gate-eval.sh
 
 ## golden: regenerate golden files and testscript expectations after an intended change.
 golden:

@@ -57,6 +57,29 @@ type analysis struct {
 	// priors are the fitted priors of the value and share scales; ok false when none could be
 	// fitted (then the tests of that scale are undecided).
 	priors [2]fittedPrior
+	// quantiles caches the t distribution's quantiles by degrees of freedom and level: the
+	// comparisons of a diff share a few, and computing one costs microseconds.
+	quantiles map[[2]float64]float64
+}
+
+// critical is c.Critical(alpha), cached.
+func (a *analysis) critical(c stats.Comparison, alpha float64) float64 {
+	if c.SE == 0 {
+		return 0
+	}
+	k := [2]float64{c.DF, alpha}
+	q, ok := a.quantiles[k]
+	if !ok {
+		q = c.Critical(alpha)
+		a.quantiles[k] = q
+	}
+	return q
+}
+
+// bounds is c.Bounds(alpha), with the cached quantile.
+func (a *analysis) bounds(c stats.Comparison, alpha float64) (lo, hi float64) {
+	w := a.critical(c, alpha) * c.SE
+	return c.Diff - w, c.Diff + w
 }
 
 type fittedPrior struct {
@@ -66,7 +89,7 @@ type fittedPrior struct {
 }
 
 func newAnalysis(tbl *table, bs, ns *side, nodes []int, alpha float64) *analysis {
-	a := &analysis{tbl: tbl, bs: bs, ns: ns, alpha: alpha}
+	a := &analysis{tbl: tbl, bs: bs, ns: ns, alpha: alpha, quantiles: map[[2]float64]float64{}}
 	a.pseudo = make([]float64, len(tbl.flat))
 	for c := range tbl.flat {
 		a.pseudo[c] = pseudocount(tbl.flat[c], tbl.cum[c], tbl.quantum[c])
@@ -292,7 +315,7 @@ func (a *analysis) effect(values [][]int64, n int, ch *Change, status string) *E
 	if err != nil {
 		return nil
 	}
-	lo, hi := c.Bounds(a.alpha)
+	lo, hi := a.bounds(c, a.alpha)
 	return &Effect{Pct: finite(pctOf(c.Diff)), LowPct: finite(pctOf(lo)), HighPct: finite(pctOf(hi)), Confidence: 1 - 2*a.alpha}
 }
 
@@ -531,7 +554,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 	// A growth must be significant against the run-to-run variation the captures show, and
 	// against sampling noise alone: of a few samples, the log scale's t-test makes too much.
 	t.p = max(cmp.PAbove(0), a.poissonP(values, c.node, sc))
-	crit := cmp.Critical(a.alpha)
+	crit := a.critical(cmp, a.alpha)
 	baseMean, newMean := stat.Mean(f.Base, nil), stat.Mean(f.New, nil)
 	switch {
 	case r.Subject == gate.New:
@@ -551,7 +574,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 		t.detect = func(g float64) float64 { return sb * math.Expm1(g) }
 	default:
 		t.est = pctOf(cmp.Diff)
-		lo, hi := cmp.Bounds(a.alpha)
+		lo, hi := a.bounds(cmp, a.alpha)
 		t.lo, t.hi = pctOf(lo), pctOf(hi)
 		t.threshold = r.Threshold
 		if base := math.Exp(baseMean); minDelta > 0 && base > 0 {
@@ -617,7 +640,7 @@ func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
 	t.cmp = cmp
 	t.p = cmp.PAbove(0)
 	t.est = pctOf(cmp.Diff)
-	lo, hi := cmp.Bounds(a.alpha)
+	lo, hi := a.bounds(cmp, a.alpha)
 	t.lo, t.hi = pctOf(lo), pctOf(hi)
 	t.passGap, t.passSE = math.Log1p(t.threshold/100)-cmp.Diff, cmp.SE
 	t.detect = pctOf
@@ -698,7 +721,7 @@ func (a *analysis) undecided(t *test, cands []candidate, tests int) Undecided {
 	}
 	// A regression needs the growth to be significant after Holm's adjustment, whose first
 	// step is Bonferroni's, at alpha/tests; a pass needs a one-sided bound at alpha.
-	u.Detectable = ptr(finite(max(t.threshold, t.detect(t.cmp.Critical(a.alpha/float64(tests))*t.cmp.SE))))
+	u.Detectable = ptr(finite(max(t.threshold, t.detect(a.critical(t.cmp, a.alpha/float64(tests))*t.cmp.SE))))
 	// rho is the factor by which the variance of the estimate must shrink to decide the test
 	// if the estimate held: to show the growth, or to bring the bound down to the threshold.
 	// (The critical values are those of these captures' degrees of freedom: more captures
@@ -709,12 +732,12 @@ func (a *analysis) undecided(t *test, cands []candidate, tests int) Undecided {
 		if t.cmp.Diff <= 0 {
 			return u
 		}
-		rho = math.Pow(t.cmp.Diff/(t.cmp.Critical(a.alpha/float64(tests))*t.cmp.SE), 2)
+		rho = math.Pow(t.cmp.Diff/(a.critical(t.cmp, a.alpha/float64(tests))*t.cmp.SE), 2)
 	} else {
 		if t.passGap <= 0 || t.passSE <= 0 {
 			return u
 		}
-		rho = math.Pow(t.passGap/(t.cmp.Critical(a.alpha)*t.passSE), 2)
+		rho = math.Pow(t.passGap/(a.critical(t.cmp, a.alpha)*t.passSE), 2)
 		oneSample = t.passOneSample
 	}
 	nb, nn := float64(t.cmp.NBase), float64(t.cmp.NNew)

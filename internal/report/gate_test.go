@@ -317,3 +317,26 @@ func TestGateUndecidedLengthFactor(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDiffGate measures the gate's statistics on five captures a side of a profile of
+// 5000 nodes, every one watched by two rules (--nodefraction 0): the prior's fit, one
+// moderated test and one Poisson test per rule and node, Holm's adjustment.
+func BenchmarkDiffGate(b *testing.B) {
+	t := &testing.T{}
+	rng := rand.New(rand.NewPCG(1, 1))
+	var rates, cvs []float64
+	for range 5000 {
+		rates = append(rates, math.Exp(1+6*rng.Float64()))
+		cvs = append(cvs, 0.1)
+	}
+	base, new := synthCaptures(t, rng, RoleBase, 5, rates, cvs, 0.1), synthCaptures(t, rng, RoleNew, 5, rates, cvs, 0.1)
+	cfg := DefaultDiffConfig()
+	cfg.NodeFraction = 0
+	cfg.Rules = rules(t, "flat>10%", "cum>10%")
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := NewDiff(base, new, cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -53,6 +54,10 @@ const DefaultOutlierP = 0.05
 // ErrNoVariance is returned (wrapped) by FitPrior when no feature has a residual degree of
 // freedom (one capture per side) or none varies: there is nothing to learn variation from.
 var ErrNoVariance = errors.New("stats: no variation to estimate")
+
+// maxTrendFeatures is the most features the trend is fitted to; beyond it, an even spread of
+// them over the levels (the prior's spread, D0, is still taken from every feature).
+const maxTrendFeatures = 2000
 
 // minPriorFeatures is the fewest features with a variance from which FitPrior estimates a
 // trend and its spread; with fewer it returns a prior of no weight (D0 = 0), so that each
@@ -188,11 +193,25 @@ func mean(values []float64) float64 {
 
 // fitTrend fits log(s·e^(-a) + f) to e by least squares, with s, f >= 0, and returns s and f.
 func fitTrend(levels, e []float64) (sampling, floor float64) {
+	// The loss is evaluated a few hundred times: e^(-a) once per feature, and at most
+	// maxTrendFeatures features, spread evenly over the levels (the trend has two parameters;
+	// more features than that only cost time).
+	idx := make([]int, len(levels))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(levels[i], levels[j]) })
+	step := max(1, len(idx)/maxTrendFeatures)
+	var u, y []float64
+	for k := 0; k < len(idx); k += step {
+		u = append(u, math.Exp(-levels[idx[k]]))
+		y = append(y, e[idx[k]])
+	}
 	loss := func(x []float64) float64 {
 		s, f := math.Exp(x[0]), math.Exp(x[1])
 		var ss float64
-		for i, a := range levels {
-			r := e[i] - math.Log(s*math.Exp(-a)+f)
+		for i, ui := range u {
+			r := y[i] - math.Log(s*ui+f)
 			ss += r * r
 		}
 		return ss
@@ -213,12 +232,10 @@ func fitTrend(levels, e []float64) (sampling, floor float64) {
 		x0[0] = Median(lo)
 	}
 	best := x0
-	res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0, &optimize.Settings{MajorIterations: 2000}, &optimize.NelderMead{})
-	// An error can come with a usable result (an iteration limit); keep whichever is better.
+	// An error can come with a usable result (an iteration limit): keep whichever is better.
+	res, _ := optimize.Minimize(optimize.Problem{Func: loss}, x0, &optimize.Settings{MajorIterations: 2000}, &optimize.NelderMead{})
 	if res != nil && !math.IsNaN(res.F) && res.F < loss(x0) {
 		best = res.X
-	} else if err != nil && res == nil {
-		best = x0
 	}
 	return math.Exp(best[0]), math.Exp(best[1])
 }
