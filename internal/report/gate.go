@@ -20,12 +20,17 @@ import (
 //   - Otherwise each value is compared on a log scale with a moderated t-test: the variance of
 //     a node from capture to capture is its own, shrunk towards what the comparison's other
 //     nodes show for nodes of its size (stats.FitPrior). A test is a regression when the
-//     estimated change exceeds the threshold and the growth is significant after Holm's
-//     adjustment over every test of the diff; a pass when the one-sided 1-alpha upper bound of
-//     the change is at or below the threshold.
+//     estimated change exceeds the threshold and the growth is significant, by the t-test and
+//     by an exact Poisson test of the sample counts, after Holm's adjustment over every test
+//     of the diff; a pass when the one-sided 1-alpha upper bound of the change is at or below
+//     the threshold.
 //   - One capture per side of sampled values gives no variance: nothing is decided.
 //
 // The verdict is a regression when any test is, a pass when every test is, else inconclusive.
+
+// singleReason is why every test of a diff of one capture per side of sampled values is
+// undecided.
+const singleReason = "one capture per side of values with sampling noise: the run-to-run variation cannot be estimated; take at least 3 captures per side"
 
 // maxCapturesNeeded is the most captures per side an undecided test reports as needed;
 // beyond it the test reports null.
@@ -48,10 +53,10 @@ type analysis struct {
 	// exact is true when every value carries no noise: each node is compared as it is unless
 	// its values differ between the captures of one side.
 	exact bool
-	// single is true when a side has one capture and the values are not exact: nothing can be
-	// decided.
+	// single is true when each side has one capture and the values are not exact: nothing can
+	// be decided.
 	single bool
-	// pseudo is each capture's pseudocount: half its smallest positive value, added before
+	// pseudo is each capture's pseudocount, half a sample (see pseudocount), added before
 	// taking logs so that a node absent from a capture has a finite log.
 	pseudo []float64
 	// priors are the fitted priors of the value and share scales; ok false when none could be
@@ -297,7 +302,7 @@ func (a *analysis) effect(values [][]int64, n int, ch *Change, status string) *E
 	if status == StatusAppeared || a.allZero(values, n) {
 		return nil
 	}
-	if a.exact && (a.single || len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || a.repeats(values, n)) {
+	if a.exact && (len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || a.repeats(values, n)) {
 		if ch.DeltaPct == nil {
 			return nil
 		}
@@ -520,7 +525,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 		return t
 	}
 	if a.single {
-		t.reason = "one capture per side of values with sampling noise: the run-to-run variation cannot be estimated; take at least 3 captures per side"
+		t.reason = singleReason
 		if r.Kind == gate.Relative && r.Subject != gate.New {
 			t.threshold = r.Threshold
 			if ch.DeltaPct != nil {
@@ -617,7 +622,7 @@ func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
 		return t
 	}
 	if a.single || !ok {
-		t.reason = "one capture per side of values with sampling noise: the run-to-run variation cannot be estimated; take at least 3 captures per side"
+		t.reason = singleReason
 		if !ok {
 			t.reason = "the total is negative"
 		}
