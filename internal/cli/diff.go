@@ -51,14 +51,16 @@ func newCmdDiff(stdio IO) *cobra.Command {
 		Use:   "diff [flags] BASE NEW | --base BASE... NEW...",
 		Short: "Compare profiles node by node and fail on regressions",
 		Long: `Compare a base profile with a new one, node by node: flat and cum values, their change
-and the change of each node's share of the total. With --fail-on rules profq diff is a CI gate:
-it exits 1 when a rule is broken, printing one line per violation on stderr.
+and the change of each node's share of the total.
 
-With --fail-on rules the verdict is one of three. "regression" (exit 1): a watched change
-exceeds a rule's threshold and, with several captures per side, is significant after Holm's
-adjustment over every test. "pass" (exit 0): every watched change beyond a threshold is
-ruled out. "inconclusive" (exit 4, see --inconclusive): the captures cannot tell; the report
-says, per undecided node, what change they could detect and how many captures would decide.
+With --fail-on rules profq diff is a CI gate, and its verdict is one of three:
+  regression    exit 1, one line per violation on stderr: a watched change exceeds a rule's
+                threshold and, with several captures per side, its growth is significant
+                after Holm's adjustment over every test
+  pass          exit 0: every watched change beyond a threshold is ruled out
+  inconclusive  exit 4 (see --inconclusive): the captures cannot tell; the report says, per
+                undecided node, what change they could detect and how many captures, or how
+                much longer ones, would decide
 
 Values that carry no sampling noise (heap profiles recorded with -memprofilerate=1) are
 compared as they are: one capture per side suffices. Sampled values (CPU profiles) need
@@ -98,7 +100,7 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.StringArrayVar(&o.base, "base", nil, "a base capture (repeatable); every argument is then a new capture")
-	fs.StringArrayVar(&o.failOn, "fail-on", nil, "exit 1 when this rule is broken (repeatable): total>N%, flat>N%, cum>N%, flat>Npp, cum>Npp, new>N%, each optionally :REGEXP")
+	fs.StringArrayVar(&o.failOn, "fail-on", nil, "a rule the gate checks (repeatable): total>N%, flat>N%, cum>N%, flat>Npp, cum>Npp, new>N%, each optionally :REGEXP")
 	fs.StringVar(&o.minDelta, "min-delta", "", "noise floor: changes smaller than this break no rule, e.g. 10ms, 1MB, 500 (sample units) or 0.5% (of the base total)")
 	fs.StringArrayVar(&o.watch, "watch", nil, "rules watch only nodes whose name matches this regexp (repeatable: any of them), e.g. your module's path")
 	fs.StringVar(&o.inconclusive, "inconclusive", o.inconclusive, "exit code of an inconclusive verdict: exit4 (4), pass (0) or fail (1)")
