@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/textproto"
 	"strconv"
@@ -28,10 +29,14 @@ type secondsValue int
 func (s *secondsValue) String() string { return strconv.Itoa(int(*s)) }
 func (s *secondsValue) Type() string   { return "int" }
 
+// maxSeconds is the most seconds --seconds and --timeout take (68 years): 1.5 times it plus
+// pprof's margin still fits a time.Duration, so no timeout can overflow into none.
+const maxSeconds = math.MaxInt32
+
 func (s *secondsValue) Set(v string) error {
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return errors.New("want a whole number of seconds, 0 or more")
+	if err != nil || n < 0 || n > maxSeconds {
+		return fmt.Errorf("want a whole number of seconds, from 0 to %d", maxSeconds)
 	}
 	*s = secondsValue(n)
 	return nil
@@ -52,7 +57,7 @@ func (t *timeoutValue) Type() string { return "duration" }
 
 func (t *timeoutValue) Set(v string) error {
 	if n, err := strconv.Atoi(v); err == nil {
-		if n <= 0 {
+		if n <= 0 || n > maxSeconds {
 			return errors.New("want a positive number of seconds or a duration such as 1m30s")
 		}
 		*t = timeoutValue(time.Duration(n) * time.Second)

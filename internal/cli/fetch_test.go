@@ -144,6 +144,9 @@ func TestFetchErrors(t *testing.T) {
 		{"password in the URL", []string{strings.Replace(srv.URL, "http://", "http://user:hunter2@", 1) + "/gone/debug/pprof/heap"}, ExitInput, "http://user:xxxxx@", "hunter2"},
 		{"negative seconds", []string{"--seconds", "-1", srv.URL + "/debug/pprof/heap"}, ExitUsage, "--seconds", ""},
 		{"bad timeout", []string{"--timeout", "soon", srv.URL + "/debug/pprof/heap"}, ExitUsage, "--timeout", ""},
+		// Seconds that would overflow a duration would turn every timeout off.
+		{"seconds that overflow", []string{"--seconds", "9223372036854775807", srv.URL + "/debug/pprof/heap"}, ExitUsage, "want a whole number of seconds, from 0 to 2147483647", ""},
+		{"timeout that overflows", []string{"--timeout", "9223372036854775807", srv.URL + "/debug/pprof/heap"}, ExitUsage, "--timeout", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

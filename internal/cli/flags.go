@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -263,45 +261,6 @@ func (s *pipeSink) Write(p []byte) (int, error) {
 		s.closed = true
 	}
 	return n, err
-}
-
-// atomicFile is an output file written under a temporary name in the same directory and
-// renamed into place only when complete, so that readers never see a partial report.
-type atomicFile struct {
-	f    *os.File
-	path string
-	done bool
-}
-
-func createAtomic(path string) (*atomicFile, error) {
-	// Registered, so that a signal that ends profq removes it (exitOnSignal).
-	f, err := liveTemps.create(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return nil, fmt.Errorf("writing %s: %w", path, err)
-	}
-	return &atomicFile{f: f, path: path}, nil
-}
-
-func (a *atomicFile) commit() error {
-	testHook("output")
-	if err := a.f.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", a.path, err)
-	}
-	if err := a.f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", a.path, err)
-	}
-	if err := liveTemps.rename(a.f.Name(), a.path); err != nil {
-		return fmt.Errorf("writing %s: %w", a.path, err)
-	}
-	a.done = true
-	return nil
-}
-
-func (a *atomicFile) abort() {
-	if !a.done {
-		a.f.Close()
-		liveTemps.remove(a.f.Name())
-	}
 }
 
 func writeFileAtomic(path string, data []byte) error {

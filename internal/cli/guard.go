@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,11 +61,21 @@ type tempFiles struct {
 	names map[string]struct{}
 }
 
-// create creates and registers a temporary file, as os.CreateTemp does.
-func (t *tempFiles) create(dir, pattern string) (*os.File, error) {
+// create creates and registers a temporary file in dir, named prefix and a random suffix. It
+// is created with mode 0666 less the umask, as a new file would be, so that a report renamed
+// into place has the mode the user's umask asks for.
+func (t *tempFiles) create(dir, prefix string) (*os.File, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f, err := os.CreateTemp(dir, pattern)
+	var f *os.File
+	var err error
+	for range 100 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

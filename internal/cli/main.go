@@ -150,6 +150,7 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		PersistentPreRunE: checkOutputs,
 	}
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)

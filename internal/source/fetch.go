@@ -134,6 +134,9 @@ func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip
 				next.Header.Del(name)
 			}
 		}
+		// The client would tell the next server the URL it came from, query (a token)
+		// included.
+		next.Header.Del("Referer")
 		return nil
 	}}
 	resp, err := client.Do(req)

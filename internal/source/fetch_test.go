@@ -364,10 +364,12 @@ func TestFetchRedirectHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	seen := map[string]string{} // host/path -> the X-Api-Key it got
+	seen := map[string]string{}     // host/path -> the X-Api-Key it got
+	referers := map[string]string{} // host/path -> the Referer it got
 	serve := func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen[r.Host+r.URL.Path] = r.Header.Get("X-Api-Key")
+		referers[r.Host+r.URL.Path] = r.Header.Get("Referer")
 		mu.Unlock()
 		w.Write(heap)
 	}
@@ -379,6 +381,8 @@ func TestFetchRedirectHeaders(t *testing.T) {
 			http.Redirect(w, r, "/final", http.StatusFound)
 		case "/away":
 			http.Redirect(w, r, other.URL+"/final", http.StatusFound)
+		case "/away-with-token":
+			http.Redirect(w, r, other.URL+"/token-final", http.StatusFound)
 		default:
 			serve(w, r)
 		}
@@ -386,7 +390,7 @@ func TestFetchRedirectHeaders(t *testing.T) {
 	defer srv.Close()
 
 	o := Options{Fetch: FetchOptions{Header: http.Header{"X-Api-Key": {"secret"}}}}
-	for _, path := range []string{"/same", "/away"} {
+	for _, path := range []string{"/same", "/away", "/away-with-token?token=secret"} {
 		if _, _, err := o.Load([]string{srv.URL + path}); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -397,5 +401,11 @@ func TestFetchRedirectHeaders(t *testing.T) {
 	}
 	if got, ok := seen[host(other.URL)+"/final"]; !ok || got != "" {
 		t.Errorf("redirect to another host: header %q (reached: %t), want none", got, ok)
+	}
+	// Go's client would send the first URL, query and all, as the Referer of a redirect.
+	for where, got := range referers {
+		if got != "" {
+			t.Errorf("%s got Referer %q, want none", where, got)
+		}
 	}
 }

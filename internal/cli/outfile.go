@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// atomicFile is an output file (-o, --report). A regular file, new or not, is written under a
+// temporary name in its directory and renamed into place only when complete, so that readers
+// never see a partial report and a failed run leaves the previous file as it was. What is not
+// a regular file is never replaced:
+//
+//   - a device, a FIFO or a socket (/dev/null, /dev/stdout, a named pipe) is written in place;
+//   - a symbolic link stays a link: the file it points to is written, atomically in that
+//     file's directory;
+//   - an existing file keeps its permissions; a new one gets 0666 less the umask, as any new
+//     file does.
+type atomicFile struct {
+	f *os.File
+	// path is the path as given, for messages; target is where the report lands: path, or
+	// the file the links of path lead to.
+	path, target string
+	// direct is true for a file written in place (a device, a FIFO, a socket).
+	direct bool
+	// mode is an existing file's permissions, which keep is true to give the new file.
+	mode os.FileMode
+	keep bool
+	done bool
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	fail := func(err error) (*atomicFile, error) { return nil, fmt.Errorf("writing %s: %w", path, err) }
+	fi, err := os.Stat(path) // through links
+	switch {
+	case err == nil && fi.IsDir():
+		return fail(errors.New("is a directory"))
+	case err == nil && !fi.Mode().IsRegular():
+		// Not a file to replace: write to it, as a shell redirection would.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fail(err)
+		}
+		return &atomicFile{f: f, path: path, target: path, direct: true}, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fail(err)
+	}
+	target, err := followLinks(path)
+	if err != nil {
+		return fail(err)
+	}
+	a := &atomicFile{path: path, target: target}
+	if fi != nil {
+		a.mode, a.keep = fi.Mode().Perm(), true
+	}
+	// Registered, so that a signal that ends profq removes it (exitOnSignal).
+	if a.f, err = liveTemps.create(filepath.Dir(target), "."+filepath.Base(target)+".tmp"); err != nil {
+		return fail(err)
+	}
+	return a, nil
+}
+
+// maxLinks is how many symbolic links followLinks follows before it gives up, as the kernel
+// does (ELOOP).
+const maxLinks = 40
+
+// followLinks returns the path that the chain of symbolic links starting at path leads to:
+// path itself when it is not a link, and the missing file a dangling link names.
+func followLinks(path string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return path, nil
+		case err != nil:
+			return "", err
+		case fi.Mode()&os.ModeSymlink == 0:
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", errors.New("too many levels of symbolic links")
+}
+
+func (a *atomicFile) commit() error {
+	testHook("output")
+	if a.direct {
+		a.done = true
+		if err := a.f.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", a.path, err)
+		}
+		return nil
+	}
+	if a.keep {
+		if err := a.f.Chmod(a.mode); err != nil {
+			return fmt.Errorf("writing %s: %w", a.path, err)
+		}
+	}
+	if err := a.f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", a.path, err)
+	}
+	if err := liveTemps.rename(a.f.Name(), a.target); err != nil {
+		return fmt.Errorf("writing %s: %w", a.path, err)
+	}
+	a.done = true
+	return nil
+}
+
+func (a *atomicFile) abort() {
+	if a.done {
+		return
+	}
+	a.f.Close()
+	if !a.direct {
+		liveTemps.remove(a.f.Name())
+	}
+}
+
+// inputFlags are the flags whose values are input files, besides the arguments.
+var inputFlags = []string{"base", "diff-base", "base-bench", "new-bench"}
+
+// checkOutputs refuses an output (-o, --report FORMAT=PATH) that is the same file as one of
+// the command's inputs: the report would replace what it is made from. It runs before the
+// command, as a usage error. Outputs and inputs that are not regular files (a device,
+// standard input, a URL, a file that does not exist yet) cannot be the same file.
+func checkOutputs(cmd *cobra.Command, args []string) error {
+	var outputs []string
+	if f := cmd.Flags().Lookup("output"); f != nil && f.Value.String() != "" {
+		outputs = append(outputs, f.Value.String())
+	}
+	if f := cmd.Flags().Lookup("report"); f != nil {
+		for _, spec := range flagValues(f) {
+			if _, path, ok := strings.Cut(spec, "="); ok {
+				outputs = append(outputs, path)
+			}
+		}
+	}
+	inputs := slices.Clone(args)
+	for _, name := range inputFlags {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			inputs = append(inputs, flagValues(f)...)
+		}
+	}
+	for _, out := range outputs {
+		ofi, err := os.Stat(out)
+		if err != nil || !ofi.Mode().IsRegular() {
+			continue
+		}
+		for _, in := range inputs {
+			if in == "-" || strings.Contains(in, "://") {
+				continue
+			}
+			if ifi, err := os.Stat(in); err == nil && os.SameFile(ofi, ifi) {
+				return usageErrorf("%s is an input and the output: writing the report would destroy it", out)
+			}
+		}
+	}
+	return nil
+}
+
+// flagValues returns a flag's values: each of a repeatable flag's, or the one of another.
+func flagValues(f *pflag.Flag) []string {
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		return sv.GetSlice()
+	}
+	if v := f.Value.String(); v != "" {
+		return []string{v}
+	}
+	return nil
+}
