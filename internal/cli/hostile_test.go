@@ -450,3 +450,37 @@ func terminalSafe(t *testing.T, stdout []byte) {
 		t.Errorf("the name's escapes are not shown:\n%s", stdout)
 	}
 }
+
+// TestZeroFilledRefusedAtOnce checks that a zero-filled input is refused from its first few
+// kilobytes, whatever its size, plain or gzipped: it used to be read as a stream of empty
+// OTLP messages, at hundreds of megabytes and tens of seconds, or decompressed whole.
+func TestZeroFilledRefusedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "zeros.bin")
+	if err := os.WriteFile(plain, make([]byte, 64<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	chunk := make([]byte, 1<<20)
+	for range 512 { // 512 MiB of zeros
+		zw.Write(chunk)
+	}
+	zw.Close()
+	gzipped := proftest.WriteFile(t, dir, "zeros.gz", gz.Bytes())
+	const limit = 8 << 20
+	for _, path := range []string{plain, gzipped} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var stderr bytes.Buffer
+		code := Run([]string{"top", path}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr})
+		runtime.ReadMemStats(&after)
+		if code != ExitInput || !strings.Contains(stderr.String(), "not a profile: it starts with zero bytes only") {
+			t.Errorf("%s: exit %d: %s", path, code, stderr.String())
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > limit {
+			t.Errorf("%s: refusing it allocated %d MB, want under %d MB", path, alloc>>20, limit>>20)
+		}
+	}
+}

@@ -178,3 +178,27 @@ func TestCheckSums(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroFilledHead checks that an input of zero bytes is refused from its head, plain or
+// gzipped, and that an OTLP stream cannot be made of empty messages.
+func TestZeroFilledHead(t *testing.T) {
+	for _, n := range []int{8, 100, headSize, 10 * headSize} {
+		_, _, err := Options{}.LoadData("zeros", make([]byte, n))
+		if !errors.Is(err, ErrZeroFilled) {
+			t.Errorf("%d zero bytes: %v", n, err)
+		}
+	}
+	// Too short to tell: the pprof parser says what it is.
+	if _, _, err := (Options{}).LoadData("zeros", make([]byte, 4)); err == nil || errors.Is(err, ErrZeroFilled) {
+		t.Errorf("4 zero bytes: %v", err)
+	}
+	// A zero byte then something else is not zero-filled.
+	head := make([]byte, headSize)
+	head[headSize-1] = 1
+	if err := checkHead(head); err != nil {
+		t.Errorf("a head with a 1 at its end: %v", err)
+	}
+	if _, ok := otlpFrames(make([]byte, 16)); ok {
+		t.Error("four empty frames read as an OTLP stream")
+	}
+}

@@ -191,24 +191,40 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 // times); before it grows, guard (if not nil) is asked whether reading may go on past n
 // bytes. Reading fewer bytes than the hint (a file truncated after its size was taken) is
 // no error: what was read is returned.
+//
+// The first headSize bytes are read on their own and checked (checkHead) before the rest is
+// read or a buffer of the hint's size allocated: a zero-filled input is refused at once,
+// whatever its size.
 func readSized(r io.Reader, hint, limit int64, guard func(n int64) error) ([]byte, error) {
 	const minRead = 512
 	bound := limit // the most bytes ever held: one past the limit, to tell it was passed
 	if bound < math.MaxInt64 {
 		bound++
 	}
-	buf := make([]byte, 0, min(max(hint, minRead), bound))
+	buf := make([]byte, 0, min(max(hint, minRead), bound, headSize))
+	checked := false
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > limit {
 				return nil, &LimitError{Limit: limit}
+			}
+			if !checked {
+				if err := checkHead(buf); err != nil {
+					return nil, err
+				}
+				checked = true
 			}
 			if guard != nil {
 				if err := guard(int64(len(buf))); err != nil {
 					return nil, err
 				}
 			}
-			grown := make([]byte, len(buf), min(2*int64(cap(buf)), bound))
+			size := min(2*int64(cap(buf)), bound)
+			if len(buf) == headSize {
+				// Past the head, straight to the size the hint expects.
+				size = min(max(hint, size), bound)
+			}
+			grown := make([]byte, len(buf), size)
 			copy(grown, buf)
 			buf = grown
 		}
@@ -218,6 +234,11 @@ func readSized(r io.Reader, hint, limit int64, guard func(n int64) error) ([]byt
 			if int64(len(buf)) > limit {
 				return nil, &LimitError{Limit: limit}
 			}
+			if !checked {
+				if err := checkHead(buf); err != nil {
+					return nil, err
+				}
+			}
 			return buf, nil
 		}
 		if err != nil {
@@ -226,17 +247,45 @@ func readSized(r io.Reader, hint, limit int64, guard func(n int64) error) ([]byt
 	}
 }
 
+// headSize is how many bytes of an input checkHead looks at.
+const headSize = 4096
+
+// ErrZeroFilled is returned (wrapped) for an input whose first bytes are all zero.
+var ErrZeroFilled = errors.New("not a profile: it starts with zero bytes only")
+
+// checkHead refuses the start of an input (compressed or not) that no format profq reads can
+// begin with: headSize zero bytes (or an input of zero bytes only, of at least 8). A
+// zero-filled file, a disk image's empty space or a sparse file is not worth reading on: as
+// a stream of empty OTLP messages or a legacy profile it would cost time and memory only to
+// be refused at its end. (A legacy binary CPU profile starts with zero words, but its header
+// holds a 3.)
+func checkHead(head []byte) error {
+	if len(head) < 8 {
+		return nil
+	}
+	for _, b := range head {
+		if b != 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w (the first %d); want pprof (profile.proto, gzipped or not, or a legacy format), OpenTelemetry profiles or folded stacks", ErrZeroFilled, len(head))
+}
+
 // decode parses one input's bytes: decompressed if they are gzip, then read in the format
 // Options.Format names or, without one, the format the content shows.
 func (o Options) decode(data []byte) (decoded, error) {
 	if o.Format != "" && !isKnownFormat(o.Format) {
 		return decoded{}, fmt.Errorf("unknown input format %q (want one of %s)", o.Format, strings.Join(Formats(), ", "))
 	}
+	// Bytes read by readSized were checked as they came; bytes handed over are checked here.
+	if err := checkHead(data[:min(len(data), headSize)]); err != nil {
+		return decoded{}, err
+	}
 	raw := data
 	if isGzip(data) {
 		var err error
 		if raw, err = o.gunzipLimited(data); err != nil {
-			if isLimit(err) {
+			if isLimit(err) || errors.Is(err, ErrZeroFilled) {
 				return decoded{}, err
 			}
 			// Not a well-formed gzip stream: pprof's parser says what is wrong with it.

@@ -120,7 +120,9 @@ func otlpFrames(raw []byte) (frames [][]byte, ok bool) {
 			return nil, false
 		}
 		n := binary.BigEndian.Uint32(rest)
-		if uint64(n) > uint64(len(rest)-4) {
+		if n == 0 || uint64(n) > uint64(len(rest)-4) {
+			// An empty message is no profile: exporters do not write them, and zero bytes
+			// would otherwise read as a stream of them.
 			return nil, false
 		}
 		frame := rest[4 : 4+n]
