@@ -358,8 +358,14 @@ func loadCapture(arg, role string, cfg report.Config, in source.Options, keep fu
 		return nil, err
 	}
 	keep(data)
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && !source.IsOTLPJSON(trimmed) {
-		return report.ReadCapture(arg, role, data)
+	// A saved top report may have been gzipped, or written with a byte order mark.
+	text, err := in.Decompress(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", arg, err)
+	}
+	text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
+	if trimmed := bytes.TrimLeft(text, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && !source.IsOTLPJSON(trimmed) {
+		return report.ReadCapture(arg, role, trimmed)
 	}
 	p, input, err := in.LoadData(arg, data)
 	if err != nil {

@@ -96,6 +96,9 @@ func ReadCapture(source, role string, data []byte) (*Capture, error) {
 		return nil, fmt.Errorf("reading %s: the top report leaves out %d of its nodes; save it with --nodefraction 0 --nodecount 0",
 			source, t.DroppedNodes+t.CandidateNodes-len(t.Rows))
 	}
+	if err := checkTotals(&t); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", source, err)
+	}
 	seen := make(map[nodeKey]bool, len(t.Rows))
 	for i := range t.Rows {
 		k := rowKey(&t.Rows[i])
@@ -113,6 +116,31 @@ func ReadCapture(source, role string, data []byte) (*Capture, error) {
 	}
 	in := Input{Source: source, Role: role, Format: FormatTopJSON, SampleTypes: []SampleType{t.SampleType}, Samples: samples, Warnings: []string{}}
 	return &Capture{Input: in, Top: &t}, nil
+}
+
+// checkTotals refuses a saved top report whose numbers no profile gives: a total is a sum of
+// absolute values, so it is never negative and no node's value exceeds it (but under --mean,
+// where values are means); and without negative values a node's cum holds its flat.
+func checkTotals(t *Top) error {
+	if t.Total < 0 {
+		return fmt.Errorf("the top report's total is negative (%d): a total is a sum of absolute values", t.Total)
+	}
+	negative := false
+	for i := range t.Rows {
+		negative = negative || t.Rows[i].Flat < 0 || t.Rows[i].Cum < 0
+	}
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		switch {
+		case r.Flat == math.MinInt64 || r.Cum == math.MinInt64:
+			return fmt.Errorf("node %q has a value of -2^63, which no sum of int64 values reaches", r.Name)
+		case !t.Options.Mean && (abs64(r.Flat) > t.Total || abs64(r.Cum) > t.Total):
+			return fmt.Errorf("node %q has values (flat %d, cum %d) beyond the report's total %d", r.Name, r.Flat, r.Cum, t.Total)
+		case !negative && r.Flat > r.Cum:
+			return fmt.Errorf("node %q has a flat value (%d) above its cum value (%d)", r.Name, r.Flat, r.Cum)
+		}
+	}
+	return nil
 }
 
 // checkSummary refuses a saved top report whose options shaped its node table differently from

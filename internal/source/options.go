@@ -340,6 +340,16 @@ func isKnownFormat(f string) bool {
 	return false
 }
 
+// Decompress returns data decompressed when it is gzip, under the same limits as a gzipped
+// profile (--max-input-bytes, the bomb guard), and data itself otherwise: for inputs that are
+// not profiles, such as the saved reports profq diff reads.
+func (o Options) Decompress(data []byte) ([]byte, error) {
+	if !isGzip(data) {
+		return data, nil
+	}
+	return o.gunzipLimited(data)
+}
+
 // gunzipLimited decompresses a gzip stream, failing with a LimitError beyond the input
 // limit and, while the default limit is in force, with a RatioError as soon as it
 // decompresses to more than a real profile of its size would (bombFloor, maxGzipRatio).
