@@ -147,6 +147,10 @@ func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip
 	if resp.StatusCode != http.StatusOK {
 		return nil, &FetchError{URL: shown, Status: resp.Status, Err: statusError(resp)}
 	}
+	if resp.ContentLength > limit {
+		// The server says how large the body is: no need to read it to refuse it.
+		return nil, &FetchError{URL: shown, Status: resp.Status, Err: &LimitError{Limit: limit}}
+	}
 	data, err := readLimited(resp.Body, limit)
 	if err != nil {
 		var lim *LimitError

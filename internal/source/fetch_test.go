@@ -409,3 +409,23 @@ func TestFetchRedirectHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchContentLengthOverLimit checks that a response whose Content-Length is over the
+// input limit is refused from its headers: the handler sends them and then waits, and the
+// fetch must not wait for a body it would refuse.
+func TestFetchContentLengthOverLimit(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "10737418240") // 10 GiB
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	_, _, err := Options{}.Load([]string{srv.URL + "/debug/pprof/heap"})
+	var lim *LimitError
+	if !errors.As(err, &lim) {
+		t.Fatalf("error %v, want a LimitError", err)
+	}
+}
