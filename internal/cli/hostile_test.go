@@ -484,3 +484,59 @@ func TestZeroFilledRefusedAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeLimitsWhileReading checks that a sample's frames and labels are counted as they
+// are decoded: a sample of millions of location IDs (a few megabytes of input) or labels is
+// refused before they are held.
+func TestDecodeLimitsWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	// One location, and one sample that goes through it five million times.
+	ids := make([]int64, 5_000_000)
+	for i := range ids {
+		ids[i] = 1
+	}
+	deep := pb{}.msg(pbSampleType, pb{}.int(1, 1).int(2, 2)).
+		msg(pbSample, pb{}.packed(1, ids...).varint(2, 1)).
+		msg(pbLocation, pb{}.int(1, 1)).
+		str(pbStringTable, "").str(pbStringTable, "samples").str(pbStringTable, "count")
+	// One sample of a hundred thousand labels.
+	sample := pb{}.varint(2, 1)
+	for range 100_000 {
+		sample = sample.msg(3, pb{}.int(1, 3).int(2, 4))
+	}
+	labelled := pb{}.msg(pbSampleType, pb{}.int(1, 1).int(2, 2)).msg(pbSample, sample).
+		str(pbStringTable, "").str(pbStringTable, "samples").str(pbStringTable, "count").
+		str(pbStringTable, "key").str(pbStringTable, "value")
+	for _, tc := range []struct {
+		name string
+		data []byte
+		msg  string
+	}{
+		{"deep.pb.gz", gzipped(t, deep), "more than 10000 frames; raise the limit with --max-stack-depth"},
+		{"labels.pb.gz", gzipped(t, labelled), "more than 10000 labels; raise the limit with --max-labels"},
+	} {
+		path := proftest.WriteFile(t, dir, tc.name, tc.data)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var stderr bytes.Buffer
+		code := Run([]string{"top", path}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr})
+		runtime.ReadMemStats(&after)
+		if code != ExitInput || !strings.Contains(stderr.String(), tc.msg) {
+			t.Errorf("%s: exit %d: %s", tc.name, code, stderr.String())
+		}
+		// The decompressed input itself (about 5 MB of IDs, 1.2 MB of labels) is held, and
+		// nothing proportional to what it expands to.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+			t.Errorf("%s: refusing it allocated %d MB", tc.name, alloc>>20)
+		} else {
+			t.Logf("%s: %d MB allocated", tc.name, alloc>>20)
+		}
+	}
+	// Raised, the limits let the same inputs through.
+	path := filepath.Join(dir, "labels.pb.gz")
+	var stderr bytes.Buffer
+	if code := Run([]string{"top", "--max-labels", "200000", path}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr}); code != ExitOK {
+		t.Errorf("--max-labels 200000: exit %d: %s", code, stderr.String())
+	}
+}

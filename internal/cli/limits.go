@@ -20,6 +20,8 @@ func addLimitFlags(fs *pflag.FlagSet, o *source.Options) {
 		"refuse an input with more samples than this")
 	fs.Var(&limitFlag[int]{p: &o.MaxStackDepth, def: source.DefaultMaxStackDepth}, "max-stack-depth",
 		"refuse an input with a sample of more frames than this (inlined frames count)")
+	fs.Var(&limitFlag[int]{p: &o.MaxLabels, def: source.DefaultMaxLabels}, "max-labels",
+		"refuse an input with a sample of more labels than this")
 }
 
 // limitFlag is a positive limit whose default is def while *p is 0.

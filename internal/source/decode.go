@@ -377,6 +377,21 @@ func appendVarints[T int64 | uint64](dst []T, f *field) ([]T, error) {
 	return dst, errWireType
 }
 
+// countVarints is how many varints appendVarints would append for f: one for a varint,
+// and for a packed field as many as its bytes without a continuation bit.
+func countVarints(f *field) int {
+	if f.wire != wireBytes {
+		return 1
+	}
+	n := 0
+	for _, b := range f.data {
+		if b < 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
 // scan is the first pass: it counts what the input holds, so that the next passes can
 // allocate everything at its final size.
 func (d *decoder) scan(data []byte) error {
@@ -881,10 +896,18 @@ func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
 		i = next
 		switch f.num {
 		case 1:
+			// Checked before the IDs are held: a packed field of millions of them is a few
+			// megabytes of input and tens of megabytes decoded.
+			if d.lim.depth > 0 && len(ids)+countVarints(&f) > d.lim.depth {
+				return &DepthLimitError{Limit: d.lim.depth}
+			}
 			ids, err = appendVarints(ids, &f)
 		case 2:
 			values, err = appendVarints(values, &f)
 		case 3:
+			if d.lim.labels > 0 && len(raw) >= d.lim.labels {
+				return &LabelLimitError{Limit: d.lim.labels}
+			}
 			var l labelX
 			l, err = readLabel(&f)
 			raw = append(raw, l)

@@ -7,11 +7,25 @@ import (
 )
 
 // checkLimits checks a decoded input against the limits of every format: its number of
-// samples, the frames of each sample (a location's inlined lines each count, a location
+// samples, the labels of each sample, the frames of each sample (a location's inlined lines each count, a location
 // without lines counts once) and the sums of its values (checkSums).
 func checkLimits(p *profile.Profile, lim limits) error {
 	if lim.samples > 0 && len(p.Sample) > lim.samples {
 		return &SampleLimitError{Limit: lim.samples}
+	}
+	if lim.labels > 0 {
+		for _, s := range p.Sample {
+			n := 0
+			for _, v := range s.Label {
+				n += len(v)
+			}
+			for _, v := range s.NumLabel {
+				n += len(v)
+			}
+			if n > lim.labels {
+				return &LabelLimitError{Limit: lim.labels}
+			}
+		}
 	}
 	if lim.depth > 0 {
 		// Samples of few enough locations cannot be too deep, whatever their lines: most

@@ -28,6 +28,8 @@ type Options struct {
 	// MaxStackDepth bounds the frames of one sample (inlined frames count); 0 means
 	// DefaultMaxStackDepth.
 	MaxStackDepth int
+	// MaxLabels bounds the labels of one sample; 0 means DefaultMaxLabels.
+	MaxLabels int
 	// Fetch says how URL arguments are fetched (fetch.go).
 	Fetch FetchOptions
 	// Demangle is how C++ and Rust function names are demangled once the profiles are
@@ -57,6 +59,11 @@ const DefaultMaxSamples = 10_000_000
 // async-profiler and JFR 2048 at most) and deep enough for any real recursion, while a
 // stack of millions of frames, which costs memory and time in every report, fails.
 const DefaultMaxStackDepth = 10_000
+
+// DefaultMaxLabels is the default limit on the labels of one sample: Go's pprof.Do and
+// OpenTelemetry's attributes give a sample a handful, and a sample of millions, which costs
+// memory in every report that groups by label, fails.
+const DefaultMaxLabels = 10_000
 
 // The decompression-bomb guard, on while the default MaxInputBytes is in force: a gzip
 // input that decompresses to more than bombFloor bytes may not decompress to more than
@@ -133,6 +140,16 @@ func (e *DepthLimitError) Error() string {
 	return fmt.Sprintf("a sample has more than %d frames; raise the limit with --max-stack-depth", e.Limit)
 }
 
+// LabelLimitError is an input with a sample of more labels than Options.MaxLabels allows.
+type LabelLimitError struct {
+	// Limit is the limit in labels per sample.
+	Limit int
+}
+
+func (e *LabelLimitError) Error() string {
+	return fmt.Sprintf("a sample has more than %d labels; raise the limit with --max-labels", e.Limit)
+}
+
 // OverflowError is a profile whose values of one sample type add up, in absolute value,
 // beyond what an int64 holds: a total, a cumulative value or a merged sample could then
 // wrap around and be reported as a wrong number.
@@ -153,8 +170,9 @@ func isLimit(err error) bool {
 		ratio  *RatioError
 		sample *SampleLimitError
 		depth  *DepthLimitError
+		labels *LabelLimitError
 	)
-	return errors.As(err, &size) || errors.As(err, &ratio) || errors.As(err, &sample) || errors.As(err, &depth)
+	return errors.As(err, &size) || errors.As(err, &ratio) || errors.As(err, &sample) || errors.As(err, &depth) || errors.As(err, &labels)
 }
 
 func (o Options) maxInputBytes() int64 {
@@ -166,11 +184,14 @@ func (o Options) maxInputBytes() int64 {
 
 // limits are the limits the pprof decoder checks as it goes; zero fields mean none.
 type limits struct {
-	samples, depth int
+	samples, depth, labels int
 }
 
 func (o Options) limits() limits {
-	l := limits{samples: o.MaxSamples, depth: o.MaxStackDepth}
+	l := limits{samples: o.MaxSamples, depth: o.MaxStackDepth, labels: o.MaxLabels}
+	if l.labels <= 0 {
+		l.labels = DefaultMaxLabels
+	}
 	if l.samples <= 0 {
 		l.samples = DefaultMaxSamples
 	}
