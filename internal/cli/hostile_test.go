@@ -417,19 +417,14 @@ func TestGzipBombMemory(t *testing.T) {
 	const limit = 256 << 20
 	for _, nested := range []bool{false, true} {
 		path := writeBomb(t, dir, fmt.Sprintf("bomb-%t.gz", nested), 4096, nested)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		var stderr bytes.Buffer
-		code := Run([]string{"top", path}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr})
-		runtime.ReadMemStats(&after)
+		code, stderr, alloc := runAllocating("top", path)
 		if code != ExitInput {
-			t.Errorf("nested %t: exit %d, want %d: %s", nested, code, ExitInput, stderr.String())
+			t.Errorf("nested %t: exit %d, want %d: %s", nested, code, ExitInput, stderr)
 		}
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > limit {
-			t.Errorf("nested %t: refusing the bomb allocated %d MB, want under %d MB: %s", nested, alloc>>20, limit>>20, stderr.String())
+		if alloc > limit {
+			t.Errorf("nested %t: refusing the bomb allocated %d MB, want under %d MB: %s", nested, alloc>>20, limit>>20, stderr)
 		} else {
-			t.Logf("nested %t: %d MB allocated: %s", nested, alloc>>20, strings.TrimSpace(stderr.String()))
+			t.Logf("nested %t: %d MB allocated: %s", nested, alloc>>20, strings.TrimSpace(stderr))
 		}
 	}
 }
@@ -470,16 +465,11 @@ func TestZeroFilledRefusedAtOnce(t *testing.T) {
 	gzipped := proftest.WriteFile(t, dir, "zeros.gz", gz.Bytes())
 	const limit = 8 << 20
 	for _, path := range []string{plain, gzipped} {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		var stderr bytes.Buffer
-		code := Run([]string{"top", path}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr})
-		runtime.ReadMemStats(&after)
-		if code != ExitInput || !strings.Contains(stderr.String(), "not a profile: it starts with zero bytes only") {
-			t.Errorf("%s: exit %d: %s", path, code, stderr.String())
+		code, stderr, alloc := runAllocating("top", path)
+		if code != ExitInput || !strings.Contains(stderr, "not a profile: it starts with zero bytes only") {
+			t.Errorf("%s: exit %d: %s", path, code, stderr)
 		}
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > limit {
+		if alloc > limit {
 			t.Errorf("%s: refusing it allocated %d MB, want under %d MB", path, alloc>>20, limit>>20)
 		}
 	}
@@ -516,18 +506,13 @@ func TestDecodeLimitsWhileReading(t *testing.T) {
 		{"labels.pb.gz", gzipped(t, labelled), "more than 10000 labels; raise the limit with --max-labels"},
 	} {
 		path := proftest.WriteFile(t, dir, tc.name, tc.data)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		var stderr bytes.Buffer
-		code := Run([]string{"top", path}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr})
-		runtime.ReadMemStats(&after)
-		if code != ExitInput || !strings.Contains(stderr.String(), tc.msg) {
-			t.Errorf("%s: exit %d: %s", tc.name, code, stderr.String())
+		code, stderr, alloc := runAllocating("top", path)
+		if code != ExitInput || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%s: exit %d: %s", tc.name, code, stderr)
 		}
 		// The decompressed input itself (about 5 MB of IDs, 1.2 MB of labels) is held, and
 		// nothing proportional to what it expands to.
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		if alloc > 32<<20 {
 			t.Errorf("%s: refusing it allocated %d MB", tc.name, alloc>>20)
 		} else {
 			t.Logf("%s: %d MB allocated", tc.name, alloc>>20)
@@ -539,4 +524,16 @@ func TestDecodeLimitsWhileReading(t *testing.T) {
 	if code := Run([]string{"top", "--max-labels", "200000", path}, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &stderr}); code != ExitOK {
 		t.Errorf("--max-labels 200000: exit %d: %s", code, stderr.String())
 	}
+}
+
+// runAllocating runs profq in-process and returns its exit code, its stderr and the bytes
+// it allocated (after a collection, so that nothing before counts).
+func runAllocating(args ...string) (code int, stderr string, alloc uint64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var errBuf bytes.Buffer
+	code = Run(args, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errBuf})
+	runtime.ReadMemStats(&after)
+	return code, errBuf.String(), after.TotalAlloc - before.TotalAlloc
 }
