@@ -46,7 +46,56 @@ func parsePprof(data, raw []byte, lim limits) (*profile.Profile, error) {
 	if isLimit(err) {
 		return nil, err
 	}
+	// ParseData reads what the decoder does not (concatenated messages, duplicate IDs) and
+	// pprof's legacy formats, but holds every sample before profq can count anything: what
+	// the limits bound is counted first, on the encoded samples.
+	if err := prescanLimits(raw, lim); err != nil {
+		return nil, err
+	}
 	return profile.ParseData(raw)
+}
+
+// prescanLimits counts, in an encoded profile.proto, the samples and each sample's location
+// IDs and labels, and fails with the limit error of the first that is over its limit. Input
+// that is not protobuf at its top level (a legacy text format) passes: pprof's text parsers
+// read it line by line.
+func prescanLimits(raw []byte, lim limits) error {
+	samples := 0
+	var f, g field
+	for i := 0; i < len(raw); {
+		next, err := readField(raw, i, &f)
+		if err != nil {
+			return nil
+		}
+		i = next
+		if f.num != fieldSample || f.wire != wireBytes {
+			continue
+		}
+		if samples++; lim.samples > 0 && samples > lim.samples {
+			return &SampleLimitError{Limit: lim.samples}
+		}
+		ids, labels := 0, 0
+		for j := 0; j < len(f.data); {
+			next, err := readField(f.data, j, &g)
+			if err != nil {
+				break
+			}
+			j = next
+			switch g.num {
+			case 1:
+				ids += countVarints(&g)
+			case 3:
+				labels++
+			}
+		}
+		if lim.depth > 0 && ids > lim.depth {
+			return &DepthLimitError{Limit: lim.depth}
+		}
+		if lim.labels > 0 && labels > lim.labels {
+			return &LabelLimitError{Limit: lim.labels}
+		}
+	}
+	return nil
 }
 
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }

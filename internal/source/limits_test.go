@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"errors"
+	"google.golang.org/protobuf/encoding/protowire"
 	"io"
 	"math"
 	"strings"
@@ -200,5 +201,44 @@ func TestZeroFilledHead(t *testing.T) {
 	}
 	if _, ok := otlpFrames(make([]byte, 16)); ok {
 		t.Error("four empty frames read as an OTLP stream")
+	}
+}
+
+// TestFallbackKeepsLimits checks that an input the fast decoder leaves to ParseData (here a
+// second time stamp, as two concatenated profiles have) is held to the same limits before
+// ParseData reads it.
+func TestFallbackKeepsLimits(t *testing.T) {
+	msg := func(b []byte, num protowire.Number, sub []byte) []byte {
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		return protowire.AppendBytes(b, sub)
+	}
+	str := func(b []byte, s string) []byte { return msg(b, 6, []byte(s)) }
+	varint := func(b []byte, num protowire.Number, v uint64) []byte {
+		b = protowire.AppendTag(b, num, protowire.VarintType)
+		return protowire.AppendVarint(b, v)
+	}
+	deep := func(frames int) []byte {
+		var ids []byte
+		for range frames {
+			ids = protowire.AppendVarint(ids, 1)
+		}
+		var sample []byte
+		sample = msg(sample, 1, ids)
+		sample = varint(sample, 2, 1)
+		var p []byte
+		p = msg(p, 1, varint(varint(nil, 1, 1), 2, 2)) // sample_type samples/count
+		p = msg(p, 2, sample)
+		p = msg(p, 4, varint(nil, 1, 1)) // location 1
+		p = str(str(str(p, ""), "samples"), "count")
+		p = varint(p, 9, 1) // time_nanos, twice: concatenated profiles
+		return varint(p, 9, 2)
+	}
+	o := Options{MaxStackDepth: 100}
+	if _, _, err := o.LoadData("deep", deep(101)); !errors.As(err, new(*DepthLimitError)) {
+		t.Errorf("101 frames through the fallback: %v, want a DepthLimitError", err)
+	}
+	// Within the limits, ParseData says what it says of it.
+	if _, _, err := o.LoadData("shallow", deep(100)); err == nil || errors.As(err, new(*DepthLimitError)) || !strings.Contains(err.Error(), "concatenated profiles") {
+		t.Errorf("100 frames through the fallback: %v, want ParseData's error", err)
 	}
 }
