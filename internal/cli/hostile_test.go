@@ -501,17 +501,22 @@ func TestDecodeLimitsWhileReading(t *testing.T) {
 		name string
 		data []byte
 		msg  string
+		args []string
 	}{
-		{"deep.pb.gz", gzipped(t, deep), "more than 10000 frames; raise the limit with --max-stack-depth"},
-		{"labels.pb.gz", gzipped(t, labelled), "more than 10000 labels; raise the limit with --max-labels"},
+		{"deep.pb.gz", gzipped(t, deep), "more than 10000 frames; raise the limit with --max-stack-depth", nil},
+		{"labels.pb.gz", gzipped(t, labelled), "more than 10000 labels; raise the limit with --max-labels", nil},
+		// Folded stacks: one line of three million frames (a line that long is not taken
+		// for folded stacks unless asked).
+		{"deep.folded.gz", gzipped(t, append(bytes.Repeat([]byte("a;"), 3_000_000), "a 1\n"...)),
+			"more than 10000 frames; raise the limit with --max-stack-depth", []string{"--input-format", "folded"}},
 	} {
 		path := proftest.WriteFile(t, dir, tc.name, tc.data)
-		code, stderr, alloc := runAllocating("top", path)
+		code, stderr, alloc := runAllocating(append(append([]string{"top"}, tc.args...), path)...)
 		if code != ExitInput || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%s: exit %d: %s", tc.name, code, stderr)
 		}
-		// The decompressed input itself (about 5 MB of IDs, 1.2 MB of labels) is held, and
-		// nothing proportional to what it expands to.
+		// The decompressed input itself (about 5 MB of IDs, 1.2 MB of labels, 6 MB of
+		// folded text) is held, and nothing proportional to what it expands to.
 		if alloc > 32<<20 {
 			t.Errorf("%s: refusing it allocated %d MB", tc.name, alloc>>20)
 		} else {

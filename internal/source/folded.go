@@ -58,6 +58,7 @@ func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, erro
 		return nil, nil, fmt.Errorf("folded stacks: %w", err)
 	}
 	b := newFoldedBuilder(st)
+	b.lim = o.limits()
 	text := foldedText(raw)
 	var (
 		skipped, rounded int
@@ -83,6 +84,9 @@ func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, erro
 			rounded++
 		}
 		if err := b.add(stack, value); err != nil {
+			if isLimit(err) {
+				return nil, nil, err
+			}
 			return nil, nil, fmt.Errorf("folded stacks: line %d: %w", n, err)
 		}
 	}
@@ -152,6 +156,9 @@ type foldedBuilder struct {
 	samples map[string]*profile.Sample   // by stack text
 	locs    map[string]*profile.Location // by frame text
 	frames  []string                     // scratch: the frames of the current stack
+	// lim holds the stacks (samples) and their frames to the input limits as they are
+	// added, before a stack of millions of frames is split.
+	lim limits
 }
 
 func newFoldedBuilder(st *profile.ValueType) *foldedBuilder {
@@ -172,6 +179,12 @@ func (b *foldedBuilder) add(stack []byte, value int64) error {
 		}
 		s.Value[0] = sum
 		return nil
+	}
+	if b.lim.depth > 0 && bytes.Count(stack, []byte{';'}) >= b.lim.depth {
+		return &DepthLimitError{Limit: b.lim.depth}
+	}
+	if b.lim.samples > 0 && len(b.p.Sample) >= b.lim.samples {
+		return &SampleLimitError{Limit: b.lim.samples}
 	}
 	key := string(stack)
 	b.frames = strings.Split(key, ";")
