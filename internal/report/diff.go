@@ -206,9 +206,9 @@ func rowKey(r *Row) nodeKey {
 // capture c's (flat, cum) of node n, 0 where the capture lacks the node.
 type table struct {
 	keys []nodeKey
-	// period and periodType are each capture's (Top.Profile).
-	period     []int64
-	periodType []string
+	// recorded is true for a capture that recorded every allocation: a heap profile whose
+	// period is 1, whose values carry no sampling noise.
+	recorded []bool
 	// quantum is each capture's period when it is in the unit of the values, else 0.
 	quantum []int64
 	// frameTypes are the nodes' frame types: the captures' when they agree, or "".
@@ -238,8 +238,7 @@ func newTable(captures []*Capture) *table {
 	}
 	for _, c := range captures {
 		pi := c.Top.Profile
-		t.period = append(t.period, pi.Period)
-		t.periodType = append(t.periodType, pi.PeriodType.Type)
+		t.recorded = append(t.recorded, pi.Period == 1 && pi.PeriodType.Type == "space")
 		q := int64(0)
 		if pi.Period > 0 && pi.PeriodType.Unit == c.Top.SampleType.Unit && !c.Top.Options.Mean {
 			q = pi.Period
@@ -409,16 +408,12 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		}
 		cands = append(cands, candidate{row: row, node: n})
 	}
-	nodeIDs := make([]int, len(cands))
-	for i := range cands {
-		nodeIDs[i] = cands[i].node
-	}
-	a := newAnalysis(tbl, &bs, &ns, nodeIDs, cfg.Alpha)
+	a := newAnalysis(tbl, &bs, &ns, cands, cfg.Alpha)
 	d.Total.Effect = a.totalEffect(&d.Total)
 	for i := range cands {
 		c := &cands[i]
-		c.row.Flat.Effect = a.effect(tbl.flat, c.node, &c.row.Flat, c.row.Status)
-		c.row.Cum.Effect = a.effect(tbl.cum, c.node, &c.row.Cum, c.row.Status)
+		c.row.Flat.Effect = a.effect(metricFlat, c.node, &c.row.Flat, c.row.Status)
+		c.row.Cum.Effect = a.effect(metricCum, c.node, &c.row.Cum, c.row.Status)
 	}
 	sortCandidates(cands, cfg.Sort == "cum")
 	d.CandidateNodes = len(cands)

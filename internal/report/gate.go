@@ -36,6 +36,22 @@ const singleReason = "one capture per side of values with sampling noise: the ru
 // beyond it the test reports null.
 const maxCapturesNeeded = 1000
 
+// metric names the value of a node that a row shows or a rule watches.
+type metric int
+
+const (
+	metricFlat metric = iota
+	metricCum
+)
+
+// values returns every capture's values of metric m: values[capture][node].
+func (a *analysis) values(m metric) [][]int64 {
+	if m == metricFlat {
+		return a.tbl.flat
+	}
+	return a.tbl.cum
+}
+
 // scaleKind is the scale a test's values are compared on.
 type scaleKind int
 
@@ -67,6 +83,14 @@ type analysis struct {
 	quantiles map[[2]float64]float64
 }
 
+// comparison is one value of one node compared on one scale, or why it could not be.
+type comparison struct {
+	f   stats.Feature
+	cmp stats.Comparison
+	ok  bool
+	why string
+}
+
 // critical is c.Critical(alpha), cached.
 func (a *analysis) critical(c stats.Comparison, alpha float64) float64 {
 	if c.SE == 0 {
@@ -93,27 +117,27 @@ type fittedPrior struct {
 	why   string
 }
 
-func newAnalysis(tbl *table, bs, ns *side, nodes []int, alpha float64) *analysis {
+func newAnalysis(tbl *table, bs, ns *side, cands []candidate, alpha float64) *analysis {
 	a := &analysis{tbl: tbl, bs: bs, ns: ns, alpha: alpha, quantiles: map[[2]float64]float64{}}
 	a.pseudo = make([]float64, len(tbl.flat))
 	for c := range tbl.flat {
 		a.pseudo[c] = pseudocount(tbl.flat[c], tbl.cum[c], tbl.quantum[c])
 	}
-	a.exact = allExact(tbl, bs, ns)
+	a.exact = a.allExact()
 	a.single = !a.exact && (len(bs.captures) < 2 && len(ns.captures) < 2)
 	if a.single {
 		return a
 	}
 	for _, sc := range []scaleKind{valueScale, shareScale} {
 		var features []stats.Feature
-		for _, n := range nodes {
-			for _, values := range [][][]int64{tbl.flat, tbl.cum} {
-				f, ok := a.feature(values, n, sc)
+		for _, c := range cands {
+			for _, m := range []metric{metricFlat, metricCum} {
+				f, ok := a.feature(m, c.node, sc)
 				// A value that is 0 in every capture (the flat of a node that only calls
 				// others) says nothing of variation. With exact values, only the nodes that vary
 				// are evidence of how much varying nodes vary: the others are not low draws of
 				// a variance.
-				if ok && !a.allZero(values, n) && (!a.exact || !a.repeats(values, n)) {
+				if ok && !a.allZero(m, c.node) && (!a.exact || !a.repeats(m, c.node)) {
 					features = append(features, f)
 				}
 			}
@@ -157,39 +181,36 @@ func pseudocount(flat, cum []int64, quantum int64) float64 {
 // allExact reports whether the diff's values carry no noise: every capture is a heap profile
 // that recorded every allocation (period 1), or each side has at least two captures and they
 // repeat every value of every node.
-func allExact(tbl *table, bs, ns *side) bool {
+func (a *analysis) allExact() bool {
 	recorded := true
-	for _, s := range []*side{bs, ns} {
+	for _, s := range []*side{a.bs, a.ns} {
 		for _, c := range s.captures {
-			recorded = recorded && tbl.period[c] == 1 && tbl.periodType[c] == "space"
+			recorded = recorded && a.tbl.recorded[c]
 		}
 	}
 	if recorded {
 		return true
 	}
-	if len(bs.captures) < 2 || len(ns.captures) < 2 {
+	if len(a.bs.captures) < 2 || len(a.ns.captures) < 2 {
 		return false
 	}
-	for n := range tbl.keys {
-		for _, values := range [][][]int64{tbl.flat, tbl.cum} {
-			for _, s := range []*side{bs, ns} {
-				for _, c := range s.captures[1:] {
-					if values[c][n] != values[s.captures[0]][n] {
-						return false
-					}
-				}
-			}
+	for n := range a.tbl.keys {
+		if !a.repeats(metricFlat, n) || !a.repeats(metricCum, n) {
+			return false
 		}
 	}
 	return true
 }
 
-// baseZero reports whether the value rule r watches of node n is 0 in every base capture.
-func (a *analysis) baseZero(r *gate.Rule, n int) bool {
-	values := a.tbl.cum
-	if r.Subject == gate.Flat {
-		values = a.tbl.flat
-	}
+// exactValue reports whether node n's value m is compared as it is: the values are exact
+// and repeat across the captures of each side (as one capture a side always does).
+func (a *analysis) exactValue(m metric, n int) bool {
+	return a.exact && a.repeats(m, n)
+}
+
+// baseZero reports whether node n's value m is 0 in every base capture.
+func (a *analysis) baseZero(m metric, n int) bool {
+	values := a.values(m)
 	for _, c := range a.bs.captures {
 		if values[c][n] != 0 {
 			return false
@@ -198,8 +219,9 @@ func (a *analysis) baseZero(r *gate.Rule, n int) bool {
 	return true
 }
 
-// allZero reports whether node n's values are 0 in every capture.
-func (a *analysis) allZero(values [][]int64, n int) bool {
+// allZero reports whether node n's value m is 0 in every capture.
+func (a *analysis) allZero(m metric, n int) bool {
+	values := a.values(m)
 	for c := range values {
 		if values[c][n] != 0 {
 			return false
@@ -208,8 +230,9 @@ func (a *analysis) allZero(values [][]int64, n int) bool {
 	return true
 }
 
-// repeats reports whether node n's values are the same in every capture of each side.
-func (a *analysis) repeats(values [][]int64, n int) bool {
+// repeats reports whether node n's value m is the same in every capture of each side.
+func (a *analysis) repeats(m metric, n int) bool {
+	values := a.values(m)
 	for _, s := range []*side{a.bs, a.ns} {
 		for _, c := range s.captures[1:] {
 			if values[c][n] != values[s.captures[0]][n] {
@@ -231,53 +254,70 @@ func (a *analysis) logValue(s *side, i int, v int64, sc scaleKind) float64 {
 	return x + math.Log(s.scale[i])
 }
 
-// feature returns node n's values on a scale, or false when a value is negative (a log scale
-// has no place for it).
-func (a *analysis) feature(values [][]int64, n int, sc scaleKind) (stats.Feature, bool) {
-	var f stats.Feature
-	for _, s := range []*side{a.bs, a.ns} {
-		out := make([]float64, len(s.captures))
-		for i, c := range s.captures {
-			v := values[c][n]
-			if v < 0 {
-				return f, false
+// perCapture makes a feature of one number per capture, the base side's then the new
+// side's; false when value refuses one of them.
+func (a *analysis) perCapture(value func(s *side, i int) (float64, bool)) (stats.Feature, bool) {
+	var out [2][]float64
+	for k, s := range []*side{a.bs, a.ns} {
+		out[k] = make([]float64, len(s.captures))
+		for i := range s.captures {
+			x, ok := value(s, i)
+			if !ok {
+				return stats.Feature{}, false
 			}
-			out[i] = a.logValue(s, i, v, sc)
-		}
-		if s == a.bs {
-			f.Base = out
-		} else {
-			f.New = out
+			out[k][i] = x
 		}
 	}
-	return f, true
+	return stats.Feature{Base: out[0], New: out[1]}, true
+}
+
+// feature returns node n's value m on a scale, or false when a value is negative (a log
+// scale has no place for it).
+func (a *analysis) feature(m metric, n int, sc scaleKind) (stats.Feature, bool) {
+	values := a.values(m)
+	return a.perCapture(func(s *side, i int) (float64, bool) {
+		v := values[s.captures[i]][n]
+		return a.logValue(s, i, v, sc), v >= 0
+	})
 }
 
 // totalFeature is the captures' totals on the value scale, without --normalize's factor (the
 // total is compared raw, per iteration when the work is known).
 func (a *analysis) totalFeature() (stats.Feature, bool) {
-	var f stats.Feature
-	for _, s := range []*side{a.bs, a.ns} {
-		out := make([]float64, len(s.captures))
-		for i, t := range s.totals {
-			if t < 0 {
-				return f, false
-			}
-			out[i] = math.Log(float64(t)+0.5) + math.Log(s.work[i])
+	return a.perCapture(func(s *side, i int) (float64, bool) {
+		t := s.totals[i]
+		return math.Log(float64(t)+0.5) + math.Log(s.work[i]), t >= 0
+	})
+}
+
+// compare returns node n's value m compared on a scale. A row's effect and the rules that
+// watch its value each compare it again: caching the comparisons measured slower than
+// making them (BenchmarkDiffGate).
+func (a *analysis) compare(m metric, n int, sc scaleKind) comparison {
+	var c comparison
+	fp := &a.priors[sc]
+	f, ok := a.feature(m, n, sc)
+	switch {
+	case !ok:
+		c.why = "the node has negative values"
+	case !fp.ok:
+		c.why = "no variance could be estimated: " + fp.why
+	default:
+		cmp, err := fp.prior.Compare(f)
+		if err != nil {
+			c.why = err.Error()
+			break
 		}
-		if s == a.bs {
-			f.Base = out
-		} else {
-			f.New = out
-		}
+		c.f, c.cmp, c.ok = f, cmp, true
 	}
-	return f, true
+	return c
 }
 
 // poissonP is the p-value of the exact Poisson test that node n grew, counting its values in
 // samples (each capture's quantum) over the exposure of the scale: the work each capture
 // stands for, or its total. It is 1 when a capture's quantum is not known.
-func (a *analysis) poissonP(values [][]int64, n int, sc scaleKind) float64 {
+func (a *analysis) poissonP(m metric, n int, sc scaleKind) float64 {
+	values := a.values(m)
 	var counts [2]int64
 	var exposure [2]float64
 	for k, s := range []*side{a.bs, a.ns} {
@@ -297,31 +337,26 @@ func (a *analysis) poissonP(values [][]int64, n int, sc scaleKind) float64 {
 	return stats.PoissonGrowthP(counts[0], counts[1], exposure[0], exposure[1])
 }
 
-// effect is the relative change of node n's values, as rows show it, or nil.
-func (a *analysis) effect(values [][]int64, n int, ch *Change, status string) *Effect {
-	if status == StatusAppeared || a.allZero(values, n) {
+// effect is the relative change of node n's value m, as rows show it, or nil.
+func (a *analysis) effect(m metric, n int, ch *Change, status string) *Effect {
+	if status == StatusAppeared || a.allZero(m, n) {
 		return nil
 	}
-	if a.exact && (len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || a.repeats(values, n)) {
+	if a.exactValue(m, n) {
 		if ch.DeltaPct == nil {
 			return nil
 		}
 		return &Effect{Pct: *ch.DeltaPct, LowPct: *ch.DeltaPct, HighPct: *ch.DeltaPct, Confidence: 1, Exact: true}
 	}
-	fp := a.priors[valueScale]
-	if a.single || !fp.ok {
+	if a.single {
 		return nil
 	}
-	f, ok := a.feature(values, n, valueScale)
-	if !ok {
+	c := a.compare(m, n, valueScale)
+	if !c.ok {
 		return nil
 	}
-	c, err := fp.prior.Compare(f)
-	if err != nil {
-		return nil
-	}
-	lo, hi := a.bounds(c, a.alpha)
-	return &Effect{Pct: finite(pctOf(c.Diff)), LowPct: finite(pctOf(lo)), HighPct: finite(pctOf(hi)), Confidence: 1 - 2*a.alpha}
+	lo, hi := a.bounds(c.cmp, a.alpha)
+	return &Effect{Pct: finite(pctOf(c.cmp.Diff)), LowPct: finite(pctOf(lo)), HighPct: finite(pctOf(hi)), Confidence: 1 - 2*a.alpha}
 }
 
 // totalEffect is the relative change of the totals, or nil.
@@ -410,7 +445,7 @@ func (a *analysis) judge(d *Diff, cands []candidate, rules []*gate.Rule, watch [
 			if r.Subject == gate.New && c.row.Status != StatusAppeared {
 				continue
 			}
-			if r.Subject != gate.New && r.Kind == gate.Relative && a.baseZero(r, c.node) {
+			if r.Subject != gate.New && r.Kind == gate.Relative && a.baseZero(ruleMetric(r), c.node) {
 				// Growth from nothing has no relative size: a relative rule does not cover a
 				// value that is 0 in every base capture (new>N% covers nodes that appeared).
 				continue
@@ -483,13 +518,30 @@ func (a *analysis) adjust(tests []*test) {
 	}
 }
 
+// ruleMetric is the value rule r watches: cum, but for a flat rule.
+func ruleMetric(r *gate.Rule) metric {
+	if r.Subject == gate.Flat {
+		return metricFlat
+	}
+	return metricCum
+}
+
+// relThreshold is a relative rule's threshold for a value of base: the rule's, or more where
+// --min-delta asks more of a small value.
+func relThreshold(r *gate.Rule, base, minDelta float64) float64 {
+	if minDelta > 0 && base != 0 {
+		return max(r.Threshold, 100*minDelta/math.Abs(base))
+	}
+	return r.Threshold
+}
+
 // nodeTest sets up and, for exact values, decides rule r on candidate i.
 func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta float64) *test {
-	values, ch, metric := a.tbl.cum, &c.row.Cum, MetricCum
+	m, ch, name := metricCum, &c.row.Cum, MetricCum
 	if r.Subject == gate.Flat {
-		values, ch, metric = a.tbl.flat, &c.row.Flat, MetricFlat
+		m, ch, name = metricFlat, &c.row.Flat, MetricFlat
 	}
-	t := &test{rule: r, cand: i, metric: metric, change: ch}
+	t := &test{rule: r, cand: i, metric: name, change: ch}
 	baseTotal, newTotal := float64(d.Total.Base), float64(d.Total.New)
 	if d.Options.Normalize {
 		newTotal = baseTotal
@@ -502,7 +554,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 		t.threshold = max(r.Threshold, pctOfTotal(minDelta, baseTotal))
 	}
 
-	if a.exact && (len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || a.repeats(values, c.node)) {
+	if a.exactValue(m, c.node) {
 		t.exact, t.hasEstimate, t.hasInterval = true, true, true
 		switch {
 		case r.Subject == gate.New:
@@ -511,11 +563,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 			t.est = deref(ch.ShareDeltaPP)
 		default:
 			t.est = deref(ch.DeltaPct)
-			if ch.Base != 0 && minDelta > 0 {
-				t.threshold = max(r.Threshold, 100*minDelta/math.Abs(float64(ch.Base)))
-			} else {
-				t.threshold = r.Threshold
-			}
+			t.threshold = relThreshold(r, float64(ch.Base), minDelta)
 		}
 		t.lo, t.hi = t.est, t.est
 		t.result = passes
@@ -539,26 +587,18 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 	if r.Subject == gate.New || r.Kind == gate.Points {
 		sc = shareScale
 	}
-	fp := &a.priors[sc]
-	f, ok := a.feature(values, c.node, sc)
-	if !fp.ok || !ok {
+	cd := a.compare(m, c.node, sc)
+	if !cd.ok {
 		t.threshold = max(t.threshold, r.Threshold)
-		t.reason = "no variance could be estimated: " + fp.why
-		if !ok {
-			t.reason = "the node has negative values"
-		}
+		t.reason = cd.why
 		return t
 	}
-	cmp, err := fp.prior.Compare(f)
-	if err != nil {
-		t.reason = err.Error()
-		return t
-	}
+	f, cmp := cd.f, cd.cmp
 	t.statistical, t.hasEstimate, t.hasInterval = true, true, true
-	t.cmp, t.prior = cmp, &fp.prior
+	t.cmp, t.prior = cmp, &a.priors[sc].prior
 	// A growth must be significant against the run-to-run variation the captures show, and
 	// against sampling noise alone: of a few samples, the log scale's t-test makes too much.
-	t.p = max(cmp.PAbove(0), a.poissonP(values, c.node, sc))
+	t.p = max(cmp.PAbove(0), a.poissonP(m, c.node, sc))
 	crit := a.critical(cmp, a.alpha)
 	baseMean, newMean := stat.Mean(f.Base, nil), stat.Mean(f.New, nil)
 	switch {
@@ -581,10 +621,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 		t.est = pctOf(cmp.Diff)
 		lo, hi := a.bounds(cmp, a.alpha)
 		t.lo, t.hi = pctOf(lo), pctOf(hi)
-		t.threshold = r.Threshold
-		if base := math.Exp(baseMean); minDelta > 0 && base > 0 {
-			t.threshold = max(r.Threshold, 100*minDelta/base)
-		}
+		t.threshold = relThreshold(r, math.Exp(baseMean), minDelta)
 		t.passGap, t.passSE = math.Log1p(t.threshold/100)-cmp.Diff, cmp.SE
 		t.detect = pctOf
 	}
@@ -595,10 +632,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
 	t := &test{rule: r, cand: -1, metric: MetricTotal, change: ch}
 	if r != nil {
-		t.threshold = r.Threshold
-		if ch.Base != 0 && minDelta > 0 {
-			t.threshold = max(r.Threshold, 100*minDelta/math.Abs(float64(ch.Base)))
-		}
+		t.threshold = relThreshold(r, float64(ch.Base), minDelta)
 	}
 	f, ok := a.totalFeature()
 	repeats := true
@@ -609,7 +643,7 @@ func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
 			}
 		}
 	}
-	if a.exact && (len(a.bs.captures) == 1 && len(a.ns.captures) == 1 || repeats) {
+	if a.exact && repeats {
 		t.exact = true
 		if ch.DeltaPct != nil {
 			t.est, t.hasEstimate, t.hasInterval = *ch.DeltaPct, true, true
@@ -782,7 +816,7 @@ func finite(v float64) float64 {
 	return v
 }
 
-// warningsOf says, for the diff's warnings, why the gate could not judge as usual.
+// warnings says, for the diff's warnings, why the gate could not judge as usual.
 func (a *analysis) warnings(rules int) []string {
 	if rules == 0 {
 		return nil
