@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/profq/profq/internal/gate"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/units"
 )
@@ -47,6 +48,8 @@ func Diff(w io.Writer, d *report.Diff, o DiffOptions) error {
 // diffCell formats the values of one diff report in one unit for both sides.
 type diffCell struct {
 	sampleUnit, outUnit string
+	// intervals is true when the report's changes carry confidence intervals to show.
+	intervals bool
 }
 
 func newDiffCell(d *report.Diff, unit string) diffCell {
@@ -57,7 +60,8 @@ func newDiffCell(d *report.Diff, unit string) diffCell {
 		}
 	}
 	total := max(abs64(d.Total.Base), abs64(d.Total.New))
-	return diffCell{sampleUnit: d.SampleType.Unit, outUnit: outputUnit(unit, d.SampleType.Unit, minValue, total, len(d.Rows) > 0)}
+	return diffCell{sampleUnit: d.SampleType.Unit, outUnit: outputUnit(unit, d.SampleType.Unit, minValue, total, len(d.Rows) > 0),
+		intervals: hasIntervals(d)}
 }
 
 func (c diffCell) value(v int64) string { return units.ScaledLabel(v, c.sampleUnit, c.outUnit) }
@@ -102,11 +106,11 @@ func marked(r *report.DiffRow) string {
 	return r.Name
 }
 
-// diffColumns are the header and the cells of one row of the table and markdown forms. With
+// columns are the header and the cells of one row of the table and markdown forms. With
 // estimated effects (repeated captures), each value gets the confidence interval of its
 // change.
-func diffColumns(d *report.Diff) []string {
-	ci := hasIntervals(d)
+func (c diffCell) columns(d *report.Diff) []string {
+	ci := c.intervals
 	cols := []string{"flat base", "flat new", "flat Δ", "flat Δ%"}
 	if ci {
 		cols = append(cols, "flat "+confidenceLabel(d)+" CI")
@@ -139,12 +143,11 @@ func confidenceLabel(d *report.Diff) string {
 	return strconv.FormatFloat(100*(1-2*d.Options.Alpha), 'f', -1, 64) + "%"
 }
 
-func (c diffCell) cells(d *report.Diff, r *report.DiffRow) []string {
-	ci := hasIntervals(d)
+func (c diffCell) cells(r *report.DiffRow) []string {
 	var out []string
 	for _, ch := range []*report.Change{&r.Flat, &r.Cum} {
 		out = append(out, c.value(ch.Base), c.value(ch.New), c.delta(ch.Delta), relative(ch))
-		if ci {
+		if c.intervals {
 			out = append(out, interval(ch.Effect))
 		}
 	}
@@ -202,7 +205,7 @@ func diffHeaderLines(d *report.Diff, c diffCell) []string {
 	if e := d.Total.Effect; e != nil && !e.Exact {
 		lines[len(lines)-1] += ", CI " + interval(e)
 	}
-	if hasIntervals(d) {
+	if c.intervals {
 		lines = append(lines, fmt.Sprintf("CI: %s confidence interval of each change, from a moderated t-test over the captures", confidenceLabel(d)))
 	}
 	if d.Options.Normalize {
@@ -266,12 +269,12 @@ func diffTable(w io.Writer, d *report.Diff, o DiffOptions) error {
 		buf.WriteString(l)
 		buf.WriteByte('\n')
 	}
-	cols := diffColumns(d)
+	cols := c.columns(d)
 	tbl := newPlainTable(&table, len(cols))
 	tbl.Header(append(cols, "name"))
 	for i := range d.Rows {
 		r := &d.Rows[i]
-		if err := tbl.Append(append(c.cells(d, r), tableCell(marked(r)))); err != nil {
+		if err := tbl.Append(append(c.cells(r), tableCell(marked(r)))); err != nil {
 			return fmt.Errorf("writing table: %w", err)
 		}
 	}
@@ -396,7 +399,7 @@ func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
 	fmt.Fprintf(&b, "Total: %s → %s (%s, %s)", mdEscape(c.value(d.Total.Base)),
 		mdEscape(c.value(d.Total.New)), mdEscape(c.delta(d.Total.Delta)), relative(&d.Total))
 	fmt.Fprintf(&b, " · %d base and %d new %s", d.BaseCaptures, d.NewCaptures, plural(d.NewCaptures, "capture"))
-	if hasIntervals(d) {
+	if c.intervals {
 		fmt.Fprintf(&b, " · CI: %s confidence interval (moderated t-test)", confidenceLabel(d))
 	}
 	if len(d.Options.Watch) > 0 {
@@ -425,12 +428,12 @@ func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
 }
 
 func diffMarkdownTable(b *bytes.Buffer, d *report.Diff, c diffCell, rows []report.DiffRow) {
-	cols := diffColumns(d)
+	cols := c.columns(d)
 	b.WriteString("| " + strings.Join(cols, " | ") + " | name |\n|")
 	b.WriteString(strings.Repeat("---:|", len(cols)) + ":---|\n")
 	for i := range rows {
 		r := &rows[i]
-		cells := c.cells(d, r)
+		cells := c.cells(r)
 		for j := range cells {
 			cells[j] = mdEscape(cells[j])
 		}
@@ -465,11 +468,9 @@ func violationEstimate(x *report.Violation) (est, bounds string) {
 }
 
 // ruleUnit is the unit of a rule's quantity: "pp" for a points rule, "%" otherwise (for new,
-// a share of the total).
+// a share of the total). Rules in a report are in canonical form, which gate.Parse reads.
 func ruleUnit(rule string) string {
-	_, rest, _ := strings.Cut(rule, ">")
-	threshold, _, _ := strings.Cut(rest, ":")
-	if strings.HasSuffix(threshold, "pp") {
+	if r, err := gate.Parse(rule); err == nil && r.Kind == gate.Points {
 		return "pp"
 	}
 	return "%"
@@ -477,7 +478,8 @@ func ruleUnit(rule string) string {
 
 // isShareRule reports whether a rule's quantity is a share of the total (new>N%), not a change.
 func isShareRule(rule string) bool {
-	return strings.HasPrefix(rule, "new>")
+	r, err := gate.Parse(rule)
+	return err == nil && r.Subject == gate.New
 }
 
 // estimateText formats a rule's estimate: a signed change, or a share for new>N%.
