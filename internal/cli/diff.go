@@ -191,12 +191,16 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	iterations, err := readIterations(o, len(baseArgs), len(newArgs))
+	if err != nil {
+		return err
+	}
 	captures, err := loadCaptures(all, roles, o.Report.Config, o.input, flames)
 	if err != nil {
 		return err
 	}
-	if err := addIterations(o, captures[:len(baseArgs)], captures[len(baseArgs):]); err != nil {
-		return err
+	for i, n := range iterations {
+		captures[i].Iterations = n
 	}
 	d, err := report.NewDiff(captures[:len(baseArgs)], captures[len(baseArgs):], o.Report)
 	if err != nil {
@@ -251,48 +255,50 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 // reports list all of them.
 const undecidedLines = 5
 
-// addIterations reads the benchmarks' outputs of --base-bench and --new-bench and gives each
-// capture its iterations: the n-th result of a side's outputs, in order, is its n-th capture's.
-func addIterations(o *DiffOptions, base, new []*report.Capture) error {
+// readIterations reads the benchmarks' outputs of --base-bench and --new-bench, before any
+// profile is read: the iterations of every capture, base captures first (the n-th result of a
+// side's outputs, in order, is its n-th capture's), or none without the flags.
+func readIterations(o *DiffOptions, nBase, nNew int) ([]int64, error) {
 	if len(o.baseBench) == 0 && len(o.newBench) == 0 {
-		return nil
+		return nil, nil
 	}
 	if len(o.baseBench) == 0 || len(o.newBench) == 0 {
-		return usageErrorf("--base-bench and --new-bench go together: give the benchmark output of both sides")
+		return nil, usageErrorf("--base-bench and --new-bench go together: give the benchmark output of both sides")
 	}
 	name := ""
+	var iterations []int64
 	for _, side := range []struct {
 		flag     string
 		files    []string
-		captures []*report.Capture
-	}{{"--base-bench", o.baseBench, base}, {"--new-bench", o.newBench, new}} {
+		captures int
+	}{{"--base-bench", o.baseBench, nBase}, {"--new-bench", o.newBench, nNew}} {
 		var results []source.BenchResult
 		for _, f := range side.files {
 			data, err := o.input.Read(f)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			rs, err := source.ReadBenchmarks(f, data)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			results = append(results, rs...)
 		}
-		if len(results) != len(side.captures) {
-			return fmt.Errorf("%s: %d benchmark results for %d captures: give one result per capture, in the captures' order", side.flag, len(results), len(side.captures))
+		if len(results) != side.captures {
+			return nil, fmt.Errorf("%s: %d benchmark results for %d captures: give one result per capture, in the captures' order", side.flag, len(results), side.captures)
 		}
-		for i, r := range results {
+		for _, r := range results {
 			if name == "" {
 				name = r.Name
 			}
 			if r.Name != name {
-				return fmt.Errorf("%s: results of two benchmarks, %s and %s: each capture must profile the same one benchmark", side.flag, name, r.Name)
+				return nil, fmt.Errorf("%s: results of two benchmarks, %s and %s: each capture must profile the same one benchmark", side.flag, name, r.Name)
 			}
-			side.captures[i].Iterations = r.Iterations
+			iterations = append(iterations, r.Iterations)
 		}
 	}
 	o.Report.Benchmark = name
-	return nil
+	return iterations, nil
 }
 
 // regressionError is a gate that found regressions, or an inconclusive one under
@@ -358,14 +364,18 @@ func loadCapture(arg, role string, cfg report.Config, in source.Options, keep fu
 		return nil, err
 	}
 	keep(data)
-	// A saved top report may have been gzipped, or written with a byte order mark.
-	text, err := in.Decompress(data)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", arg, err)
-	}
-	text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
-	if trimmed := bytes.TrimLeft(text, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && !source.IsOTLPJSON(trimmed) {
-		return report.ReadCapture(arg, role, trimmed)
+	// A saved top report may have been gzipped, or written with a byte order mark. What does
+	// not decompress is left to the profile parser, which says what is wrong with it.
+	if text, err := in.Decompress(data); err == nil {
+		doc := bytes.TrimLeft(bytes.TrimPrefix(text, []byte("\xef\xbb\xbf")), " \t\r\n")
+		if len(doc) > 0 && doc[0] == '{' && !source.IsOTLPJSON(doc) {
+			return report.ReadCapture(arg, role, doc)
+		}
+		// Decompressed once: a profile's one layer of gzip is off (gzip inside it stays, as
+		// the parser would leave it).
+		if !bytes.HasPrefix(text, []byte{0x1f, 0x8b}) {
+			data = text
+		}
 	}
 	p, input, err := in.LoadData(arg, data)
 	if err != nil {
