@@ -40,11 +40,17 @@ func main() {
 	}
 }
 
+// setFlags registers the flags of both commands: the capture directory, and the captures
+// per set (Sets doubles it for the sets that need more).
+func setFlags(fs *flag.FlagSet, dir *string) *int {
+	fs.StringVar(dir, "dir", ".bench/gate", "capture directory")
+	return fs.Int("n", 12, "captures per set")
+}
+
 func capture(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("capture", flag.ExitOnError)
 	cfg := gateeval.CaptureConfig{Log: os.Stderr}
-	n := fs.Int("n", 12, "captures per set")
-	fs.StringVar(&cfg.Dir, "dir", ".bench/gate", "capture directory")
+	n := setFlags(fs, &cfg.Dir)
 	fs.StringVar(&cfg.Binary, "binary", ".bench/gate/gateapp.test", "test binary of testdata/gateapp")
 	fs.BoolVar(&cfg.Load, "load", true, "run a background CPU load while capturing")
 	fs.Float64Var(&cfg.Duty, "duty", 0.5, "fraction of the time each load worker is busy")
@@ -58,8 +64,7 @@ func capture(ctx context.Context, args []string) error {
 func evaluate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("evaluate", flag.ExitOnError)
 	cfg := gateeval.EvalConfig{Log: os.Stderr}
-	n := fs.Int("n", 12, "captures per set, as captured")
-	fs.StringVar(&cfg.Dir, "dir", ".bench/gate", "capture directory")
+	n := setFlags(fs, &cfg.Dir)
 	fs.StringVar(&cfg.Profq, "profq", ".bench/profq", "the profq binary")
 	fs.IntVar(&cfg.Draws, "draws", 100, "draws per scenario")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the draws")
