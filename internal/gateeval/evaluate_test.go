@@ -1,13 +1,14 @@
 package gateeval
 
 import (
-	"os"
-	"path/filepath"
+	"bytes"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/proftest"
 )
 
 // TestDraws checks that an A/A draw takes two disjoint groups of one set, that every capture
@@ -62,15 +63,11 @@ func TestRelated(t *testing.T) {
 	for _, f := range fn {
 		p.Function = append(p.Function, f)
 	}
-	path := filepath.Join(t.TempDir(), "p.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := proftest.WriteFile(t, t.TempDir(), "p.pb.gz", buf.Bytes())
 	for _, tc := range []struct {
 		callees bool
 		want    []string
