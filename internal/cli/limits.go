@@ -22,6 +22,8 @@ func addLimitFlags(fs *pflag.FlagSet, o *source.Options) {
 		"refuse an input with a sample of more frames than this (inlined frames count)")
 	fs.Var(&limitFlag[int]{p: &o.MaxLabels, def: source.DefaultMaxLabels}, "max-labels",
 		"refuse an input with a sample of more labels than this")
+	fs.Var(&limitFlag[int]{p: &o.MaxEntries, def: source.DefaultMaxEntries}, "max-entries",
+		"refuse an input with more entries than this in one of its tables (strings, functions, locations, lines, mappings)")
 }
 
 // limitFlag is a positive limit whose default is def while *p is 0.

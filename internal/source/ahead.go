@@ -147,9 +147,18 @@ func (o Options) fetchAhead(args []string) *fetchAhead {
 // read reads the next argument, which must be arg: load and merge read the arguments by
 // name, and in order. Reading another one is a mistake in profq, reported as an error.
 func (f *fetchAhead) read(arg string) ([]byte, error) {
+	if err := f.pass(arg); err != nil {
+		return nil, err
+	}
+	return f.take(f.next - 1)
+}
+
+// pass moves past the next argument, which must be arg, without reading it: the caller
+// reads it itself, as a stream.
+func (f *fetchAhead) pass(arg string) error {
 	if f.next >= len(f.args) || f.args[f.next] != arg {
-		return nil, fmt.Errorf("%s read out of order", arg)
+		return fmt.Errorf("%s read out of order", arg)
 	}
 	f.next++
-	return f.take(f.next - 1)
+	return nil
 }

@@ -119,18 +119,22 @@ func newGzipReader(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
 //
 // ParseData holds every sample's location IDs in a slice of their own together with all
 // the location pointers, and makes three label maps for every sample with labels, one of
-// them always garbage. decodeProfile instead reads the input three times:
+// them always garbage. decodeProfile instead reads the input once (decodeFields), as a
+// stream would arrive:
 //
-//  1. scan counts the samples, mappings, locations, lines, functions and strings;
-//  2. readTables decodes everything but the samples into arrays of exactly that size,
-//     and the references between them are resolved;
-//  3. readSamples decodes the samples, which usually come first in the input, now that
-//     every location they refer to is known. Location IDs are turned into pointers
-//     right away, so they are never held for the whole profile. Location pointers,
-//     values and label values go into large arrays shared by many samples (one kind
-//     each), sliced per sample with full slice expressions, so that appending to one
-//     sample's slice cannot overwrite the next sample's. Only the label maps that
-//     ParseData leaves non-nil are made, at their final size.
+//  1. every field but the samples is decoded as it comes into tables that grow; a sample,
+//     which usually comes before the locations it refers to, is only copied, as it is
+//     encoded, into a sample arena (sampleArena), where varints keep it about as small as
+//     anything could;
+//  2. finishTables and resolve make the tables' pointers and turn the string table
+//     indices and IDs into strings and pointers;
+//  3. readSamples decodes the samples from the arena, now that every location they refer
+//     to is known, and drops each chunk of the arena once it is decoded. Location IDs
+//     are turned into pointers right away. Location pointers and values go into large
+//     arrays shared by many samples (one kind each), sliced per sample with full slice
+//     expressions, so that appending to one sample's slice cannot overwrite the next
+//     sample's. Samples with the same labels share their label maps (labelSets), made
+//     once at their final size.
 //
 // Strings are interned through the string table: all of its entries share one
 // allocation, and labels refer to them rather than to copies.
@@ -138,24 +142,69 @@ func decodeProfile(data []byte) (*profile.Profile, error) {
 	return decodeProfileLimited(data, limits{})
 }
 
-// decodeProfileLimited is decodeProfile failing with a SampleLimitError or a
-// DepthLimitError as soon as it counts more samples, or reads a sample with more locations,
-// than lim allows (zero fields: no limit), before it allocates for them.
+// decodeProfileLimited is decodeProfile failing with a limit error (SampleLimitError,
+// DepthLimitError, LabelLimitError, EntryLimitError) as soon as it counts more than lim
+// allows (zero fields: no limit), before it allocates for them.
 func decodeProfileLimited(data []byte, lim limits) (*profile.Profile, error) {
 	if len(data) == 0 {
 		return nil, errNoData
 	}
+	return decodeFields(&sliceFields{data: data}, lim)
+}
+
+// fieldSource yields the top-level fields of a profile.proto message one at a time: next
+// returns io.EOF after the last. The data of a length-delimited field is valid until the
+// next call.
+type fieldSource interface {
+	next(f *field) error
+}
+
+// sliceFields is a fieldSource over a message held in memory.
+type sliceFields struct {
+	data []byte
+	i    int
+}
+
+func (s *sliceFields) next(f *field) error {
+	if s.i >= len(s.data) {
+		return io.EOF
+	}
+	next, err := readField(s.data, s.i, f)
+	s.i = next
+	return err
+}
+
+// decodeFields decodes the profile.proto message that src yields (see decodeProfile).
+func decodeFields(src fieldSource, lim limits) (*profile.Profile, error) {
 	d := &decoder{p: &profile.Profile{}, lim: lim}
-	if err := d.scan(data); err != nil {
-		return nil, err
+	var f field
+	for {
+		err := src.next(&f)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if f.num == fieldSample {
+			if f.wire != wireBytes {
+				return nil, errWireType
+			}
+			if d.samples++; lim.samples > 0 && d.samples > lim.samples {
+				return nil, &SampleLimitError{Limit: lim.samples}
+			}
+			d.arena.add(f.data)
+			continue
+		}
+		if err := d.readProfileField(&f); err != nil {
+			return nil, err
+		}
 	}
-	if err := d.readTables(data); err != nil {
-		return nil, err
-	}
+	d.finishTables()
 	if err := d.resolve(); err != nil {
 		return nil, err
 	}
-	if err := d.readSamples(data); err != nil {
+	if err := d.readSamples(); err != nil {
 		return nil, err
 	}
 	if err := d.p.CheckValid(); err != nil {
@@ -208,10 +257,9 @@ const (
 	wireFixed32 = 5
 )
 
-// decoder holds what decodeProfile learns about its input from one pass to the next.
+// decoder holds what decodeFields learns about its input as it reads it.
 type decoder struct {
 	p   *profile.Profile
-	n   counts
 	lim limits
 
 	// Every entry of the string table, in one string.
@@ -219,22 +267,26 @@ type decoder struct {
 	strEnds []int
 	strs    []string
 
-	// The arrays the profile's objects live in. alloc hands out their elements.
+	// The tables, as values: finishTables points the profile at them once they stop
+	// growing. lines holds the lines of every location, in order.
 	valueTypes []profile.ValueType
 	mappings   []profile.Mapping
 	functions  []profile.Function
 	locations  []profile.Location
 	lines      []profile.Line
-	samples    []profile.Sample
 
-	// String table indices and IDs that readTables finds and resolve turns into strings
-	// and pointers. They are parallel to p.SampleType, p.Mapping, p.Function, p.Location
-	// and the lines of all locations in order.
+	// The samples as encoded, and how many there are.
+	arena   sampleArena
+	samples int
+
+	// String table indices and IDs that readProfileField finds and resolve turns into
+	// strings and pointers. They are parallel to valueTypes, mappings, functions,
+	// locations and lines.
 	sampleTypeX []valueTypeX
 	periodTypeX *valueTypeX
 	mappingX    []mappingX
 	functionX   []functionX
-	locationX   []uint64 // mapping ID
+	locationX   []locationX
 	lineX       []uint64 // function ID
 	dropFramesX int64
 	keepFramesX int64
@@ -255,12 +307,13 @@ type decoder struct {
 	rawLabels []labelX
 	labels    []label
 	groups    []labelGroup
+	labelSets sharedLabels
 }
 
-// counts is what scan finds in the input.
-type counts struct {
-	sampleTypes, samples, mappings, locations, lines, functions, strings int
-	stringBytes                                                          int
+// locationX is what a location refers to: its mapping's ID and its lines, lines[start:end].
+type locationX struct {
+	mapping    uint64
+	start, end int
 }
 
 type valueTypeX struct{ typ, unit int64 }
@@ -297,15 +350,6 @@ func (l labelX) kind() labelKind {
 		return numLabel
 	}
 	return dropLabel
-}
-
-// alloc returns a pointer to a new zero element at the end of *s. When *s was made with
-// its final capacity, all elements share that one allocation; were the capacity too small,
-// append would move on to a new array, and the pointers handed out before stay valid.
-func alloc[T any](s *[]T) *T {
-	var zero T
-	*s = append(*s, zero)
-	return &(*s)[len(*s)-1]
 }
 
 // field is one field of a protobuf message.
@@ -441,95 +485,19 @@ func countVarints(f *field) int {
 	return n
 }
 
-// scan is the first pass: it counts what the input holds, so that the next passes can
-// allocate everything at its final size.
-func (d *decoder) scan(data []byte) error {
-	c := &d.n
-	var f field
-	for i := 0; i < len(data); {
-		next, err := readField(data, i, &f)
-		if err != nil {
-			return err
-		}
-		i = next
-		switch f.num {
-		case fieldSampleType:
-			c.sampleTypes++
-		case fieldSample:
-			c.samples++
-			if d.lim.samples > 0 && c.samples > d.lim.samples {
-				return &SampleLimitError{Limit: d.lim.samples}
-			}
-		case fieldMapping:
-			c.mappings++
-		case fieldLocation:
-			c.locations++
-			if err := c.scanLocation(f.data); err != nil {
-				return err
-			}
-		case fieldFunction:
-			c.functions++
-		case fieldStringTable:
-			c.strings++
-			c.stringBytes += len(f.data)
-		}
-	}
-	return nil
-}
-
-// scanLocation counts a location's lines.
-func (c *counts) scanLocation(msg []byte) error {
-	var f field
-	for i := 0; i < len(msg); {
-		next, err := readField(msg, i, &f)
-		if err != nil {
-			return err
-		}
-		i = next
-		if f.num == 4 {
-			c.lines++
-		}
-	}
-	return nil
-}
-
-// readTables is the second pass: it decodes everything but the samples.
-func (d *decoder) readTables(data []byte) error {
-	p, c := d.p, &d.n
-	// ParseData leaves the tables nil when the input has none.
-	if c.sampleTypes > 0 {
-		p.SampleType = make([]*profile.ValueType, 0, c.sampleTypes)
-		d.valueTypes = make([]profile.ValueType, 0, c.sampleTypes)
-	}
-	if c.mappings > 0 {
-		p.Mapping = make([]*profile.Mapping, 0, c.mappings)
-		d.mappings = make([]profile.Mapping, 0, c.mappings)
-		d.mappingX = make([]mappingX, 0, c.mappings)
-	}
-	if c.locations > 0 {
-		p.Location = make([]*profile.Location, 0, c.locations)
-		d.locations = make([]profile.Location, 0, c.locations)
-		d.locationX = make([]uint64, 0, c.locations)
-		d.lines = make([]profile.Line, 0, c.lines)
-		d.lineX = make([]uint64, 0, c.lines)
-	}
-	if c.functions > 0 {
-		p.Function = make([]*profile.Function, 0, c.functions)
-		d.functions = make([]profile.Function, 0, c.functions)
-		d.functionX = make([]functionX, 0, c.functions)
-	}
-	d.strBuf.Grow(c.stringBytes)
-	d.strEnds = make([]int, 0, c.strings)
-
-	var f field
-	for i := 0; i < len(data); {
-		next, err := readField(data, i, &f)
-		if err != nil {
-			return err
-		}
-		i = next
-		if err := d.readProfileField(&f); err != nil {
-			return err
+// finishTables points the profile at its tables, which stop growing once every field is
+// read, and cuts the string table into its entries. ParseData leaves a table nil when the
+// input has none of its entries.
+func (d *decoder) finishTables() {
+	p := d.p
+	p.SampleType = pointers(d.valueTypes)
+	p.Mapping = pointers(d.mappings)
+	p.Function = pointers(d.functions)
+	p.Location = pointers(d.locations)
+	for i, l := range p.Location {
+		// ParseData leaves Line nil for a location without lines.
+		if x := d.locationX[i]; x.end > x.start {
+			l.Line = d.lines[x.start:x.end:x.end]
 		}
 	}
 
@@ -541,11 +509,29 @@ func (d *decoder) readTables(data []byte) error {
 		start = end
 	}
 	d.strEnds = nil
+}
+
+// pointers returns pointers to the elements of objs, nil for none.
+func pointers[T any](objs []T) []*T {
+	if len(objs) == 0 {
+		return nil
+	}
+	ps := make([]*T, len(objs))
+	for i := range objs {
+		ps[i] = &objs[i]
+	}
+	return ps
+}
+
+// entry counts one more entry of a table that already holds n, failing beyond the limit.
+func (d *decoder) entry(n int) error {
+	if d.lim.entries > 0 && n >= d.lim.entries {
+		return &EntryLimitError{Limit: d.lim.entries}
+	}
 	return nil
 }
 
-// readProfileField decodes one field of the Profile message, except that samples are
-// only checked to be messages: readSamples decodes them.
+// readProfileField decodes one field of the Profile message other than a sample.
 func (d *decoder) readProfileField(f *field) error {
 	p := d.p
 	var err error
@@ -553,11 +539,11 @@ func (d *decoder) readProfileField(f *field) error {
 	case fieldSampleType:
 		var x valueTypeX
 		if x, err = readValueType(f); err == nil {
-			p.SampleType = append(p.SampleType, alloc(&d.valueTypes))
-			d.sampleTypeX = append(d.sampleTypeX, x)
+			if err = d.entry(len(d.valueTypes)); err == nil {
+				d.valueTypes = append(d.valueTypes, profile.ValueType{})
+				d.sampleTypeX = append(d.sampleTypeX, x)
+			}
 		}
-	case fieldSample:
-		_, err = f.bytes()
 	case fieldMapping:
 		err = d.readMapping(f)
 	case fieldLocation:
@@ -569,6 +555,9 @@ func (d *decoder) readProfileField(f *field) error {
 		if s, err = f.bytes(); err == nil {
 			if len(d.strEnds) == 0 && len(s) != 0 {
 				return errStringTable
+			}
+			if err := d.entry(len(d.strEnds)); err != nil {
+				return err
 			}
 			d.strBuf.Write(s)
 			d.strEnds = append(d.strEnds, d.strBuf.Len())
@@ -657,18 +646,21 @@ func (d *decoder) readMapping(f *field) error {
 	if err != nil {
 		return err
 	}
-	pm := alloc(&d.mappings)
-	*pm = m
-	d.p.Mapping = append(d.p.Mapping, pm)
+	if err := d.entry(len(d.mappings)); err != nil {
+		return err
+	}
+	d.mappings = append(d.mappings, m)
 	d.mappingX = append(d.mappingX, x)
 	return nil
 }
 
 // readLocation decodes a Location message and its lines.
 func (d *decoder) readLocation(f *field) error {
-	l := alloc(&d.locations)
-	var mappingID uint64
-	start := len(d.lines)
+	if err := d.entry(len(d.locations)); err != nil {
+		return err
+	}
+	var l profile.Location
+	x := locationX{start: len(d.lines)}
 	msg, err := f.bytes()
 	var g field
 	for i := 0; err == nil && i < len(msg); {
@@ -679,10 +671,14 @@ func (d *decoder) readLocation(f *field) error {
 		case 1:
 			l.ID, err = g.varint()
 		case 2:
-			mappingID, err = g.varint()
+			x.mapping, err = g.varint()
 		case 3:
 			l.Address, err = g.varint()
 		case 4:
+			// Every line is a frame of each sample that has the location.
+			if d.lim.depth > 0 && len(d.lines)-x.start >= d.lim.depth {
+				return &DepthLimitError{Limit: d.lim.depth}
+			}
 			err = d.readLine(&g)
 		case 5:
 			l.IsFolded, err = g.bool()
@@ -691,12 +687,9 @@ func (d *decoder) readLocation(f *field) error {
 	if err != nil {
 		return err
 	}
-	// ParseData leaves Line nil for a location without lines.
-	if end := len(d.lines); end > start {
-		l.Line = d.lines[start:end:end]
-	}
-	d.p.Location = append(d.p.Location, l)
-	d.locationX = append(d.locationX, mappingID)
+	x.end = len(d.lines)
+	d.locations = append(d.locations, l)
+	d.locationX = append(d.locationX, x)
 	return nil
 }
 
@@ -720,6 +713,9 @@ func (d *decoder) readLine(f *field) error {
 		}
 	}
 	if err != nil {
+		return err
+	}
+	if err := d.entry(len(d.lines)); err != nil {
 		return err
 	}
 	d.lines = append(d.lines, ln)
@@ -753,9 +749,10 @@ func (d *decoder) readFunction(f *field) error {
 	if err != nil {
 		return err
 	}
-	pf := alloc(&d.functions)
-	*pf = fn
-	d.p.Function = append(d.p.Function, pf)
+	if err := d.entry(len(d.functions)); err != nil {
+		return err
+	}
+	d.functions = append(d.functions, fn)
 	d.functionX = append(d.functionX, x)
 	return nil
 }
@@ -829,13 +826,12 @@ func (d *decoder) resolve() error {
 	if d.locationByID, err = newIndex(p.Location, func(l *profile.Location) uint64 { return l.ID }); err != nil {
 		return err
 	}
-	k := 0
 	for i, l := range p.Location {
 		// Mapping ID 0 means no mapping; so does an unknown one, to ParseData.
-		l.Mapping = mappings.get(d.locationX[i])
+		x := d.locationX[i]
+		l.Mapping = mappings.get(x.mapping)
 		for j := range l.Line {
-			f := functions.get(d.lineX[k])
-			k++
+			f := functions.get(d.lineX[x.start+j])
 			if f == nil {
 				return errNoFunction
 			}
@@ -907,30 +903,19 @@ func (x *index[T]) get(id uint64) *T {
 	return x.sparse[id]
 }
 
-// readSamples is the third pass: it decodes the samples.
-func (d *decoder) readSamples(data []byte) error {
-	if d.n.samples == 0 {
+// readSamples decodes the samples from the arena, dropping each of its chunks once read.
+func (d *decoder) readSamples() error {
+	if d.samples == 0 {
 		return nil
 	}
-	d.samples = make([]profile.Sample, 0, d.n.samples)
-	d.p.Sample = make([]*profile.Sample, 0, d.n.samples)
-	var f field
-	for i := 0; i < len(data); {
-		next, err := readField(data, i, &f)
-		if err != nil {
-			return err
-		}
-		i = next
-		if f.num != fieldSample {
-			continue
-		}
-		s := alloc(&d.samples)
-		d.p.Sample = append(d.p.Sample, s)
-		if err := d.readSample(s, f.data); err != nil {
-			return err
-		}
-	}
-	return nil
+	samples := make([]profile.Sample, d.samples)
+	d.p.Sample = pointers(samples)
+	i := 0
+	return d.arena.each(func(msg []byte) error {
+		err := d.readSample(&samples[i], msg)
+		i++
+		return err
+	})
 }
 
 // readSample decodes a Sample message into s.
@@ -986,7 +971,7 @@ func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
 		copy(s.Value, values)
 	}
 	if len(raw) > 0 {
-		return d.setLabels(s, raw)
+		return d.labelSets.set(d, s, raw)
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func encoded(t *testing.T, p *profile.Profile) []byte {
 func TestMergeFoldsAsPprof(t *testing.T) {
 	args := mergeInputs(t, 2*chunkSize+17)
 	o := Options{Demangle: DemangleNone}
-	want, wantInputs, err := o.group(args, o.readArg)
+	want, wantInputs, err := o.group(args, argReader{read: o.readArg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,9 @@ type Options struct {
 	MaxStackDepth int
 	// MaxLabels bounds the labels of one sample; 0 means DefaultMaxLabels.
 	MaxLabels int
+	// MaxEntries bounds the entries of each table of one input (strings, functions,
+	// locations, lines, mappings); 0 means DefaultMaxEntries.
+	MaxEntries int
 	// Fetch says how URL arguments are fetched (fetch.go).
 	Fetch FetchOptions
 	// Demangle is how C++ and Rust function names are demangled once the profiles are
@@ -64,6 +67,12 @@ const DefaultMaxStackDepth = 10_000
 // OpenTelemetry's attributes give a sample a handful, and a sample of millions, which costs
 // memory in every report that groups by label, fails.
 const DefaultMaxLabels = 10_000
+
+// DefaultMaxEntries is the default limit on the entries of each table of one input: the
+// largest real profiles have a few hundred thousand locations and strings, and a table of
+// ten million entries takes about a gigabyte, while a megabyte of input encodes half a
+// million empty strings.
+const DefaultMaxEntries = 10_000_000
 
 // The decompression-bomb guard, on while the default MaxInputBytes is in force: a gzip
 // input that decompresses to more than bombFloor bytes may not decompress to more than
@@ -150,6 +159,17 @@ func (e *LabelLimitError) Error() string {
 	return fmt.Sprintf("a sample has more than %d labels; raise the limit with --max-labels", e.Limit)
 }
 
+// EntryLimitError is an input with more entries in one of its tables (strings, functions,
+// locations and their lines, mappings) than Options.MaxEntries allows.
+type EntryLimitError struct {
+	// Limit is the limit in entries per table.
+	Limit int
+}
+
+func (e *EntryLimitError) Error() string {
+	return fmt.Sprintf("a table of the profile (strings, functions, locations, lines or mappings) has more than %d entries; raise the limit with --max-entries", e.Limit)
+}
+
 // OverflowError is a profile whose values of one sample type add up, in absolute value,
 // beyond what an int64 holds: a total, a cumulative value or a merged sample could then
 // wrap around and be reported as a wrong number.
@@ -171,8 +191,10 @@ func isLimit(err error) bool {
 		sample *SampleLimitError
 		depth  *DepthLimitError
 		labels *LabelLimitError
+		entry  *EntryLimitError
 	)
-	return errors.As(err, &size) || errors.As(err, &ratio) || errors.As(err, &sample) || errors.As(err, &depth) || errors.As(err, &labels)
+	return errors.As(err, &size) || errors.As(err, &ratio) || errors.As(err, &sample) || errors.As(err, &depth) ||
+		errors.As(err, &labels) || errors.As(err, &entry)
 }
 
 func (o Options) maxInputBytes() int64 {
@@ -184,11 +206,14 @@ func (o Options) maxInputBytes() int64 {
 
 // limits are the limits the pprof decoder checks as it goes; zero fields mean none.
 type limits struct {
-	samples, depth, labels int
+	samples, depth, labels, entries int
 }
 
 func (o Options) limits() limits {
-	l := limits{samples: o.MaxSamples, depth: o.MaxStackDepth, labels: o.MaxLabels}
+	l := limits{samples: o.MaxSamples, depth: o.MaxStackDepth, labels: o.MaxLabels, entries: o.MaxEntries}
+	if l.entries <= 0 {
+		l.entries = DefaultMaxEntries
+	}
 	if l.labels <= 0 {
 		l.labels = DefaultMaxLabels
 	}

@@ -219,17 +219,19 @@ func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte,
 	if err := CheckStdin(all); err != nil {
 		return nil, nil, err
 	}
+	rd := argReader{read: read}
 	if read == nil {
+		// Files and standard input are streamed; URLs are fetched ahead, whole.
 		f := o.fetchAhead(all)
 		defer f.stop()
-		read = f.read
+		rd = argReader{read: f.read, stream: f.pass}
 	}
-	p, inputs, err := o.group(args, read)
+	p, inputs, err := o.group(args, rd)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(bases.Paths) > 0 {
-		base, baseInputs, err := o.group(bases.Paths, read)
+		base, baseInputs, err := o.group(bases.Paths, rd)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -263,15 +265,22 @@ func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte,
 	return p, inputs, nil
 }
 
+// argReader reads arguments: read reads one whole; stream, when not nil, is called instead
+// for a file or standard input that parse then reads as a stream.
+type argReader struct {
+	read   func(arg string) ([]byte, error)
+	stream func(arg string) error
+}
+
 // group reads, parses and combines one group of arguments (the profiles, or the bases).
-func (o Options) group(args []string, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
+func (o Options) group(args []string, rd argReader) (*profile.Profile, []Input, error) {
 	inputs := make([]Input, 0, len(args))
 	var acc *profile.Profile
 	for start := 0; start < len(args); start += chunkSize {
 		chunk := args[start:min(start+chunkSize, len(args))]
 		ps := make([]*profile.Profile, 0, len(chunk))
 		for _, arg := range chunk {
-			p, in, err := o.parse(arg, read)
+			p, in, err := o.parse(arg, rd)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -299,17 +308,13 @@ func (o Options) group(args []string, read func(arg string) ([]byte, error)) (*p
 // decoded, so that only one copy of a large input is held at a time. The input's warnings are
 // the reader's: lines of a text format it skipped, for instance. A profile without mappings
 // gets the fake one pprof gives it.
-func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.Profile, Input, error) {
-	data, err := read(arg)
+//
+// When rd streams, a file or standard input holding profile.proto is decoded as it is read
+// and decompressed (streamPprof); other formats are read whole first.
+func (o Options) parse(arg string, rd argReader) (*profile.Profile, Input, error) {
+	d, err := o.parseArg(arg, rd)
 	if err != nil {
-		return nil, Input{}, readError(arg, err)
-	}
-	if len(data) == 0 {
-		return nil, Input{}, &inputError{"parsing " + arg, ErrEmpty}
-	}
-	d, err := o.decode(data)
-	if err != nil {
-		return nil, Input{}, &inputError{"parsing " + arg, err}
+		return nil, Input{}, err
 	}
 	p := d.p
 	// A profile without sample types can never be combined (pprof fails with "profiles have
@@ -330,6 +335,40 @@ func (o Options) parse(arg string, read func(string) ([]byte, error)) (*profile.
 		Warnings:    d.warnings,
 		FrameTypes:  d.frameTypes,
 	}, nil
+}
+
+// parseArg reads and decodes one argument.
+func (o Options) parseArg(arg string, rd argReader) (decoded, error) {
+	var data []byte
+	if rd.stream != nil && !isURL(arg) {
+		if err := rd.stream(arg); err != nil {
+			return decoded{}, readError(arg, err)
+		}
+		d, whole, ok, err := o.streamPprof(arg)
+		var rerr readErr
+		switch {
+		case errors.As(err, &rerr):
+			return decoded{}, readError(arg, rerr.error)
+		case err != nil:
+			return decoded{}, &inputError{"parsing " + arg, err}
+		case ok:
+			return d, nil
+		}
+		data = whole
+	} else {
+		var err error
+		if data, err = rd.read(arg); err != nil {
+			return decoded{}, readError(arg, err)
+		}
+	}
+	if len(data) == 0 {
+		return decoded{}, &inputError{"parsing " + arg, ErrEmpty}
+	}
+	d, err := o.decode(data)
+	if err != nil {
+		return decoded{}, &inputError{"parsing " + arg, err}
+	}
+	return d, nil
 }
 
 // readError is the error for an argument that could not be read. A FetchError already

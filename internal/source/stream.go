@@ -1,0 +1,386 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// streamFields is a fieldSource that reads a profile.proto message from a stream: the
+// decompressed input is never held whole, only the field being read.
+type streamFields struct {
+	r   *bufio.Reader
+	buf []byte
+	lim limits
+}
+
+// streamChunk bounds what is allocated for a length-delimited field before its bytes have
+// arrived: a length read from the input is a claim, and a longer field grows as it is read.
+const streamChunk = 1 << 20
+
+func (s *streamFields) next(f *field) error {
+	tag, err := s.varint()
+	if err != nil {
+		return err // io.EOF at the end of the last field
+	}
+	f.u64, f.data = 0, nil
+	f.num, f.wire = tag>>3, tag&7
+	switch f.wire {
+	case wireVarint:
+		f.u64, err = s.varint()
+	case wireFixed64:
+		var b [8]byte
+		_, err = io.ReadFull(s.r, b[:])
+		f.u64 = binary.LittleEndian.Uint64(b[:])
+	case wireFixed32:
+		var b [4]byte
+		_, err = io.ReadFull(s.r, b[:])
+		f.u64 = uint64(binary.LittleEndian.Uint32(b[:]))
+	case wireBytes:
+		var n uint64
+		if n, err = s.varint(); err != nil {
+			break
+		}
+		if f.num == fieldSample {
+			// A sample within the limits is small: refuse a larger one before reading it.
+			if max := s.lim.maxSampleBytes(); max > 0 && n > uint64(max) {
+				return &SampleSizeError{Size: n, lim: s.lim}
+			}
+		}
+		f.data, err = s.read(n)
+	default:
+		return errWireType
+	}
+	if err == io.EOF {
+		err = errTruncated
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = errTruncated
+	}
+	return err
+}
+
+// varint reads a varint as readVarint does: at most 10 bytes, bits beyond 64 dropped.
+func (s *streamFields) varint() (uint64, error) {
+	var u uint64
+	for n := 0; n < 10; n++ {
+		c, err := s.r.ReadByte()
+		if err != nil {
+			if n > 0 && err == io.EOF {
+				return 0, errTruncated
+			}
+			return 0, err
+		}
+		u |= uint64(c&0x7f) << (7 * n)
+		if c < 0x80 {
+			return u, nil
+		}
+	}
+	return 0, errVarint
+}
+
+// read reads the n bytes of a field into the reused buffer, growing it only as bytes arrive.
+func (s *streamFields) read(n uint64) ([]byte, error) {
+	buf := s.buf[:0]
+	for uint64(len(buf)) < n {
+		step := min(n-uint64(len(buf)), streamChunk)
+		if uint64(cap(buf)-len(buf)) < step {
+			grown := make([]byte, len(buf), max(2*cap(buf), len(buf)+int(step)))
+			copy(grown, buf)
+			buf = grown
+		}
+		k, err := io.ReadFull(s.r, buf[len(buf):len(buf)+int(step)])
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			return nil, err
+		}
+	}
+	// A buffer grown for one large field is not kept for the small ones after it.
+	if cap(buf) <= 4*streamChunk {
+		s.buf = buf
+	} else {
+		s.buf = nil
+	}
+	return buf, nil
+}
+
+// maxSampleBytes is the size of the largest sample message the limits allow: each frame's
+// location ID and each value a varint of at most 10 bytes, each label four varints.
+func (l limits) maxSampleBytes() int {
+	if l.depth <= 0 || l.labels <= 0 {
+		return 0
+	}
+	const maxValues = 1 << 10 // sample types: real profiles have a handful
+	return 64 + 11*(l.depth+maxValues) + 48*l.labels
+}
+
+// SampleSizeError is a sample message too large for any sample within the limits on
+// frames and labels.
+type SampleSizeError struct {
+	Size uint64
+	lim  limits
+}
+
+func (e *SampleSizeError) Error() string {
+	return fmt.Sprintf("a sample of %d bytes, more than %d frames and %d labels take; raise the limits with --max-stack-depth and --max-labels",
+		e.Size, e.lim.depth, e.lim.labels)
+}
+
+// looksProfileProto says whether the decompressed start of an input is the start of a
+// profile.proto message as profile writers begin one: a sample_type (field 1) holding
+// nothing but varints. An OpenTelemetry ProfilesData starts with field 1 too, a message of
+// messages; text formats do not start with a length-delimited field 1 of varints.
+func looksProfileProto(head []byte) bool {
+	if len(head) < 2 || head[0] != 0x0a {
+		return false
+	}
+	n, k := binary.Uvarint(head[1:])
+	if k <= 0 || n == 0 || n > 64 || uint64(len(head)-1-k) < n {
+		return false
+	}
+	msg := head[1+k : 1+k+int(n)]
+	var f field
+	for i := 0; i < len(msg); {
+		next, err := readField(msg, i, &f)
+		if err != nil || f.wire != wireVarint {
+			return false
+		}
+		i = next
+	}
+	return true
+}
+
+// streamInput is an input opened for reading as a stream: a file or standard input.
+type streamInput struct {
+	r     *bufio.Reader
+	close func() error
+	file  bool  // a regular file, which can be read again
+	hint  int64 // its size, for a regular file
+}
+
+// openStream opens arg (a path or "-") for streaming.
+func (o Options) openStream(arg string) (*streamInput, error) {
+	in := &streamInput{close: func() error { return nil }}
+	var r io.Reader
+	if arg == Stdin {
+		if o.Stdin == nil {
+			return nil, errors.New("no standard input")
+		}
+		r = o.Stdin
+	} else {
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, err
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			in.file, in.hint = true, fi.Size()+1
+		}
+		r, in.close = f, f.Close
+	}
+	in.r = bufio.NewReaderSize(r, 256<<10)
+	return in, nil
+}
+
+// decompressedHead returns up to n bytes of what the input decompresses to, read from a
+// copy of its buffered start: whoever reads the input next reads it from the start.
+func decompressedHead(br *bufio.Reader, n int) []byte {
+	start, _ := br.Peek(br.Size())
+	if !isGzip(start) {
+		return start[:min(len(start), n)]
+	}
+	zr, err := newGzipReader(bytes.NewReader(start))
+	if err != nil {
+		return nil
+	}
+	head := make([]byte, n)
+	k, _ := io.ReadFull(zr, head)
+	return head[:k]
+}
+
+// streamPprof decodes arg as a pprof profile.proto stream when its start shows one (or
+// Options.Format says so and the start agrees), decompressing as it reads: neither the
+// compressed nor the decompressed input is ever held whole. ok is false when the input is
+// something else: data then holds it whole, as read, for decode. A regular file that fails
+// to decode as a stream is read whole too, so that profile.ParseData (which reads more
+// than the decoder does, and says what is wrong in its own words) has the last word; a
+// limit error is final.
+func (o Options) streamPprof(arg string) (d decoded, data []byte, ok bool, err error) {
+	in, err := o.openStream(arg)
+	if err != nil {
+		return decoded{}, nil, false, readErr{err}
+	}
+	defer in.close()
+	limit := o.maxInputBytes()
+	start, _ := in.r.Peek(int(min(headSize, limit+1)))
+	if int64(len(start)) > limit {
+		return decoded{}, nil, false, readErr{&LimitError{Limit: limit}}
+	}
+	if err := checkHead(start); err != nil {
+		return decoded{}, nil, false, err
+	}
+	head := decompressedHead(in.r, headSize)
+	if err := checkHead(head); err != nil {
+		return decoded{}, nil, false, err
+	}
+	if (o.Format != "" && o.Format != FormatPprof) || !looksProfileProto(head) {
+		data, err := readSized(in.r, in.hint, limit, nil)
+		if err != nil {
+			return decoded{}, nil, false, readErr{err}
+		}
+		return decoded{}, data, false, nil
+	}
+	var r io.Reader = &limitedReader{r: in.r, limit: limit}
+	if isGzip(start) {
+		z, err := o.newInflater(in.r)
+		if err != nil {
+			return decoded{}, nil, false, err
+		}
+		defer z.stop()
+		r = z
+	}
+	lim := o.limits()
+	p, err := decodeFields(&streamFields{r: bufio.NewReaderSize(r, 256<<10), lim: lim}, lim)
+	if err == nil {
+		return decoded{p: p, format: FormatPprof}, nil, true, nil
+	}
+	var rerr readErr
+	if isLimit(err) || errors.As(err, &rerr) || !in.file {
+		return decoded{}, nil, false, err
+	}
+	in.close()
+	if data, err = o.readArg(arg); err != nil {
+		return decoded{}, nil, false, readErr{err}
+	}
+	return decoded{}, data, false, nil
+}
+
+// readErr is an error reading an input rather than in its content.
+type readErr struct{ error }
+
+func (e readErr) Unwrap() error { return e.error }
+
+// limitedReader fails with a LimitError past limit bytes.
+type limitedReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if l.n += int64(n); l.n > l.limit {
+		return n, &LimitError{Limit: l.limit}
+	}
+	return n, err
+}
+
+// inflater decompresses a gzip stream in a goroutine of its own, a chunk ahead of its
+// reader, so that decoding one chunk and decompressing the next take a core each. It fails
+// with a LimitError past the input limit and, while the default limit is in force, with a
+// RatioError as gunzipLimited does.
+type inflater struct {
+	full chan inflated
+	free chan []byte
+	quit chan struct{}
+	cur  []byte
+	buf  []byte
+	err  error
+}
+
+type inflated struct {
+	b   []byte
+	err error
+}
+
+const (
+	inflateChunk   = 256 << 10
+	inflateBuffers = 4
+)
+
+func (o Options) newInflater(src *bufio.Reader) (*inflater, error) {
+	in := &countingReader{r: src}
+	zr, err := newGzipReader(in)
+	if err != nil {
+		return nil, err
+	}
+	z := &inflater{full: make(chan inflated, inflateBuffers), free: make(chan []byte, inflateBuffers), quit: make(chan struct{})}
+	for range inflateBuffers {
+		z.free <- make([]byte, inflateChunk)
+	}
+	limit, guarded := o.maxInputBytes(), o.MaxInputBytes <= 0
+	go func() {
+		var total int64
+		for {
+			var b []byte
+			select {
+			case b = <-z.free:
+			case <-z.quit:
+				return
+			}
+			n, err := io.ReadFull(zr, b)
+			total += int64(n)
+			switch {
+			case total > limit:
+				err = &LimitError{Limit: limit}
+			case guarded && total >= bombFloor && total > maxGzipRatio*in.n:
+				err = &RatioError{Size: total, Ratio: maxGzipRatio}
+			case err == io.ErrUnexpectedEOF:
+				err = io.EOF
+			}
+			select {
+			case z.full <- inflated{b[:n], err}:
+			case <-z.quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return z, nil
+}
+
+func (z *inflater) Read(p []byte) (int, error) {
+	for len(z.cur) == 0 {
+		if z.err != nil {
+			return 0, z.err
+		}
+		if z.buf != nil {
+			z.free <- z.buf[:cap(z.buf)]
+			z.buf = nil
+		}
+		c := <-z.full
+		z.buf, z.cur, z.err = c.b, c.b, c.err
+	}
+	n := copy(p, z.cur)
+	z.cur = z.cur[n:]
+	return n, nil
+}
+
+// stop ends the decompressing goroutine.
+func (z *inflater) stop() { close(z.quit) }
+
+// countingReader counts the bytes read through it. It is an io.ByteReader, so that the
+// decompressor reads no further ahead than it needs.
+type countingReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
