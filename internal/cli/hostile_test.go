@@ -188,7 +188,7 @@ func gzipped(t testing.TB, data []byte) []byte {
 	return b.Bytes()
 }
 
-// writeBomb writes a gzip bomb of mib MiB of zeros (proftest.GzipBomb) to dir/name, gzipped
+// writeBomb writes a gzip bomb of mib MiB (proftest.GzipBomb) to dir/name, gzipped
 // once more when nested.
 func writeBomb(t testing.TB, dir, name string, mib int, nested bool) string {
 	t.Helper()
@@ -331,7 +331,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "empty file", args: top(file("empty", nil)), code: ExitInput, msg: "empty input"},
 		{name: "random bytes", args: top(file("random", random)), code: ExitInput, msg: "parsing " + dir + "/random: "},
 		{name: "gzip cut in the middle", args: top(file("cut.pb.gz", cpu[:len(cpu)/2])), code: ExitInput, msg: "unexpected EOF"},
-		{name: "gzip of garbage", args: top(file("garbage.gz", gzipped(t, random))), code: ExitInput, msg: "unrecognized profile format"},
+		{name: "gzip of garbage", args: top(file("garbage.gz", gzipped(t, random))), code: ExitInput, msg: "not a profile: its first bytes are no protobuf message and no text"},
 		{name: "gzip bomb", args: top(writeBomb(t, dir, "bomb.gz", 4096, false)), code: ExitInput, msg: "as decompression bombs do; set --max-input-bytes"},
 		{name: "gzip bomb, explicit limit", args: top("--max-input-bytes", "100000000", dir+"/bomb.gz"), code: ExitInput, msg: "larger than 100000000 bytes (after decompression); raise the limit with --max-input-bytes"},
 		// Only one layer of gzip is removed, as pprof does: the inner bomb is bytes that no

@@ -8,13 +8,17 @@ import (
 	"io"
 )
 
-// GzipBomb writes a valid gzip stream of mib MiB of the byte 'a', about a thousandth of that
-// size, without compressing them all: one MiB is compressed after a first one, and its
-// deflate blocks, which only refer back to the same byte, are repeated. A few gigabytes take
-// a few megabytes and a fraction of a second. (Not zeros: profq refuses an input that starts
-// with zero bytes before any limit is reached, and a bomb must test the limits.)
+// BombLine is what a GzipBomb repeats: one line of folded stacks, eight bytes.
+const BombLine = "ab;c 12\n"
+
+// GzipBomb writes a valid gzip stream of mib MiB of BombLine repeated, about a thousandth of
+// that size, without compressing them all: one MiB is compressed after a first one, and its
+// deflate blocks, which only refer back to the same bytes, are repeated. A few gigabytes take
+// a few megabytes and a fraction of a second. (Not zeros, nor text that is no profile: profq
+// refuses an input that starts like no format it reads before any limit is reached, and a
+// bomb must test the limits.)
 func GzipBomb(w io.Writer, mib int) error {
-	data := bytes.Repeat([]byte{'a'}, 1<<20)
+	data := bytes.Repeat([]byte(BombLine), 1<<20/len(BombLine))
 	var buf bytes.Buffer
 	fw, err := flate.NewWriter(&buf, flate.BestCompression)
 	if err != nil {

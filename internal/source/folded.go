@@ -1,9 +1,12 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -41,10 +44,7 @@ func ParseFoldedType(s string) (*profile.ValueType, error) {
 func isFoldedSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
 
 // parseFolded reads folded stacks: data as read, raw the same decompressed (nil when data is
-// gzip that does not decompress). Blank lines are passed over; lines that are not "stack
-// value" are skipped and counted in one warning, so that a comment or a truncated last line
-// does not lose the whole file. Identical stacks are merged by adding their values, and
-// every distinct frame text becomes one function and one location.
+// gzip that does not decompress).
 func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, error) {
 	if raw == nil {
 		_, err := gunzip(data)
@@ -53,21 +53,54 @@ func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, erro
 		}
 		return nil, nil, fmt.Errorf("decompressing: %w", err)
 	}
+	return o.foldLines(&textLines{text: foldedText(raw)})
+}
+
+// lineSource yields the lines of a folded input, without their line breaks: next returns
+// io.EOF after the last. A line is valid until the next call.
+type lineSource interface {
+	next() ([]byte, error)
+}
+
+// textLines is a lineSource over text held in memory.
+type textLines struct{ text []byte }
+
+func (t *textLines) next() ([]byte, error) {
+	if len(t.text) == 0 {
+		return nil, io.EOF
+	}
+	line, rest, _ := bytes.Cut(t.text, []byte("\n"))
+	t.text = rest
+	return line, nil
+}
+
+// foldLines reads folded stacks line by line. Blank lines are passed over; lines that are
+// not "stack value" are skipped and counted in one warning, so that a comment or a
+// truncated last line does not lose the whole file. Identical stacks are merged by adding
+// their values, and every distinct frame text becomes one function and one location.
+func (o Options) foldLines(src lineSource) (*profile.Profile, []string, error) {
 	st, err := ParseFoldedType(o.FoldedType)
 	if err != nil {
 		return nil, nil, fmt.Errorf("folded stacks: %w", err)
 	}
 	b := newFoldedBuilder(st)
 	b.lim = o.limits()
-	text := foldedText(raw)
 	var (
 		skipped, rounded int
 		firstBad         int
 		firstLine        string
 	)
-	for n := 1; len(text) > 0; n++ {
-		var line []byte
-		line, text, _ = bytes.Cut(text, []byte("\n"))
+	for n := 1; ; n++ {
+		line, err := src.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if isLimit(err) {
+				return nil, nil, err
+			}
+			return nil, nil, fmt.Errorf("folded stacks: line %d: %w", n, err)
+		}
 		line = trimFoldedLine(line)
 		if len(line) == 0 {
 			continue
@@ -75,7 +108,7 @@ func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, erro
 		stack, value, exact, ok := splitFolded(line)
 		if !ok {
 			if skipped == 0 {
-				firstBad, firstLine = n, string(line)
+				firstBad, firstLine = n, quoteLine(string(line[:min(len(line), 4*maxQuoted)]))
 			}
 			skipped++
 			continue
@@ -94,12 +127,12 @@ func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, erro
 		if skipped == 0 {
 			return nil, nil, errors.New("folded stacks: no stacks in the input")
 		}
-		return nil, nil, fmt.Errorf("folded stacks: no line is \"frame;...;frame value\" (line %d: %s)", firstBad, quoteLine(firstLine))
+		return nil, nil, fmt.Errorf("folded stacks: no line is \"frame;...;frame value\" (line %d: %s)", firstBad, firstLine)
 	}
 	var warnings []string
 	if skipped > 0 {
 		warnings = append(warnings, fmt.Sprintf("folded stacks: skipped %d malformed %s (first: line %d: %s)",
-			skipped, plural(skipped, "line", "lines"), firstBad, quoteLine(firstLine)))
+			skipped, plural(skipped, "line", "lines"), firstBad, firstLine))
 	}
 	if rounded > 0 {
 		warnings = append(warnings, fmt.Sprintf("folded stacks: rounded %d non-integer %s to the nearest integer",
@@ -152,10 +185,15 @@ func splitFolded(line []byte) (stack []byte, value int64, exact, ok bool) {
 
 // foldedBuilder accumulates folded lines into a profile.
 type foldedBuilder struct {
-	p       *profile.Profile
-	samples map[string]*profile.Sample   // by stack text
-	locs    map[string]*profile.Location // by frame text
-	frames  []string                     // scratch: the frames of the current stack
+	p *profile.Profile
+	// samples finds a stack's sample by the hash of its text, so that the text itself is
+	// not kept: the frames of the sample say it again. Stacks whose hashes collide (which
+	// practically never happens) are found in collided, by their text.
+	seed     maphash.Seed
+	samples  map[uint64]*profile.Sample
+	collided map[string]*profile.Sample
+	locs     map[string]*profile.Location // by frame text
+	frames   []string                     // scratch: the frames of the current stack
 	// lim holds the stacks (samples) and their frames to the input limits as they are
 	// added, before a stack of millions of frames is split.
 	lim limits
@@ -164,14 +202,20 @@ type foldedBuilder struct {
 func newFoldedBuilder(st *profile.ValueType) *foldedBuilder {
 	return &foldedBuilder{
 		p:       &profile.Profile{SampleType: []*profile.ValueType{st}},
-		samples: map[string]*profile.Sample{},
+		seed:    maphash.MakeSeed(),
+		samples: map[uint64]*profile.Sample{},
 		locs:    map[string]*profile.Location{},
 	}
 }
 
 // add adds value to the sample of stack (frames root first, separated by ';').
 func (b *foldedBuilder) add(stack []byte, value int64) error {
-	if s, ok := b.samples[string(stack)]; ok {
+	h := maphash.Bytes(b.seed, stack)
+	s, ok := b.samples[h]
+	if ok && !sameStack(s, stack) {
+		s, ok = b.collided[string(stack)]
+	}
+	if ok {
 		sum := s.Value[0] + value
 		// Two's-complement overflow: the operands share a sign the sum lacks.
 		if (s.Value[0] >= 0) == (value >= 0) && (sum >= 0) != (value >= 0) {
@@ -186,16 +230,35 @@ func (b *foldedBuilder) add(stack []byte, value int64) error {
 	if b.lim.samples > 0 && len(b.p.Sample) >= b.lim.samples {
 		return &SampleLimitError{Limit: b.lim.samples}
 	}
-	key := string(stack)
-	b.frames = strings.Split(key, ";")
-	s := &profile.Sample{Value: []int64{value}, Location: make([]*profile.Location, len(b.frames))}
+	b.frames = strings.Split(string(stack), ";")
+	s = &profile.Sample{Value: []int64{value}, Location: make([]*profile.Location, len(b.frames))}
 	// pprof lists frames leaf first.
 	for i, f := range b.frames {
 		s.Location[len(b.frames)-1-i] = b.location(f)
 	}
-	b.samples[key] = s
+	if _, taken := b.samples[h]; taken {
+		if b.collided == nil {
+			b.collided = map[string]*profile.Sample{}
+		}
+		b.collided[string(stack)] = s
+	} else {
+		b.samples[h] = s
+	}
 	b.p.Sample = append(b.p.Sample, s)
 	return nil
+}
+
+// sameStack says whether s is the sample of stack: whether its frames, root first, are
+// stack's.
+func sameStack(s *profile.Sample, stack []byte) bool {
+	for i := len(s.Location) - 1; i >= 0; i-- {
+		frame, rest, found := bytes.Cut(stack, []byte{';'})
+		if string(frame) != s.Location[i].Line[0].Function.Name || found != (i > 0) {
+			return false
+		}
+		stack = rest
+	}
+	return true
 }
 
 // location returns the location of a frame, made on its first use with a function of the
@@ -317,11 +380,13 @@ func legacyHeader(line []byte) bool {
 	return ok && len(name) > 0 && !bytes.ContainsRune(name, ';') && bytes.HasPrefix(rest, []byte("profile:"))
 }
 
+// maxQuoted is how many characters of a line quoteLine keeps.
+const maxQuoted = 60
+
 // quoteLine quotes an input line for a one-line message, shortened when long.
 func quoteLine(s string) string {
-	const maxRunes = 60
-	if utf8.RuneCountInString(s) > maxRunes {
-		s = string([]rune(s)[:maxRunes]) + "..."
+	if utf8.RuneCountInString(s) > maxQuoted {
+		s = string([]rune(s)[:maxQuoted]) + "..."
 	}
 	return strconv.Quote(s)
 }
@@ -331,4 +396,47 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// streamLines is a lineSource over a stream: only the current line is held. A line is
+// refused as it is read once it has more frames than the depth limit allows or more than
+// maxFoldedLine bytes, before the rest of it is.
+type streamLines struct {
+	r    *bufio.Reader
+	line []byte
+	lim  limits
+}
+
+// maxFoldedLine bounds the length of one line of folded stacks: ten thousand frames (the
+// default depth limit) of a few hundred characters each, with room to spare.
+const maxFoldedLine = 64 << 20
+
+func (s *streamLines) next() ([]byte, error) {
+	line := s.line[:0]
+	semicolons := 0
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		if s.lim.depth > 0 {
+			if semicolons += bytes.Count(chunk, []byte{';'}); semicolons >= s.lim.depth {
+				return nil, &DepthLimitError{Limit: s.lim.depth}
+			}
+		}
+		if len(line)+len(chunk) > maxFoldedLine {
+			return nil, fmt.Errorf("a line longer than %d bytes", maxFoldedLine)
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(line) > 0:
+			err = nil
+		case err != nil:
+			return nil, err
+		}
+		// A buffer grown for one long line is not kept for the short ones after it.
+		if cap(line) <= 1<<20 {
+			s.line = line
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), nil
+	}
 }

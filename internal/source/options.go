@@ -327,6 +327,15 @@ func (o Options) decode(data []byte) (decoded, error) {
 	if err := checkHead(data[:min(len(data), headSize)]); err != nil {
 		return decoded{}, err
 	}
+	if o.Format == "" {
+		head := headOf(data[:min(len(data), 256<<10)], headSize)
+		if err := checkHead(head); err != nil {
+			return decoded{}, err
+		}
+		if err := checkPlausible(head); err != nil {
+			return decoded{}, err
+		}
+	}
 	raw := data
 	if isGzip(data) {
 		var err error

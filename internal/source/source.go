@@ -310,7 +310,7 @@ func (o Options) group(args []string, rd argReader) (*profile.Profile, []Input, 
 // gets the fake one pprof gives it.
 //
 // When rd streams, a file or standard input holding profile.proto is decoded as it is read
-// and decompressed (streamPprof); other formats are read whole first.
+// and decompressed (streamArg), and so are folded stacks; other formats are read whole first.
 func (o Options) parse(arg string, rd argReader) (*profile.Profile, Input, error) {
 	d, err := o.parseArg(arg, rd)
 	if err != nil {
@@ -344,7 +344,7 @@ func (o Options) parseArg(arg string, rd argReader) (decoded, error) {
 		if err := rd.stream(arg); err != nil {
 			return decoded{}, readError(arg, err)
 		}
-		d, whole, ok, err := o.streamPprof(arg)
+		d, whole, ok, err := o.streamArg(arg)
 		var rerr readErr
 		switch {
 		case errors.As(err, &rerr):

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 )
 
 // streamFields is a fieldSource that reads a profile.proto message from a stream: the
@@ -189,6 +190,11 @@ func (o Options) openStream(arg string) (*streamInput, error) {
 // copy of its buffered start: whoever reads the input next reads it from the start.
 func decompressedHead(br *bufio.Reader, n int) []byte {
 	start, _ := br.Peek(br.Size())
+	return headOf(start, n)
+}
+
+// headOf returns up to n bytes of what start, the start of an input, decompresses to.
+func headOf(start []byte, n int) []byte {
 	if !isGzip(start) {
 		return start[:min(len(start), n)]
 	}
@@ -201,14 +207,14 @@ func decompressedHead(br *bufio.Reader, n int) []byte {
 	return head[:k]
 }
 
-// streamPprof decodes arg as a pprof profile.proto stream when its start shows one (or
-// Options.Format says so and the start agrees), decompressing as it reads: neither the
-// compressed nor the decompressed input is ever held whole. ok is false when the input is
-// something else: data then holds it whole, as read, for decode. A regular file that fails
-// to decode as a stream is read whole too, so that profile.ParseData (which reads more
-// than the decoder does, and says what is wrong in its own words) has the last word; a
-// limit error is final.
-func (o Options) streamPprof(arg string) (d decoded, data []byte, ok bool, err error) {
+// streamArg reads arg (a file or "-") as a stream when its start shows profile.proto or
+// folded stacks (or Options.Format names one of them and the start agrees), decompressing
+// as it reads: neither the compressed nor the decompressed input is ever held whole. ok is
+// false when the input is something else: data then holds it whole, as read, for decode.
+// A regular file that fails to decode as a pprof stream is read whole too, so that
+// profile.ParseData (which reads more than the decoder does, and says what is wrong in its
+// own words) has the last word; a limit error is final.
+func (o Options) streamArg(arg string) (d decoded, data []byte, ok bool, err error) {
 	in, err := o.openStream(arg)
 	if err != nil {
 		return decoded{}, nil, false, readErr{err}
@@ -226,7 +232,18 @@ func (o Options) streamPprof(arg string) (d decoded, data []byte, ok bool, err e
 	if err := checkHead(head); err != nil {
 		return decoded{}, nil, false, err
 	}
-	if (o.Format != "" && o.Format != FormatPprof) || !looksProfileProto(head) {
+	format := o.Format
+	switch {
+	case (format == "" || format == FormatPprof) && looksProfileProto(head):
+		format = FormatPprof
+	case (format == "" || format == FormatFolded) && looksFolded(head) && !isUTF16(head):
+		format = FormatFolded
+	default:
+		if format == "" {
+			if err := checkPlausible(head); err != nil {
+				return decoded{}, nil, false, err
+			}
+		}
 		data, err := readSized(in.r, in.hint, limit, nil)
 		if err != nil {
 			return decoded{}, nil, false, readErr{err}
@@ -242,8 +259,17 @@ func (o Options) streamPprof(arg string) (d decoded, data []byte, ok bool, err e
 		defer z.stop()
 		r = z
 	}
+	br := bufio.NewReaderSize(r, 256<<10)
+	if format == FormatFolded {
+		// A UTF-8 byte-order mark is not part of the first frame.
+		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
+			br.Discard(3)
+		}
+		p, warnings, err := o.foldLines(&streamLines{r: br, lim: o.limits()})
+		return decoded{p: p, format: FormatFolded, warnings: warnings}, nil, err == nil, err
+	}
 	lim := o.limits()
-	p, err := decodeFields(&streamFields{r: bufio.NewReaderSize(r, 256<<10), lim: lim}, lim)
+	p, err := decodeFields(&streamFields{r: br, lim: lim}, lim)
 	if err == nil {
 		return decoded{p: p, format: FormatPprof}, nil, true, nil
 	}
@@ -256,6 +282,12 @@ func (o Options) streamPprof(arg string) (d decoded, data []byte, ok bool, err e
 		return decoded{}, nil, false, readErr{err}
 	}
 	return decoded{}, data, false, nil
+}
+
+// isUTF16 says whether text starts with a UTF-16 byte-order mark: such folded files are
+// decoded whole (foldedText).
+func isUTF16(head []byte) bool {
+	return bytes.HasPrefix(head, []byte{0xff, 0xfe}) || bytes.HasPrefix(head, []byte{0xfe, 0xff})
 }
 
 // readErr is an error reading an input rather than in its content.
@@ -383,4 +415,144 @@ func (c *countingReader) ReadByte() (byte, error) {
 		c.n++
 	}
 	return b, err
+}
+
+// ErrNotProfile is returned (wrapped) for an input whose first bytes no format profq reads
+// can begin with: random or corrupted bytes, or text that is neither folded stacks nor one
+// of pprof's legacy text formats.
+var ErrNotProfile = errors.New("not a profile")
+
+// checkPlausible refuses the decompressed start of an input, head, when it cannot be the
+// start of any format profq reads, so that garbage is refused from its first kilobytes
+// rather than read whole only to be refused at its end. It errs on the side of reading: what
+// it lets through is still parsed and refused by its format's reader.
+func checkPlausible(head []byte) error {
+	const want = "; want pprof (profile.proto, gzipped or not, or a legacy format), OpenTelemetry profiles or folded stacks"
+	switch {
+	case len(head) < 16 || isJSONObject(head) || isUTF16(head):
+		return nil
+	case isGzip(head):
+		return fmt.Errorf("%w: gzip inside gzip (one layer is decompressed, as pprof does)%s", ErrNotProfile, want)
+	case isText(head):
+		if looksFolded(head) || legacyText(head) {
+			return nil
+		}
+		return fmt.Errorf("%w: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile%s", ErrNotProfile, want)
+	case plausibleProto(head) || plausibleOTLPStream(head) || legacyCPUHeader(head):
+		return nil
+	}
+	return fmt.Errorf("%w: its first bytes are no protobuf message and no text%s", ErrNotProfile, want)
+}
+
+// isText says whether head is UTF-8 text without control characters other than white space
+// (a rune cut at the end of head aside).
+func isText(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte(utf8BOM))
+	for i := 0; i < len(head); {
+		r, size := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && size <= 1 {
+			if len(head)-i < utf8.UTFMax && !utf8.FullRune(head[i:]) {
+				return true
+			}
+			return false
+		}
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// legacyText says whether text starts, after blank and '#' comment lines, with the header
+// line of one of pprof's legacy text formats (legacyHeader).
+func legacyText(head []byte) bool {
+	text := bytes.TrimPrefix(head, []byte(utf8BOM))
+	for len(text) > 0 {
+		var line []byte
+		line, text, _ = bytes.Cut(text, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		return legacyHeader(line)
+	}
+	return true // blank lines and comments only, so far
+}
+
+// plausibleProto says whether head can start a profile.proto or OpenTelemetry ProfilesData
+// message: fields numbered as theirs (1 to 15) with wire types protobuf has, where those
+// that can hold messages (1 to 5) hold protobuf fields too. A field cut by the end of head
+// is judged on what head has of it.
+func plausibleProto(head []byte) bool { return plausibleFields(head, 15, 1) }
+
+// plausibleFields says whether b reads as protobuf fields numbered 1 to maxNum, up to a cut
+// at its end; with depth > 0, the length-delimited fields numbered 1 to 5 must hold such
+// fields themselves (of any number).
+func plausibleFields(b []byte, maxNum uint64, depth int) bool {
+	const maxVarint = 10
+	for i := 0; i < len(b); {
+		tag, j, err := readVarint(b, i)
+		if err != nil {
+			return len(b)-i < maxVarint
+		}
+		num, wire := tag>>3, tag&7
+		if num < 1 || num > maxNum {
+			return false
+		}
+		switch wire {
+		case wireVarint:
+			at := j
+			if _, j, err = readVarint(b, at); err != nil {
+				return len(b)-at < maxVarint
+			}
+		case wireFixed64:
+			j += 8
+		case wireFixed32:
+			j += 4
+		case wireBytes:
+			n, k, err := readVarint(b, j)
+			if err != nil {
+				return len(b)-j < maxVarint
+			}
+			end := len(b) + 1 // past b: cut
+			if n <= uint64(len(b)-k) {
+				end = k + int(n)
+			}
+			if depth > 0 && num <= 5 && !plausibleFields(b[k:min(end, len(b))], 1<<29-1, depth-1) {
+				return false
+			}
+			j = end
+		default:
+			return false
+		}
+		i = j
+	}
+	return true
+}
+
+// plausibleOTLPStream says whether head starts an OTLP length-prefixed stream: a 4-byte
+// big-endian length, then a ProfilesData message.
+func plausibleOTLPStream(head []byte) bool {
+	n := binary.BigEndian.Uint32(head)
+	return n > 0 && plausibleProto(head[4:min(len(head), 4+int(n))])
+}
+
+// legacyCPUHeader says whether head starts like a legacy binary CPU profile (pprof's
+// parseCPU): the words 0, 3, 0 or 1, a period, 0, in 32 or 64 bits, either byte order.
+func legacyCPUHeader(head []byte) bool {
+	for _, size := range []int{4, 8} {
+		for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			word := func(i int) uint64 {
+				if size == 4 {
+					return uint64(order.Uint32(head[i*4:]))
+				}
+				return order.Uint64(head[i*8:])
+			}
+			if len(head) >= 5*size && word(0) == 0 && word(1) == 3 && word(2) <= 1 && word(3) > 0 && word(4) == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
