@@ -123,11 +123,11 @@ func (a *ahead[T]) stop() {
 }
 
 // fetchAhead fetches the URLs among args in the background, maxFetches at a time ahead of
-// the reader, which reads the arguments in order with read (or by position with take);
-// files and standard input are read when their turn comes. stop must be called once done.
+// the reader, which opens the arguments in order with open; files and standard input are
+// opened when their turn comes. stop must be called once done.
 type fetchAhead struct {
 	args []string
-	*ahead[[]byte]
+	*ahead[*streamInput]
 	next int
 }
 
@@ -135,30 +135,35 @@ func (o Options) fetchAhead(args []string) *fetchAhead {
 	return &fetchAhead{
 		args: args,
 		ahead: startAhead(len(args), maxFetches, func(i int) bool { return isURL(args[i]) },
-			func(ctx context.Context, i int) ([]byte, error) {
+			func(ctx context.Context, i int) (*streamInput, error) {
 				if isURL(args[i]) {
-					return o.fetch(ctx, args[i])
+					return o.openURL(ctx, args[i])
 				}
-				return o.readArg(args[i])
+				return o.openStream(args[i])
 			}),
 	}
 }
 
-// read reads the next argument, which must be arg: load and merge read the arguments by
-// name, and in order. Reading another one is a mistake in profq, reported as an error.
-func (f *fetchAhead) read(arg string) ([]byte, error) {
-	if err := f.pass(arg); err != nil {
-		return nil, err
+// open opens the next argument, which must be arg: load and merge read the arguments by
+// name, and in order. Opening another one is a mistake in profq, reported as an error. The
+// caller closes what it opens.
+func (f *fetchAhead) open(arg string) (*streamInput, error) {
+	if f.next >= len(f.args) || f.args[f.next] != arg {
+		return nil, fmt.Errorf("%s read out of order", arg)
 	}
+	f.next++
 	return f.take(f.next - 1)
 }
 
-// pass moves past the next argument, which must be arg, without reading it: the caller
-// reads it itself, as a stream.
-func (f *fetchAhead) pass(arg string) error {
-	if f.next >= len(f.args) || f.args[f.next] != arg {
-		return fmt.Errorf("%s read out of order", arg)
+// stop ends the fetches and closes what was fetched and never opened.
+func (f *fetchAhead) stop() {
+	f.ahead.stop()
+	for i := f.next; i < len(f.args); i++ {
+		if !isURL(f.args[i]) {
+			continue
+		}
+		if in, err := f.take(i); err == nil && in != nil {
+			in.close()
+		}
 	}
-	f.next++
-	return nil
 }

@@ -98,22 +98,34 @@ func (f FetchOptions) fetchURL(arg string) (*url.URL, time.Duration, error) {
 // maxRedirects is how many redirects a fetch follows, as Go's HTTP client does by default.
 const maxRedirects = 10
 
-// fetch requests one URL argument and reads its body whole, up to limit bytes. Only a
-// 200 OK body is returned: an error page must never be parsed as a profile. A body sent
-// with Content-Encoding gzip is decompressed by gunzip, which holds it to the same limits
-// as a gzipped file (the HTTP client's own decompression has none but the size). The
-// --header headers go to the URL's host only: a redirect to another host gets none of them.
-// Cancelling ctx abandons the fetch.
-func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip func([]byte) ([]byte, error)) ([]byte, error) {
+// response is the answer to a fetch, its body not yet read.
+type response struct {
+	body    io.ReadCloser
+	cancel  context.CancelFunc
+	ctx     context.Context
+	timeout time.Duration
+	shown   string // the URL, password hidden
+	status  string
+	// gzip says that the body is sent with Content-Encoding gzip, which the client left
+	// for profq to undo within its limits.
+	gzip bool
+}
+
+// open requests one URL argument and returns its response once its status and headers have
+// arrived. Only a 200 OK response is returned: an error page must never be parsed as a
+// profile; nor is one whose Content-Length is over limit. The --header headers go to the
+// URL's host only: a redirect to another host gets none of them. Cancelling ctx abandons the
+// fetch; the response's own context, which ends with its timeout, lasts until it is closed.
+func (f FetchOptions) open(ctx context.Context, arg string, limit int64) (*response, error) {
 	u, timeout, err := f.fetchURL(arg)
 	if err != nil {
 		return nil, &FetchError{URL: redactedURL(arg), Err: err}
 	}
 	shown := u.Redacted()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
+		cancel()
 		return nil, &FetchError{URL: shown, Err: err}
 	}
 	for name, values := range f.Header {
@@ -122,7 +134,8 @@ func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip
 		}
 	}
 	if req.Header.Get("Accept-Encoding") == "" {
-		// Asked for explicitly, a compressed body arrives as it was sent, for gunzip.
+		// Asked for explicitly, a compressed body arrives as it was sent, for profq to
+		// decompress within its limits.
 		req.Header.Set("Accept-Encoding", "gzip")
 	}
 	client := &http.Client{Transport: f.Transport, CheckRedirect: func(next *http.Request, via []*http.Request) error {
@@ -141,30 +154,68 @@ func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
+		cancel()
 		return nil, &FetchError{URL: shown, Err: fetchReason(err, ctx, timeout)}
 	}
-	defer resp.Body.Close()
+	r := &response{body: resp.Body, cancel: cancel, ctx: ctx, timeout: timeout, shown: shown, status: resp.Status,
+		gzip: strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && !resp.Uncompressed}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &FetchError{URL: shown, Status: resp.Status, Err: statusError(resp)}
+		err := &FetchError{URL: shown, Status: resp.Status, Err: statusError(resp)}
+		r.Close()
+		return nil, err
 	}
 	if resp.ContentLength > limit {
 		// The server says how large the body is: no need to read it to refuse it.
+		r.Close()
 		return nil, &FetchError{URL: shown, Status: resp.Status, Err: &LimitError{Limit: limit}}
 	}
-	data, err := readLimited(resp.Body, limit)
-	if err != nil {
-		var lim *LimitError
-		if errors.As(err, &lim) {
-			return nil, &FetchError{URL: shown, Status: resp.Status, Err: err}
-		}
-		return nil, &FetchError{URL: shown, Status: resp.Status, Err: fmt.Errorf("reading the response: %w", fetchReason(err, ctx, timeout))}
+	return r, nil
+}
+
+// Read reads the body; an error reading it is a FetchError that says why in the user's terms.
+func (r *response) Read(p []byte) (int, error) {
+	n, err := r.body.Read(p)
+	if err != nil && err != io.EOF {
+		err = r.fail(fmt.Errorf("reading the response: %w", fetchReason(err, r.ctx, r.timeout)))
 	}
-	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && !resp.Uncompressed {
+	return n, err
+}
+
+// fail is the FetchError for err, met reading the response.
+func (r *response) fail(err error) error {
+	return &FetchError{URL: r.shown, Status: r.status, Err: err}
+}
+
+// Close closes the body and ends the response's context.
+func (r *response) Close() error {
+	err := r.body.Close()
+	r.cancel()
+	return err
+}
+
+// fetch requests one URL argument and reads its body whole, up to limit bytes (see open). A
+// body sent with Content-Encoding gzip is decompressed by gunzip, which holds it to the same
+// limits as a gzipped file (the HTTP client's own decompression has none but the size).
+func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip func([]byte) ([]byte, error)) ([]byte, error) {
+	r, err := f.open(ctx, arg, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := readLimited(r, limit)
+	if err != nil {
+		var fe *FetchError
+		if errors.As(err, &fe) {
+			return nil, err
+		}
+		return nil, r.fail(err)
+	}
+	if r.gzip {
 		if data, err = gunzip(data); err != nil {
 			if isLimit(err) {
-				return nil, &FetchError{URL: shown, Status: resp.Status, Err: err}
+				return nil, r.fail(err)
 			}
-			return nil, &FetchError{URL: shown, Status: resp.Status, Err: fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err)}
+			return nil, r.fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
 		}
 	}
 	return data, nil

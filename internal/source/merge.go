@@ -85,7 +85,7 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 		return nil
 	}
 	for i, arg := range args {
-		p, in, err := o.parse(arg, argReader{read: fetches.read, stream: fetches.pass})
+		p, in, err := o.parse(arg, argReader{open: fetches.open})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -221,10 +221,10 @@ func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte,
 	}
 	rd := argReader{read: read}
 	if read == nil {
-		// Files and standard input are streamed; URLs are fetched ahead, whole.
+		// Every input is read as a stream; URLs are fetched ahead of their turn.
 		f := o.fetchAhead(all)
 		defer f.stop()
-		rd = argReader{read: f.read, stream: f.pass}
+		rd = argReader{open: f.open}
 	}
 	p, inputs, err := o.group(args, rd)
 	if err != nil {
@@ -265,11 +265,11 @@ func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte,
 	return p, inputs, nil
 }
 
-// argReader reads arguments: read reads one whole; stream, when not nil, is called instead
-// for a file or standard input that parse then reads as a stream.
+// argReader reads arguments: open, when not nil, opens one as a stream; read reads one
+// whole otherwise.
 type argReader struct {
-	read   func(arg string) ([]byte, error)
-	stream func(arg string) error
+	read func(arg string) ([]byte, error)
+	open func(arg string) (*streamInput, error)
 }
 
 // group reads, parses and combines one group of arguments (the profiles, or the bases).
@@ -340,15 +340,21 @@ func (o Options) parse(arg string, rd argReader) (*profile.Profile, Input, error
 // parseArg reads and decodes one argument.
 func (o Options) parseArg(arg string, rd argReader) (decoded, error) {
 	var data []byte
-	if rd.stream != nil && !isURL(arg) {
-		if err := rd.stream(arg); err != nil {
+	if rd.open != nil {
+		in, err := rd.open(arg)
+		if err != nil {
 			return decoded{}, readError(arg, err)
 		}
-		d, whole, ok, err := o.streamArg(arg)
-		var rerr readErr
+		d, whole, ok, err := o.streamArg(arg, in)
+		var (
+			rerr readErr
+			fe   *FetchError
+		)
 		switch {
 		case errors.As(err, &rerr):
 			return decoded{}, readError(arg, rerr.error)
+		case errors.As(err, &fe):
+			return decoded{}, fe
 		case err != nil:
 			return decoded{}, &inputError{"parsing " + arg, err}
 		case ok:

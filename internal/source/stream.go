@@ -3,6 +3,7 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -155,12 +156,81 @@ func looksProfileProto(head []byte) bool {
 	return true
 }
 
-// streamInput is an input opened for reading as a stream: a file or standard input.
+// streamInput is an input opened for reading as a stream: a file, standard input or the
+// body of a URL's response.
 type streamInput struct {
 	r     *bufio.Reader
 	close func() error
 	file  bool  // a regular file, which can be read again
 	hint  int64 // its size, for a regular file
+	// resp is the response whose body a URL's input is, nil for others.
+	resp *response
+}
+
+// fail is the error for err, met reading the input rather than in its content: a
+// FetchError for a URL.
+func (in *streamInput) fail(err error) error {
+	if in.resp != nil {
+		var fe *FetchError
+		if errors.As(err, &fe) {
+			return err
+		}
+		return in.resp.fail(err)
+	}
+	return readErr{err}
+}
+
+// aheadBuffer is how much of a URL's body is read as soon as the response arrives, ahead of
+// its turn to be parsed: the whole of most profiles, so that a server is not kept waiting
+// on a slow reader, while the fetches ahead (maxFetches) hold a bounded amount of memory.
+const aheadBuffer = 4 << 20
+
+// openURL fetches arg and returns its response body as a stream, its start already read
+// (aheadBuffer) and a body sent with Content-Encoding gzip decompressed as it is read.
+func (o Options) openURL(ctx context.Context, arg string) (*streamInput, error) {
+	resp, err := o.Fetch.open(ctx, arg, o.maxInputBytes())
+	if err != nil {
+		return nil, err
+	}
+	start := make([]byte, aheadBuffer)
+	n, err := io.ReadFull(resp, start)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		resp.Close()
+		return nil, err
+	}
+	var body io.Reader = io.MultiReader(bytes.NewReader(start[:n:n]), resp)
+	in := &streamInput{close: resp.Close, resp: resp}
+	if resp.gzip {
+		z, err := o.newInflater(bufio.NewReader(body))
+		if err != nil {
+			resp.Close()
+			return nil, resp.fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
+		}
+		in.close = func() error { z.stop(); return resp.Close() }
+		body = &encodedBody{z: z, resp: resp}
+	}
+	in.r = bufio.NewReaderSize(body, 256<<10)
+	return in, nil
+}
+
+// encodedBody is a response body sent with Content-Encoding gzip, decompressed; its errors
+// are the response's.
+type encodedBody struct {
+	z    *inflater
+	resp *response
+}
+
+func (b *encodedBody) Read(p []byte) (int, error) {
+	n, err := b.z.Read(p)
+	var fe *FetchError
+	switch {
+	case err == nil || err == io.EOF || errors.As(err, &fe):
+	case isLimit(err):
+		err = b.resp.fail(err)
+	default:
+		err = b.resp.fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
+	}
+	return n, err
 }
 
 // openStream opens arg (a path or "-") for streaming.
@@ -214,16 +284,26 @@ func headOf(start []byte, n int) []byte {
 // A regular file that fails to decode as a pprof stream is read whole too, so that
 // profile.ParseData (which reads more than the decoder does, and says what is wrong in its
 // own words) has the last word; a limit error is final.
-func (o Options) streamArg(arg string) (d decoded, data []byte, ok bool, err error) {
-	in, err := o.openStream(arg)
-	if err != nil {
-		return decoded{}, nil, false, readErr{err}
-	}
+func (o Options) streamArg(arg string, in *streamInput) (d decoded, data []byte, ok bool, err error) {
 	defer in.close()
+	d, data, ok, err = o.streamFrom(arg, in)
+	var size *LimitError
+	if errors.As(err, &size) {
+		// As when an input is read whole: reading it failed.
+		err = in.fail(err)
+	}
+	return d, data, ok, err
+}
+
+// streamFrom is streamArg once arg is open.
+func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte, ok bool, err error) {
 	limit := o.maxInputBytes()
-	start, _ := in.r.Peek(int(min(headSize, limit+1)))
+	start, err := in.r.Peek(int(min(headSize, limit+1)))
+	if err != nil && err != io.EOF {
+		return decoded{}, nil, false, in.fail(err)
+	}
 	if int64(len(start)) > limit {
-		return decoded{}, nil, false, readErr{&LimitError{Limit: limit}}
+		return decoded{}, nil, false, &LimitError{Limit: limit}
 	}
 	if err := checkHead(start); err != nil {
 		return decoded{}, nil, false, err
@@ -246,7 +326,7 @@ func (o Options) streamArg(arg string) (d decoded, data []byte, ok bool, err err
 		}
 		data, err := readSized(in.r, in.hint, limit, nil)
 		if err != nil {
-			return decoded{}, nil, false, readErr{err}
+			return decoded{}, nil, false, in.fail(err)
 		}
 		return decoded{}, data, false, nil
 	}
@@ -273,13 +353,16 @@ func (o Options) streamArg(arg string) (d decoded, data []byte, ok bool, err err
 	if err == nil {
 		return decoded{p: p, format: FormatPprof}, nil, true, nil
 	}
-	var rerr readErr
-	if isLimit(err) || errors.As(err, &rerr) || !in.file {
+	var (
+		rerr readErr
+		fe   *FetchError
+	)
+	if isLimit(err) || errors.As(err, &rerr) || errors.As(err, &fe) || !in.file {
 		return decoded{}, nil, false, err
 	}
 	in.close()
 	if data, err = o.readArg(arg); err != nil {
-		return decoded{}, nil, false, readErr{err}
+		return decoded{}, nil, false, in.fail(err)
 	}
 	return decoded{}, data, false, nil
 }
