@@ -187,6 +187,8 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 		}
 	}
 	o.input.Stdin = stdio.In
+	// The comparison only adds values up: samples alike may be one.
+	o.input.Aggregate = true
 	flames, err := newDiffFlameInputs(reports, len(all), o)
 	if err != nil {
 		return err

@@ -23,6 +23,8 @@ func newCmdGraph(stdio IO) *cobra.Command {
 	o := &GraphOptions{
 		Report: report.DefaultGraphConfig(),
 		Output: outputFlags{formats: render.GraphFormats()},
+		// graph only adds values up: samples alike may be one.
+		input: source.Options{Aggregate: true},
 	}
 	cmd := &cobra.Command{
 		Use:   "graph [flags] PROFILE...",

@@ -27,6 +27,8 @@ func newCmdPeek(stdio IO) *cobra.Command {
 		Report: report.DefaultPeekConfig(),
 		Unit:   "minimum",
 		Output: outputFlags{formats: render.PeekFormats()},
+		// peek only adds values up: samples alike may be one.
+		input: source.Options{Aggregate: true},
 	}
 	cmd := &cobra.Command{
 		Use:   "peek [flags] REGEX PROFILE...",

@@ -27,6 +27,8 @@ func newCmdTop(stdio IO) *cobra.Command {
 		Report: report.DefaultConfig(),
 		Unit:   "minimum",
 		Output: outputFlags{formats: render.TopFormats()},
+		// top only adds values up: samples alike may be one.
+		input: source.Options{Aggregate: true},
 	}
 	cmd := &cobra.Command{
 		Use:   "top [flags] PROFILE...",

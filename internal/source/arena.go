@@ -57,6 +57,7 @@ type labelMaps struct {
 	label    map[string][]string
 	numLabel map[string][]int64
 	numUnit  map[string][]string
+	id       int32 // from 1, in order of first use
 }
 
 // set gives s the labels raw encodes, as decoder.setLabels does.
@@ -64,6 +65,7 @@ func (ls *sharedLabels) set(d *decoder, s *profile.Sample, raw []labelX) error {
 	key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)*int(unsafe.Sizeof(labelX{})))
 	if set, ok := (*ls)[string(key)]; ok {
 		s.Label, s.NumLabel, s.NumUnit = set.label, set.numLabel, set.numUnit
+		d.labelSet = set.id
 		return nil
 	}
 	if err := d.setLabels(s, raw); err != nil {
@@ -72,6 +74,110 @@ func (ls *sharedLabels) set(d *decoder, s *profile.Sample, raw []labelX) error {
 	if *ls == nil {
 		*ls = make(sharedLabels)
 	}
-	(*ls)[string(key)] = labelMaps{s.Label, s.NumLabel, s.NumUnit}
+	set := labelMaps{s.Label, s.NumLabel, s.NumUnit, int32(len(*ls) + 1)}
+	(*ls)[string(key)] = set
+	d.labelSet = set.id
 	return nil
+}
+
+// aggregator finds, for each new sample, an earlier one with the same locations (the same
+// pointers, in the same order) and the same labels (the same label set), and adds the new
+// sample's values to it. The kept samples are indexed by an open-addressing hash table of
+// their positions: four bytes a slot, at most half the slots used, so that the index costs
+// a few bytes per distinct sample, against a Sample's 120.
+type aggregator struct {
+	samples []profile.Sample
+	slots   []int32 // position+1 of a kept sample, 0 for none
+	used    int
+	labels  []int32 // the label set of each kept sample
+}
+
+func newAggregator(samples []profile.Sample) *aggregator {
+	return &aggregator{samples: samples, slots: make([]int32, 1024)}
+}
+
+// hash hashes the locations of the sample at n and its label set.
+func (a *aggregator) hash(n int, labelSet int32) uint64 {
+	s := &a.samples[n]
+	h := uint64(labelSet)*0x9e3779b97f4a7c15 + uint64(len(s.Location))
+	for _, l := range s.Location {
+		h = (h ^ uint64(uintptr(unsafe.Pointer(l)))) * 0x100000001b3
+	}
+	return h ^ h>>29
+}
+
+// add looks for an earlier sample like the one at n, whose label set is labelSet, and adds
+// its values to it. It reports whether it did; if not, the sample at n is kept. (A sample
+// whose values cannot be added, too many or too few or overflowing, is kept apart, for the
+// checks after decoding to refuse.)
+func (a *aggregator) add(n int, labelSet int32) bool {
+	s := &a.samples[n]
+	mask := uint64(len(a.slots) - 1)
+	for i := a.hash(n, labelSet) & mask; ; i = (i + 1) & mask {
+		j := a.slots[i] - 1
+		if j < 0 {
+			a.slots[i] = int32(n) + 1
+			break
+		}
+		if t := &a.samples[j]; a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && addValues(t.Value, s.Value) {
+			return true
+		}
+	}
+	for len(a.labels) <= n {
+		a.labels = append(a.labels, 0)
+	}
+	a.labels[n] = labelSet
+	if a.used++; 2*a.used > len(a.slots) {
+		a.grow()
+	}
+	return false
+}
+
+// grow doubles the table and puts every kept sample back.
+func (a *aggregator) grow() {
+	old := a.slots
+	a.slots = make([]int32, 2*len(old))
+	mask := uint64(len(a.slots) - 1)
+	for _, x := range old {
+		if x == 0 {
+			continue
+		}
+		j := int(x - 1)
+		i := a.hash(j, a.labels[j]) & mask
+		for a.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		a.slots[i] = x
+	}
+}
+
+func sameLocations(a, b []*profile.Location) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// addValues adds src to dst when they have as many values and no sum overflows; it reports
+// whether it did. (A sample with a wrong number of values is kept apart, for CheckValid to
+// refuse; sums that overflow, for checkSums.)
+func addValues(dst, src []int64) bool {
+	if len(dst) != len(src) {
+		return false
+	}
+	for i, v := range src {
+		sum := dst[i] + v
+		if (dst[i] >= 0) == (v >= 0) && (sum >= 0) != (v >= 0) {
+			return false
+		}
+	}
+	for i, v := range src {
+		dst[i] += v
+	}
+	return true
 }

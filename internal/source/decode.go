@@ -149,7 +149,8 @@ func decodeProfileLimited(data []byte, lim limits) (*profile.Profile, error) {
 	if len(data) == 0 {
 		return nil, errNoData
 	}
-	return decodeFields(&sliceFields{data: data}, lim)
+	p, _, err := decodeFields(&sliceFields{data: data}, lim, false)
+	return p, err
 }
 
 // fieldSource yields the top-level fields of a profile.proto message one at a time: next
@@ -174,9 +175,12 @@ func (s *sliceFields) next(f *field) error {
 	return err
 }
 
-// decodeFields decodes the profile.proto message that src yields (see decodeProfile).
-func decodeFields(src fieldSource, lim limits) (*profile.Profile, error) {
-	d := &decoder{p: &profile.Profile{}, lim: lim}
+// decodeFields decodes the profile.proto message that src yields (see decodeProfile). With
+// aggregate, samples with the same locations and labels become one, their values added
+// (aggregator): the profile then has fewer samples than its input, and the same sums.
+// samples is how many samples the input holds.
+func decodeFields(src fieldSource, lim limits, aggregate bool) (p *profile.Profile, samples int, err error) {
+	d := &decoder{p: &profile.Profile{}, lim: lim, aggregate: aggregate}
 	var f field
 	for {
 		err := src.next(&f)
@@ -184,33 +188,33 @@ func decodeFields(src fieldSource, lim limits) (*profile.Profile, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if f.num == fieldSample {
 			if f.wire != wireBytes {
-				return nil, errWireType
+				return nil, 0, errWireType
 			}
 			if d.samples++; lim.samples > 0 && d.samples > lim.samples {
-				return nil, &SampleLimitError{Limit: lim.samples}
+				return nil, 0, &SampleLimitError{Limit: lim.samples}
 			}
 			d.arena.add(f.data)
 			continue
 		}
 		if err := d.readProfileField(&f); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	d.finishTables()
 	if err := d.resolve(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := d.readSamples(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := d.p.CheckValid(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return d.p, nil
+	return d.p, d.samples, nil
 }
 
 // The decoder's errors. Their wording matters little: parseData hands any input that
@@ -259,8 +263,9 @@ const (
 
 // decoder holds what decodeFields learns about its input as it reads it.
 type decoder struct {
-	p   *profile.Profile
-	lim limits
+	p         *profile.Profile
+	lim       limits
+	aggregate bool
 
 	// Every entry of the string table, in one string.
 	strBuf  strings.Builder
@@ -308,6 +313,9 @@ type decoder struct {
 	labels    []label
 	groups    []labelGroup
 	labelSets sharedLabels
+	// labelSet is the label set (sharedLabels) of the sample readSample read last, from 1;
+	// 0 for none.
+	labelSet int32
 }
 
 // locationX is what a location refers to: its mapping's ID and its lines, lines[start:end].
@@ -903,24 +911,41 @@ func (x *index[T]) get(id uint64) *T {
 	return x.sparse[id]
 }
 
-// readSamples decodes the samples from the arena, dropping each of its chunks once read.
+// readSamples decodes the samples from the arena, dropping each of its chunks once read,
+// and with aggregate adds each sample to an earlier one with the same locations and labels.
 func (d *decoder) readSamples() error {
 	if d.samples == 0 {
 		return nil
 	}
 	samples := make([]profile.Sample, d.samples)
-	d.p.Sample = pointers(samples)
-	i := 0
-	return d.arena.each(func(msg []byte) error {
-		err := d.readSample(&samples[i], msg)
-		i++
-		return err
+	var agg *aggregator
+	if d.aggregate {
+		agg = newAggregator(samples)
+	}
+	n := 0
+	err := d.arena.each(func(msg []byte) error {
+		locs, vals := d.locs, d.vals
+		s := &samples[n]
+		if err := d.readSample(s, msg); err != nil {
+			return err
+		}
+		if agg != nil && agg.add(n, d.labelSet) {
+			// Added to an earlier sample: this one's place and arrays are free again.
+			*s = profile.Sample{}
+			d.locs, d.vals = locs, vals
+			return nil
+		}
+		n++
+		return nil
 	})
+	d.p.Sample = pointers(samples[:n])
+	return err
 }
 
 // readSample decodes a Sample message into s.
 func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
 	ids, values, raw := d.ids[:0], d.values[:0], d.rawLabels[:0]
+	d.labelSet = 0
 	var f field
 	for i := 0; i < len(msg); {
 		next, err := readField(msg, i, &f)

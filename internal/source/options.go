@@ -33,6 +33,11 @@ type Options struct {
 	// MaxEntries bounds the entries of each table of one input (strings, functions,
 	// locations, lines, mappings); 0 means DefaultMaxEntries.
 	MaxEntries int
+	// Aggregate lets the pprof decoder make one sample of the samples of an input that have
+	// the same locations and labels, adding their values: for reports that only add values
+	// up (top, peek, graph, diff), it bounds memory by the distinct samples rather than by
+	// the input's. Reports that show or count samples (traces, tags, info) leave it off.
+	Aggregate bool
 	// Fetch says how URL arguments are fetched (fetch.go).
 	Fetch FetchOptions
 	// Demangle is how C++ and Rust function names are demangled once the profiles are
@@ -367,6 +372,9 @@ func (o Options) decode(data []byte) (decoded, error) {
 type decoded struct {
 	p      *profile.Profile
 	format string
+	// samples is how many samples the input holds, when the reader aggregated some of them
+	// (Options.Aggregate); 0 means len(p.Sample).
+	samples int
 	// warnings are what the reader passed over.
 	warnings []string
 	// frameTypes are the frame types the input states, by mapping file (see frameTypes);

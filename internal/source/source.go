@@ -24,6 +24,7 @@
 package source
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -331,7 +332,7 @@ func (o Options) parse(arg string, rd argReader) (*profile.Profile, Input, error
 		Source:      arg,
 		Format:      d.format,
 		SampleTypes: copyValueTypes(p.SampleType),
-		Samples:     len(p.Sample),
+		Samples:     cmp.Or(d.samples, len(p.Sample)),
 		Warnings:    d.warnings,
 		FrameTypes:  d.frameTypes,
 	}, nil

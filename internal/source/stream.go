@@ -349,9 +349,9 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		return decoded{p: p, format: FormatFolded, warnings: warnings}, nil, err == nil, err
 	}
 	lim := o.limits()
-	p, err := decodeFields(&streamFields{r: br, lim: lim}, lim)
+	p, samples, err := decodeFields(&streamFields{r: br, lim: lim}, lim, o.Aggregate)
 	if err == nil {
-		return decoded{p: p, format: FormatPprof}, nil, true, nil
+		return decoded{p: p, format: FormatPprof, samples: samples}, nil, true, nil
 	}
 	var (
 		rerr readErr

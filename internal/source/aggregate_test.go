@@ -1,0 +1,120 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// sampleKeys describes the samples of p as "stack|labels|values" strings, sorted, leaving
+// out samples whose values are all zero: what profile.Merge keeps of a profile's samples.
+func sampleKeys(p *profile.Profile) []string {
+	var keys []string
+	for _, s := range p.Sample {
+		if !slices.ContainsFunc(s.Value, func(v int64) bool { return v != 0 }) {
+			continue
+		}
+		var b strings.Builder
+		for _, l := range s.Location {
+			// Merge renumbers locations: they are told by address and lines.
+			fmt.Fprintf(&b, "%#x", l.Address)
+			for _, ln := range l.Line {
+				fmt.Fprintf(&b, ":%s:%d", ln.Function.Name, ln.Line)
+			}
+			b.WriteByte(',')
+		}
+		// Merge gives a numeric label without units an empty list of them.
+		units := map[string][]string{}
+		for k, v := range s.NumUnit {
+			if len(v) > 0 {
+				units[k] = v
+			}
+		}
+		fmt.Fprintf(&b, "|%v|%v|%v|%v", s.Label, s.NumLabel, units, s.Value)
+		keys = append(keys, b.String())
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestAggregateAsMerge checks the decoder's aggregation against profile.Merge, which merges
+// the samples of a profile that have the same locations and labels: on every test profile the
+// decoder reads, the aggregated samples are Merge's (samples of zero values aside, which
+// Merge drops and the reports skip), and the streaming decoder reads the same.
+func TestAggregateAsMerge(t *testing.T) {
+	checked := 0
+	for path, data := range testdataProfiles(t) {
+		raw := rawProfile(t, data)
+		want, err := decodeProfile(raw)
+		if err != nil {
+			continue // a legacy format: not the decoder's
+		}
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			merged, err := profile.Merge([]*profile.Profile{want})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, samples, err := decodeFields(&streamFields{r: bufio.NewReader(bytes.NewReader(raw))}, limits{}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if samples != len(want.Sample) {
+				t.Errorf("%d samples counted, the input has %d", samples, len(want.Sample))
+			}
+			if g, w := sampleKeys(got), sampleKeys(merged); !slices.Equal(g, w) {
+				t.Errorf("aggregated samples differ from profile.Merge's: %d samples, Merge has %d", len(g), len(w))
+				for i := range min(len(g), len(w)) {
+					if g[i] != w[i] {
+						t.Logf("first difference:\n%s\n%s", g[i], w[i])
+						break
+					}
+				}
+			}
+			checked++
+		})
+	}
+	if checked < 4 {
+		t.Errorf("only %d profiles checked", checked)
+	}
+}
+
+// TestAggregateIdentical checks that a million identical samples become one, and that
+// samples that differ only in labels, in the order of their locations, or in the number of
+// their values stay apart.
+func TestAggregateIdentical(t *testing.T) {
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}}
+	fn := []*profile.Function{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}}
+	p.Function = fn
+	p.Location = []*profile.Location{{ID: 1, Line: []profile.Line{{Function: fn[0]}}}, {ID: 2, Line: []profile.Line{{Function: fn[1]}}}}
+	a, b := p.Location[0], p.Location[1]
+	for range 1_000_000 {
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{a, b}, Value: []int64{1, 10}})
+	}
+	p.Sample = append(p.Sample,
+		&profile.Sample{Location: []*profile.Location{b, a}, Value: []int64{1, 10}},
+		&profile.Sample{Location: []*profile.Location{a, b}, Value: []int64{1, 10}, Label: map[string][]string{"k": {"v"}}},
+		&profile.Sample{Location: []*profile.Location{a, b}, Value: []int64{2, 20}, Label: map[string][]string{"k": {"v"}}},
+		&profile.Sample{Location: []*profile.Location{a, b}, Value: []int64{1, 10}, Label: map[string][]string{"k": {"w"}}})
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, samples, err := decodeFields(&sliceFields{data: buf.Bytes()}, limits{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if samples != 1_000_004 {
+		t.Errorf("%d samples counted, want 1000004", samples)
+	}
+	want := []string{"0x0:a:0,0x0:b:0,|map[]|map[]|map[]|[1000000 10000000]", "0x0:a:0,0x0:b:0,|map[k:[v]]|map[]|map[]|[3 30]",
+		"0x0:a:0,0x0:b:0,|map[k:[w]]|map[]|map[]|[1 10]", "0x0:b:0,0x0:a:0,|map[]|map[]|map[]|[1 10]"}
+	if g := sampleKeys(got); !slices.Equal(g, want) {
+		t.Errorf("samples\n%q\nwant\n%q", g, want)
+	}
+}
