@@ -503,7 +503,7 @@ func TestDecodeLimitsWhileReading(t *testing.T) {
 		msg  string
 		args []string
 	}{
-		{"deep.pb.gz", gzipped(t, deep), "more than 10000 frames; raise the limit with --max-stack-depth", nil},
+		{"deep.pb.gz", gzipped(t, deep), "a sample of 5000007 bytes, more than 10000 frames and 10000 labels take; raise the limits with --max-stack-depth", nil},
 		{"labels.pb.gz", gzipped(t, labelled), "more than 10000 labels; raise the limit with --max-labels", nil},
 		// Folded stacks: one line of three million frames (a line that long is not taken
 		// for folded stacks unless asked).

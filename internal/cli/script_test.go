@@ -13,7 +13,12 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"profq": func() { setTestHook(os.Getenv("PROFQ_TEST_HOOK")); os.Exit(Main()) },
+		"profq": func() {
+			setTestHook(os.Getenv("PROFQ_TEST_HOOK"))
+			code := Main()
+			writePeakRSS(os.Getenv("PROFQ_TEST_PEAK_RSS"))
+			os.Exit(code)
+		},
 	})
 }
 

@@ -175,6 +175,9 @@ func (g *Graph) index(p *profile.Profile) *frameIndex {
 		idx.sparse = make(map[uint64]int32, len(p.Location))
 	}
 	ids := make(map[NodeInfo]int32, len(p.Location))
+	// Most locations are one node of their own, or share it with others: the locations
+	// size the nodes once, rather than as they are found.
+	g.Nodes = make([]Node, 0, len(p.Location))
 	for i, l := range p.Location {
 		if idx.byID != nil {
 			idx.byID[l.ID] = int32(i) + 1

@@ -17,8 +17,11 @@ const BombLine = "ab;c 12\n"
 // a few megabytes and a fraction of a second. (Not zeros, nor text that is no profile: profq
 // refuses an input that starts like no format it reads before any limit is reached, and a
 // bomb must test the limits.)
-func GzipBomb(w io.Writer, mib int) error {
-	data := bytes.Repeat([]byte(BombLine), 1<<20/len(BombLine))
+func GzipBomb(w io.Writer, mib int) error { return GzipBombOf(w, mib, BombLine) }
+
+// GzipBombOf is GzipBomb of unit repeated, whose length must divide a MiB.
+func GzipBombOf(w io.Writer, mib int, unit string) error {
+	data := bytes.Repeat([]byte(unit), 1<<20/len(unit))
 	var buf bytes.Buffer
 	fw, err := flate.NewWriter(&buf, flate.BestCompression)
 	if err != nil {

@@ -86,19 +86,15 @@ func (ls *sharedLabels) set(d *decoder, s *profile.Sample, raw []labelX) error {
 // their positions: four bytes a slot, at most half the slots used, so that the index costs
 // a few bytes per distinct sample, against a Sample's 120.
 type aggregator struct {
-	samples []profile.Sample
-	slots   []int32 // position+1 of a kept sample, 0 for none
-	used    int
-	labels  []int32 // the label set of each kept sample
+	kept   []*profile.Sample // the samples kept, in order
+	slots  []int32           // position+1 in kept of a sample, 0 for none
+	labels []int32           // the label set of each kept sample
 }
 
-func newAggregator(samples []profile.Sample) *aggregator {
-	return &aggregator{samples: samples, slots: make([]int32, 1024)}
-}
+func newAggregator() *aggregator { return &aggregator{slots: make([]int32, 1024)} }
 
-// hash hashes the locations of the sample at n and its label set.
-func (a *aggregator) hash(n int, labelSet int32) uint64 {
-	s := &a.samples[n]
+// hash hashes the locations of s and its label set.
+func hashSample(s *profile.Sample, labelSet int32) uint64 {
 	h := uint64(labelSet)*0x9e3779b97f4a7c15 + uint64(len(s.Location))
 	for _, l := range s.Location {
 		h = (h ^ uint64(uintptr(unsafe.Pointer(l)))) * 0x100000001b3
@@ -106,28 +102,25 @@ func (a *aggregator) hash(n int, labelSet int32) uint64 {
 	return h ^ h>>29
 }
 
-// add looks for an earlier sample like the one at n, whose label set is labelSet, and adds
-// its values to it. It reports whether it did; if not, the sample at n is kept. (A sample
-// whose values cannot be added, too many or too few or overflowing, is kept apart, for the
-// checks after decoding to refuse.)
-func (a *aggregator) add(n int, labelSet int32) bool {
-	s := &a.samples[n]
+// add looks for a kept sample like s, whose label set is labelSet, and adds s's values to
+// it. It reports whether it did; if not, s is kept. (A sample whose values cannot be added,
+// too many or too few or overflowing, is kept apart, for the checks after decoding to
+// refuse.)
+func (a *aggregator) add(s *profile.Sample, labelSet int32) bool {
 	mask := uint64(len(a.slots) - 1)
-	for i := a.hash(n, labelSet) & mask; ; i = (i + 1) & mask {
+	for i := hashSample(s, labelSet) & mask; ; i = (i + 1) & mask {
 		j := a.slots[i] - 1
 		if j < 0 {
-			a.slots[i] = int32(n) + 1
+			a.slots[i] = int32(len(a.kept)) + 1
 			break
 		}
-		if t := &a.samples[j]; a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && addValues(t.Value, s.Value) {
+		if t := a.kept[j]; a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && addValues(t.Value, s.Value) {
 			return true
 		}
 	}
-	for len(a.labels) <= n {
-		a.labels = append(a.labels, 0)
-	}
-	a.labels[n] = labelSet
-	if a.used++; 2*a.used > len(a.slots) {
+	a.kept = append(a.kept, s)
+	a.labels = append(a.labels, labelSet)
+	if 2*len(a.kept) > len(a.slots) {
 		a.grow()
 	}
 	return false
@@ -135,19 +128,14 @@ func (a *aggregator) add(n int, labelSet int32) bool {
 
 // grow doubles the table and puts every kept sample back.
 func (a *aggregator) grow() {
-	old := a.slots
-	a.slots = make([]int32, 2*len(old))
+	a.slots = make([]int32, 2*len(a.slots))
 	mask := uint64(len(a.slots) - 1)
-	for _, x := range old {
-		if x == 0 {
-			continue
-		}
-		j := int(x - 1)
-		i := a.hash(j, a.labels[j]) & mask
+	for j, s := range a.kept {
+		i := hashSample(s, a.labels[j]) & mask
 		for a.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		a.slots[i] = x
+		a.slots[i] = int32(j) + 1
 	}
 }
 

@@ -269,7 +269,7 @@ type decoder struct {
 
 	// Every entry of the string table, in one string.
 	strBuf  strings.Builder
-	strEnds []int
+	strEnds []uint32 // within strBuf, which an input's limit keeps below 4 GiB
 	strs    []string
 
 	// The tables, as values: finishTables points the profile at them once they stop
@@ -511,7 +511,7 @@ func (d *decoder) finishTables() {
 
 	blob := d.strBuf.String()
 	d.strs = make([]string, len(d.strEnds))
-	start := 0
+	start := uint32(0)
 	for i, end := range d.strEnds {
 		d.strs[i] = blob[start:end]
 		start = end
@@ -568,7 +568,7 @@ func (d *decoder) readProfileField(f *field) error {
 				return err
 			}
 			d.strBuf.Write(s)
-			d.strEnds = append(d.strEnds, d.strBuf.Len())
+			d.strEnds = append(d.strEnds, uint32(d.strBuf.Len()))
 		}
 	case fieldDropFrames:
 		d.dropFramesX, err = f.int64()
@@ -917,28 +917,34 @@ func (d *decoder) readSamples() error {
 	if d.samples == 0 {
 		return nil
 	}
-	samples := make([]profile.Sample, d.samples)
-	var agg *aggregator
-	if d.aggregate {
-		agg = newAggregator(samples)
+	if !d.aggregate {
+		samples := make([]profile.Sample, d.samples)
+		d.p.Sample = pointers(samples)
+		i := 0
+		return d.arena.each(func(msg []byte) error {
+			err := d.readSample(&samples[i], msg)
+			i++
+			return err
+		})
 	}
-	n := 0
+	// Aggregated, the samples kept may be far fewer than those read: they are cut from
+	// shared arrays as they are kept, not allocated for all at once.
+	agg := newAggregator()
+	var arr shared[profile.Sample]
 	err := d.arena.each(func(msg []byte) error {
-		locs, vals := d.locs, d.vals
-		s := &samples[n]
+		saved, locs, vals := arr, d.locs, d.vals
+		s := &arr.take(1)[0]
 		if err := d.readSample(s, msg); err != nil {
 			return err
 		}
-		if agg != nil && agg.add(n, d.labelSet) {
+		if agg.add(s, d.labelSet) {
 			// Added to an earlier sample: this one's place and arrays are free again.
 			*s = profile.Sample{}
-			d.locs, d.vals = locs, vals
-			return nil
+			arr, d.locs, d.vals = saved, locs, vals
 		}
-		n++
 		return nil
 	})
-	d.p.Sample = pointers(samples[:n])
+	d.p.Sample = agg.kept
 	return err
 }
 

@@ -138,9 +138,9 @@ func (o Options) foldLines(src lineSource) (*profile.Profile, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("folded stacks: rounded %d non-integer %s to the nearest integer",
 			rounded, plural(rounded, "value", "values")))
 	}
-	if err := b.p.CheckValid(); err != nil {
-		return nil, nil, fmt.Errorf("folded stacks: %w", err)
-	}
+	// The builder makes valid profiles (one value a sample, unique IDs): Load checks the
+	// result once more, as it checks every input, and a check here would only double the
+	// maps CheckValid builds, which for millions of frames is hundreds of megabytes.
 	return b.p, warnings, nil
 }
 
@@ -194,6 +194,14 @@ type foldedBuilder struct {
 	collided map[string]*profile.Sample
 	locs     map[string]*profile.Location // by frame text
 	frames   []string                     // scratch: the frames of the current stack
+	// The arrays that samples, locations, functions and their slices are cut from, many to
+	// an array, rather than allocated one by one.
+	sampleArr   shared[profile.Sample]
+	locationArr shared[profile.Location]
+	functionArr shared[profile.Function]
+	lineArr     shared[profile.Line]
+	stackArr    shared[*profile.Location]
+	valueArr    shared[int64]
 	// lim holds the stacks (samples) and their frames to the input limits as they are
 	// added, before a stack of millions of frames is split.
 	lim limits
@@ -231,7 +239,9 @@ func (b *foldedBuilder) add(stack []byte, value int64) error {
 		return &SampleLimitError{Limit: b.lim.samples}
 	}
 	b.frames = strings.Split(string(stack), ";")
-	s = &profile.Sample{Value: []int64{value}, Location: make([]*profile.Location, len(b.frames))}
+	s = &b.sampleArr.take(1)[0]
+	s.Value, s.Location = b.valueArr.take(1), b.stackArr.take(len(b.frames))
+	s.Value[0] = value
 	// pprof lists frames leaf first.
 	for i, f := range b.frames {
 		s.Location[len(b.frames)-1-i] = b.location(f)
@@ -267,8 +277,11 @@ func (b *foldedBuilder) location(frame string) *profile.Location {
 	if l, ok := b.locs[frame]; ok {
 		return l
 	}
-	fn := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: frame, SystemName: frame}
-	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: fn}}}
+	fn := &b.functionArr.take(1)[0]
+	*fn = profile.Function{ID: uint64(len(b.p.Function) + 1), Name: frame, SystemName: frame}
+	l := &b.locationArr.take(1)[0]
+	*l = profile.Location{ID: uint64(len(b.p.Location) + 1), Line: b.lineArr.take(1)}
+	l.Line[0].Function = fn
 	b.p.Function = append(b.p.Function, fn)
 	b.p.Location = append(b.p.Location, l)
 	b.locs[frame] = l

@@ -197,9 +197,10 @@ func isLimit(err error) bool {
 		depth  *DepthLimitError
 		labels *LabelLimitError
 		entry  *EntryLimitError
+		large  *SampleSizeError
 	)
 	return errors.As(err, &size) || errors.As(err, &ratio) || errors.As(err, &sample) || errors.As(err, &depth) ||
-		errors.As(err, &labels) || errors.As(err, &entry)
+		errors.As(err, &labels) || errors.As(err, &entry) || errors.As(err, &large)
 }
 
 func (o Options) maxInputBytes() int64 {

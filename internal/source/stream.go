@@ -316,7 +316,7 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 	switch {
 	case (format == "" || format == FormatPprof) && looksProfileProto(head):
 		format = FormatPprof
-	case (format == "" || format == FormatFolded) && looksFolded(head) && !isUTF16(head):
+	case (format == "" || format == FormatFolded) && (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head):
 		format = FormatFolded
 	default:
 		if format == "" {
@@ -365,6 +365,13 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		return decoded{}, nil, false, in.fail(err)
 	}
 	return decoded{}, data, false, nil
+}
+
+// longFoldedLine says whether head is the start of a line of folded stacks too long to end
+// within it: text with frames (';') and no line break yet. Only the line's end, its value,
+// can say whether it is one; it is read as one, within the limits on frames and line length.
+func longFoldedLine(head []byte) bool {
+	return len(head) == headSize && isText(head) && bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, ';') >= 0
 }
 
 // isUTF16 says whether text starts with a UTF-16 byte-order mark: such folded files are

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/source"
+)
+
+// The hostile-input memory table: inputs that once cost gigabytes, each run through profq
+// as a child process whose peak RSS is measured. Each must be refused within memBudget, or
+// answered within twice what its profile takes in memory once loaded (measured in this
+// process; the report's graph can take as much again) plus memBudget; inputs that are no
+// profile must be refused before profq reads a megabyte of them. Nothing is timed.
+
+// memBudget is what profq may take beyond the loaded profile: the runtime, buffers, and
+// the report's own tables.
+const memBudget = 256 << 20
+
+// memRow is one row: profq's arguments, what stdin holds (nil: nothing), the exit code and
+// a fragment of the message; for an answered row, profile names the arguments whose loaded
+// profile sets the bound.
+type memRow struct {
+	name    string
+	args    []string
+	stdin   io.Reader
+	code    int
+	msg     string
+	profile []string
+	// maxRead bounds what profq may read of stdin (0: no bound).
+	maxRead int64
+}
+
+func TestHostileMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes gigabytes of input and runs profq on each: the full suite runs it")
+	}
+	dir := t.TempDir()
+	file := func(name string, write func(w io.Writer) error) string {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := write(bw); err != nil {
+			t.Fatal(err)
+		}
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	gz := func(write func(w io.Writer) error) func(w io.Writer) error {
+		return func(w io.Writer) error {
+			zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+			if err := write(zw); err != nil {
+				return err
+			}
+			return zw.Close()
+		}
+	}
+	bytesOf := func(b []byte) func(w io.Writer) error {
+		return func(w io.Writer) error { _, err := w.Write(b); return err }
+	}
+
+	// A server whose every answer is endless folded stacks.
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		line := bytes.Repeat([]byte(proftest.BombLine), 4096)
+		for {
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	}))
+	defer endless.Close()
+	url := endless.URL + "/debug/pprof/profile"
+
+	// One sample of 60 million frames, all of one location.
+	deep := func(w io.Writer) error {
+		const frames = 60_000_000
+		ids := bytes.Repeat([]byte{1}, frames)
+		m := pb{}.msg(pbSampleType, pb{}.int(1, 1).int(2, 2))
+		m = m.msg(pbSample, pb{}.bytes(1, ids).varint(2, 1))
+		m = m.msg(pbLocation, pb{}.int(1, 1)).str(pbStringTable, "").str(pbStringTable, "samples").str(pbStringTable, "count")
+		_, err := w.Write(m)
+		return err
+	}
+	// One sample of ten million labels.
+	labels := func(w io.Writer) error {
+		label := pb{}.msg(3, pb{}.int(1, 3).int(2, 4))
+		sample := append(pb{}.varint(2, 1), bytes.Repeat(label, 10_000_000)...)
+		m := pb{}.msg(pbSampleType, pb{}.int(1, 1).int(2, 2)).msg(pbSample, sample).
+			str(pbStringTable, "").str(pbStringTable, "samples").str(pbStringTable, "count").
+			str(pbStringTable, "key").str(pbStringTable, "value")
+		_, err := w.Write(m)
+		return err
+	}
+	// 200 MB of empty strings after a valid start.
+	strs := func(w io.Writer) error {
+		m := pb{}.msg(pbSampleType, pb{}.int(1, 1).int(2, 2)).str(pbStringTable, "")
+		if _, err := w.Write(m); err != nil {
+			return err
+		}
+		empty := bytes.Repeat(pb{}.str(pbStringTable, ""), 1<<20)
+		for range 100 {
+			if _, err := w.Write(empty); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Folded stacks: two million distinct lines, and one line of 25 million frames.
+	distinct := func(w io.Writer) error {
+		for i := range 2_000_000 {
+			if _, err := fmt.Fprintf(w, "main;serve;handle%d;work%d;leaf%d %d\n", i%1000, i%7919, i, 1+i%5); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	longLine := func(w io.Writer) error {
+		frames := bytes.Repeat([]byte("f;"), 25_000_000/2)
+		_, err := fmt.Fprintf(w, "%sf 1\n", frames)
+		return err
+	}
+
+	rows := []memRow{
+		{name: "endless zeros on stdin", args: []string{"top", "-"}, stdin: zeros{}, code: ExitInput, msg: "starts with zero bytes only", maxRead: 1 << 20},
+		{name: "endless random bytes on stdin", args: []string{"top", "-"}, stdin: &randomBytes{rand.New(rand.NewPCG(3, 4))}, code: ExitInput, msg: "not a profile", maxRead: 1 << 20},
+		{name: "16 MB of zeros", args: []string{"top", file("zeros", bytesOf(make([]byte, 16<<20)))}, code: ExitInput, msg: "starts with zero bytes only"},
+		{name: "4 GiB of zeros, gzipped", args: []string{"top", file("zeros.gz", func(w io.Writer) error { return proftest.GzipBombOf(w, 4096, "\x00") })}, code: ExitInput, msg: "starts with zero bytes only"},
+		{name: "4 GiB gzip bomb", args: []string{"top", writeBomb(t, dir, "bomb.gz", 4096, false)}, code: ExitInput, msg: "as decompression bombs do"},
+		{name: "4 GiB gzip bomb, bomb guard off", args: []string{"top", "--max-input-bytes", "268435456", dir + "/bomb.gz"}, code: ExitInput, msg: "larger than 268435456 bytes"},
+		{name: "endless URL body", args: []string{"top", "--max-input-bytes", "268435456", url}, code: ExitInput, msg: "larger than 268435456 bytes"},
+		{name: "four endless URL bodies at once", args: []string{"top", "--max-input-bytes", "268435456", url, url, url, url}, code: ExitInput, msg: "larger than 268435456 bytes"},
+		{name: "one sample of 60M frames", args: []string{"top", file("deep.pb.gz", gz(deep))}, code: ExitInput, msg: "raise the limits with --max-stack-depth"},
+		{name: "one sample of 10M labels", args: []string{"top", file("labels.pb.gz", gz(labels))}, code: ExitInput, msg: "--max-labels"},
+		{name: "200 MB of empty strings", args: []string{"top", file("strings.pb.gz", gz(strs))}, code: ExitInput, msg: "more than 10000000 entries; raise the limit with --max-entries"},
+		{name: "10M tiny samples", args: []string{"top", file("samples.pb.gz", gz(bytesOf(sampleBomb(10_000_000))))}, code: ExitOK, profile: []string{dir + "/samples.pb.gz"}},
+		{name: "folded stacks, 2M distinct lines", args: []string{"top", file("lines.folded.gz", gz(distinct))}, code: ExitOK, profile: []string{dir + "/lines.folded.gz"}},
+		{name: "folded stacks, one line of 25M frames", args: []string{"top", file("line.folded.gz", gz(longLine))}, code: ExitInput, msg: "--max-stack-depth"},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			bound := uint64(memBudget)
+			if r.profile != nil {
+				size := loadedSize(t, r.profile)
+				bound += 2 * size
+				t.Logf("loaded profile: %d MB", size>>20)
+			}
+			var read atomic.Int64
+			var stdin io.Reader
+			if r.stdin != nil {
+				stdin = &countingReader{r: r.stdin, n: &read}
+			}
+			code, stderr, rss := runChild(t, stdin, r.args...)
+			t.Logf("exit %d, peak RSS %d MB: %s", code, rss>>20, strings.TrimSpace(stderr))
+			if code != r.code || !strings.Contains(stderr, r.msg) {
+				t.Errorf("exit %d, want %d with %q: %s", code, r.code, r.msg, stderr)
+			}
+			if strings.Contains(stderr, "goroutine ") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 && r.code != ExitOK {
+				t.Errorf("not one line: %s", stderr)
+			}
+			if rss > bound {
+				t.Errorf("peak RSS %d MB, want at most %d MB", rss>>20, bound>>20)
+			}
+			if r.maxRead > 0 && read.Load() > r.maxRead {
+				t.Errorf("read %d bytes of stdin before refusing it, want at most %d", read.Load(), r.maxRead)
+			}
+		})
+	}
+}
+
+// loadedSize is the heap the profile of args takes once loaded as top loads it.
+func loadedSize(t *testing.T, args []string) uint64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	p, _, err := source.Options{Aggregate: true}.Load(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(p)
+	if after.HeapAlloc < before.HeapAlloc {
+		return 0
+	}
+	return after.HeapAlloc - before.HeapAlloc
+}
+
+// runChild runs profq as a child process and returns its exit code, its stderr and its peak
+// RSS in bytes. The child says its peak itself (writePeakRSS): the kernel's count for a
+// child process (ru_maxrss) starts from its parent's when it is started by vfork, as Go
+// starts processes, and this test process holds the inputs it made.
+func runChild(t *testing.T, stdin io.Reader, args ...string) (code int, stderr string, rss uint64) {
+	t.Helper()
+	peak := filepath.Join(t.TempDir(), "peak")
+	cmd := exec.Command("profq", args...)
+	cmd.Env = append(os.Environ(), "PROFQ_TEST_PEAK_RSS="+peak)
+	var errBuf bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, io.Discard, &errBuf
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatalf("profq %v: %v", args, err)
+	}
+	data, err := os.ReadFile(peak)
+	if err != nil {
+		t.Fatalf("profq %v did not say its peak RSS: %v", args, err)
+	}
+	kb, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), errBuf.String(), kb << 10
+}
+
+// writePeakRSS writes the peak RSS of this process in KB (VmHWM) to path, when path is not
+// empty: for the profq that TestMain runs as a child.
+func writePeakRSS(path string) {
+	if path == "" {
+		return
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			os.WriteFile(path, []byte(strings.TrimSuffix(strings.TrimSpace(rest), " kB")), 0o644)
+		}
+	}
+}
+
+// zeros is an endless stream of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// randomBytes is an endless stream of random bytes.
+type randomBytes struct{ r *rand.Rand }
+
+func (r *randomBytes) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r.r.Uint32())
+	}
+	return len(p), nil
+}
+
+// countingReader counts what is read through it.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
