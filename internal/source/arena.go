@@ -82,18 +82,19 @@ func (ls *sharedLabels) set(d *decoder, s *profile.Sample, raw []labelX) error {
 
 // aggregator finds, for each new sample, an earlier one with the same locations (the same
 // pointers, in the same order) and the same labels (the same label set), and adds the new
-// sample's values to it. The kept samples are indexed by an open-addressing hash table of
-// their positions: four bytes a slot, at most half the slots used, so that the index costs
-// a few bytes per distinct sample, against a Sample's 120.
+// sample's values to it. The kept samples are indexed by an open-addressing hash table whose
+// slots hold the upper half of a sample's hash beside its position: eight bytes a slot, at
+// most half the slots used, and a probe reads a sample only when the hashes agree.
 type aggregator struct {
 	kept   []*profile.Sample // the samples kept, in order
-	slots  []int32           // position+1 in kept of a sample, 0 for none
+	slots  []uint64          // hash>>32<<32 | position+1 in kept; 0 for none
+	hashes []uint64          // the hash of each kept sample
 	labels []int32           // the label set of each kept sample
 }
 
-func newAggregator() *aggregator { return &aggregator{slots: make([]int32, 1024)} }
+func newAggregator() *aggregator { return &aggregator{slots: make([]uint64, 1024)} }
 
-// hash hashes the locations of s and its label set.
+// hashSample hashes the locations of s and its label set.
 func hashSample(s *profile.Sample, labelSet int32) uint64 {
 	h := uint64(labelSet)*0x9e3779b97f4a7c15 + uint64(len(s.Location))
 	for _, l := range s.Location {
@@ -102,23 +103,31 @@ func hashSample(s *profile.Sample, labelSet int32) uint64 {
 	return h ^ h>>29
 }
 
+const slotPosition = 1<<32 - 1
+
 // add looks for a kept sample like s, whose label set is labelSet, and adds s's values to
 // it. It reports whether it did; if not, s is kept. (A sample whose values cannot be added,
 // too many or too few or overflowing, is kept apart, for the checks after decoding to
 // refuse.)
 func (a *aggregator) add(s *profile.Sample, labelSet int32) bool {
+	h := hashSample(s, labelSet)
 	mask := uint64(len(a.slots) - 1)
-	for i := hashSample(s, labelSet) & mask; ; i = (i + 1) & mask {
-		j := a.slots[i] - 1
-		if j < 0 {
-			a.slots[i] = int32(len(a.kept)) + 1
+	for i := h & mask; ; i = (i + 1) & mask {
+		slot := a.slots[i]
+		if slot == 0 {
+			a.slots[i] = h&^slotPosition | uint64(len(a.kept)+1)
 			break
 		}
+		if slot&^slotPosition != h&^slotPosition {
+			continue
+		}
+		j := slot&slotPosition - 1
 		if t := a.kept[j]; a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && addValues(t.Value, s.Value) {
 			return true
 		}
 	}
 	a.kept = append(a.kept, s)
+	a.hashes = append(a.hashes, h)
 	a.labels = append(a.labels, labelSet)
 	if 2*len(a.kept) > len(a.slots) {
 		a.grow()
@@ -128,14 +137,14 @@ func (a *aggregator) add(s *profile.Sample, labelSet int32) bool {
 
 // grow doubles the table and puts every kept sample back.
 func (a *aggregator) grow() {
-	a.slots = make([]int32, 2*len(a.slots))
+	a.slots = make([]uint64, 2*len(a.slots))
 	mask := uint64(len(a.slots) - 1)
-	for j, s := range a.kept {
-		i := hashSample(s, a.labels[j]) & mask
+	for j, h := range a.hashes {
+		i := h & mask
 		for a.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		a.slots[i] = int32(j) + 1
+		a.slots[i] = h&^slotPosition | uint64(j+1)
 	}
 }
 
