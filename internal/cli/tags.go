@@ -71,6 +71,9 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`
 }
 
 func runTags(stdio IO, o *TagsOptions, args []string) error {
+	// Without filters on locations, tags looks at values and labels alone.
+	r := &o.Report.Report
+	o.input.NoStacks = r.Focus == "" && r.Ignore == "" && r.Hide == "" && r.Show == "" && r.ShowFrom == "" && r.PruneFrom == ""
 	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err

@@ -60,7 +60,7 @@ func TestAggregateAsMerge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, samples, err := decodeFields(&streamFields{r: bufio.NewReader(bytes.NewReader(raw))}, limits{}, true)
+			got, samples, err := decodeFields(&streamFields{r: bufio.NewReader(bytes.NewReader(raw))}, limits{}, true, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestAggregateIdentical(t *testing.T) {
 	if err := p.WriteUncompressed(&buf); err != nil {
 		t.Fatal(err)
 	}
-	got, samples, err := decodeFields(&sliceFields{data: buf.Bytes()}, limits{}, true)
+	got, samples, err := decodeFields(&sliceFields{data: buf.Bytes()}, limits{}, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,4 +117,58 @@ func TestAggregateIdentical(t *testing.T) {
 	if g := sampleKeys(got); !slices.Equal(g, want) {
 		t.Errorf("samples\n%q\nwant\n%q", g, want)
 	}
+}
+
+// TestNoStacks checks that the decoder, told that no report will look at stacks, gives every
+// sample of every test profile its values and labels and no locations, and still refuses a
+// sample that refers to a location the profile lacks.
+func TestNoStacks(t *testing.T) {
+	for path, data := range testdataProfiles(t) {
+		raw := rawProfile(t, data)
+		want, err := decodeProfile(raw)
+		if err != nil {
+			continue // a legacy format: not the decoder's
+		}
+		got, _, err := decodeFields(&sliceFields{data: raw}, limits{}, false, true)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		if len(got.Sample) != len(want.Sample) {
+			t.Errorf("%s: %d samples, want %d", path, len(got.Sample), len(want.Sample))
+			continue
+		}
+		for i, s := range got.Sample {
+			w := want.Sample[i]
+			if s.Location == nil || len(s.Location) != 0 || !slices.Equal(s.Value, w.Value) ||
+				fmt.Sprint(s.Label, s.NumLabel) != fmt.Sprint(w.Label, w.NumLabel) {
+				t.Errorf("%s: sample %d is %v, want %v without locations", path, i, s, w)
+				break
+			}
+		}
+	}
+	bad := newProfileBytes(t, func(p *profile.Profile) { p.Location = p.Location[1:] })
+	if _, _, err := decodeFields(&sliceFields{data: bad}, limits{}, false, true); err == nil {
+		t.Error("a sample with an unknown location is accepted")
+	}
+}
+
+// newProfileBytes encodes a small profile of two samples through two locations, edited by
+// edit after its locations are referenced.
+func newProfileBytes(t *testing.T, edit func(*profile.Profile)) []byte {
+	t.Helper()
+	fn := &profile.Function{ID: 1, Name: "f"}
+	locs := []*profile.Location{{ID: 1, Line: []profile.Line{{Function: fn}}}, {ID: 2, Line: []profile.Line{{Function: fn}}}}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		Function:   []*profile.Function{fn},
+		Location:   locs,
+		Sample:     []*profile.Sample{{Location: locs, Value: []int64{1}}, {Location: locs[1:], Value: []int64{2}}},
+	}
+	edit(p)
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -149,7 +149,7 @@ func decodeProfileLimited(data []byte, lim limits) (*profile.Profile, error) {
 	if len(data) == 0 {
 		return nil, errNoData
 	}
-	p, _, err := decodeFields(&sliceFields{data: data}, lim, false)
+	p, _, err := decodeFields(&sliceFields{data: data}, lim, false, false)
 	return p, err
 }
 
@@ -179,8 +179,8 @@ func (s *sliceFields) next(f *field) error {
 // aggregate, samples with the same locations and labels become one, their values added
 // (aggregator): the profile then has fewer samples than its input, and the same sums.
 // samples is how many samples the input holds.
-func decodeFields(src fieldSource, lim limits, aggregate bool) (p *profile.Profile, samples int, err error) {
-	d := &decoder{p: &profile.Profile{}, lim: lim, aggregate: aggregate}
+func decodeFields(src fieldSource, lim limits, aggregate, noStacks bool) (p *profile.Profile, samples int, err error) {
+	d := &decoder{p: &profile.Profile{}, lim: lim, aggregate: aggregate, noStacks: noStacks}
 	var f field
 	for {
 		err := src.next(&f)
@@ -266,6 +266,7 @@ type decoder struct {
 	p         *profile.Profile
 	lim       limits
 	aggregate bool
+	noStacks  bool // samples get no locations (Options.NoStacks)
 
 	// Every entry of the string table, in one string.
 	strBuf  strings.Builder
@@ -987,6 +988,14 @@ func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
 		return &DepthLimitError{Limit: d.lim.depth}
 	}
 
+	if d.noStacks {
+		for _, id := range ids {
+			if d.locationByID.get(id) == nil {
+				return errNoLocation
+			}
+		}
+		ids = ids[:0]
+	}
 	// Never nil: ParseData gives a sample without locations an empty Location.
 	s.Location = d.locs.take(len(ids))
 	for i, id := range ids {

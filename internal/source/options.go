@@ -38,6 +38,10 @@ type Options struct {
 	// up (top, peek, graph, diff), it bounds memory by the distinct samples rather than by
 	// the input's. Reports that show or count samples (traces, tags, info) leave it off.
 	Aggregate bool
+	// NoStacks lets the pprof decoder leave every sample without locations (an empty
+	// Location), checking only that they exist: for reports that look at values and labels
+	// alone (tags without location filters), which then neither hold nor walk the stacks.
+	NoStacks bool
 	// Fetch says how URL arguments are fetched (fetch.go).
 	Fetch FetchOptions
 	// Demangle is how C++ and Rust function names are demangled once the profiles are

@@ -349,7 +349,7 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		return decoded{p: p, format: FormatFolded, warnings: warnings}, nil, err == nil, err
 	}
 	lim := o.limits()
-	p, samples, err := decodeFields(&streamFields{r: br, lim: lim}, lim, o.Aggregate)
+	p, samples, err := decodeFields(&streamFields{r: br, lim: lim}, lim, o.Aggregate, o.NoStacks)
 	if err == nil {
 		return decoded{p: p, format: FormatPprof, samples: samples}, nil, true, nil
 	}
