@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # bench-pprof.sh measures wall time, CPU time and peak RSS of `pprof -top -symbolize=none`
 # and, when ./cmd/profq builds, of `profq top`, on the benchmark profiles (made first by
-# bench-data.sh if missing), and of `profq diff` between the two synthetic profiles. Output
-# goes to /dev/null; only the measurements are printed.
+# bench-data.sh if missing), of the floor (internal/benchdata/cmd/floor: gunzip and a
+# protowire scan that adds up one value per sample, the least any report does), and of
+# `profq diff` between the two synthetic profiles. With REPORTS=1 it also measures peek,
+# tags and top --focus against pprof's -peek, -tags and -top -focus on the synthetic profile.
+# Output goes to /dev/null; only the measurements are printed.
 #
 # Environment: PROFQ_BENCH_DIR (cache, default .bench), RUNS (runs per tool and input,
-# default 1), PPROF (pprof binary, default: on PATH or in $(go env GOPATH)/bin).
+# default 1), PPROF (pprof binary, default: on PATH or in $(go env GOPATH)/bin), REPORTS.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +36,8 @@ if [ ! -x "$pprof" ]; then
 	pprof="$(go env GOPATH)/bin/pprof"
 fi
 
+go build -o "$dir/floor" ./internal/benchdata/cmd/floor
+
 profq=""
 if go build -o "$dir/profq" ./cmd/profq 2>"$dir/profq-build.log"; then
 	profq="$dir/profq"
@@ -59,20 +64,32 @@ measure() {
 		/User time \(seconds\)/ { user = $NF }
 		/System time \(seconds\)/ { sys = $NF }
 		/Maximum resident set size/ { rss = $NF / 1024 }
-		END { printf "%-6s %-20s %8.2f %8.2f %8.2f %9.0f\n", tool, input, wall, user, sys, rss }
+		END { printf "%-11s %-20s %8.2f %8.2f %8.2f %9.0f\n", tool, input, wall, user, sys, rss }
 	' "$log"
 	rm -f "$log" "$log.stderr"
 }
 
-printf "%-6s %-20s %8s %8s %8s %9s\n" tool input wall_s user_s sys_s maxrss_MB
+printf "%-11s %-20s %8s %8s %8s %9s\n" tool input wall_s user_s sys_s maxrss_MB
 for input in "${inputs[@]}"; do
 	for _ in $(seq "$runs"); do
+		measure floor "$input" "$dir/floor" "$input"
 		measure pprof "$input" "$pprof" -top -symbolize=none "$input"
 		if [ -n "$profq" ]; then
 			measure profq "$input" "$profq" top "$input"
 		fi
 	done
 done
+if [ -n "${REPORTS:-}" ] && [ -n "$profq" ]; then
+	synth="$dir/synth-default.pb.gz"
+	for _ in $(seq "$runs"); do
+		measure pprof-peek synth-default.pb.gz "$pprof" -peek 'runtime\.mallocgc$' -symbolize=none "$synth"
+		measure peek synth-default.pb.gz "$profq" peek 'runtime\.mallocgc$' "$synth"
+		measure pprof-tags synth-default.pb.gz "$pprof" -tags -symbolize=none "$synth"
+		measure tags synth-default.pb.gz "$profq" tags "$synth"
+		measure pprof-focus synth-default.pb.gz "$pprof" -top -focus index -symbolize=none "$synth"
+		measure focus synth-default.pb.gz "$profq" top --focus index "$synth"
+	done
+fi
 if [ -n "$profq" ]; then
 	for _ in $(seq "$runs"); do
 		measure diff synth-default+seed2 "$profq" diff "$dir/synth-default.pb.gz" "$dir/synth-seed2.pb.gz"

@@ -1,0 +1,103 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// FuzzStreamDecode checks the streaming decoder against the decoder over bytes in memory,
+// and so against profile.ParseData (FuzzDecode checks that one): on arbitrary input read
+// through a 16-byte buffer, both must accept or refuse it alike and build the same profile;
+// aggregated, the samples must be profile.Merge's. Nothing may panic.
+//
+//	go test ./internal/source -run '^$' -fuzz FuzzStreamDecode -fuzztime 5m -fuzzminimizetime 200x
+func FuzzStreamDecode(f *testing.F) {
+	for _, data := range testdataProfiles(f) {
+		if raw := rawProfile(f, data); len(raw) <= 64<<10 {
+			f.Add(raw)
+		}
+	}
+	for _, c := range craftedProfiles {
+		f.Add(c.data)
+	}
+	rich := encodeRaw(f, richProfile())
+	f.Add(rich)
+	f.Add(rich[:len(rich)/2])
+	lim := limits{samples: 1000, depth: 100, labels: 100, entries: 1000}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		stream := func(aggregate bool) (*profile.Profile, int, error) {
+			return decodeFields(&streamFields{r: bufio.NewReaderSize(bytes.NewReader(data), 16), lim: lim}, lim, aggregate, false)
+		}
+		want, wantN, wantErr := decodeFields(&sliceFields{data: data}, lim, false, false)
+		got, gotN, err := stream(false)
+		var size *SampleSizeError
+		switch {
+		case errors.As(err, &size):
+			// Only a stream refuses a sample from its length: the limits must refuse it
+			// over bytes too, or ParseData.
+			if wantErr == nil {
+				t.Errorf("stream refuses a sample of %d bytes that the decoder accepts", size.Size)
+			}
+			return
+		case (err == nil) != (wantErr == nil):
+			t.Fatalf("stream error %v, over bytes %v", err, wantErr)
+		case err != nil:
+			return
+		}
+		if gotN != wantN {
+			t.Errorf("stream counts %d samples, over bytes %d", gotN, wantN)
+		}
+		sameProfile(t, got, want)
+		agg, _, err := stream(true)
+		if err != nil {
+			t.Fatalf("aggregated: %v", err)
+		}
+		merged, err := profile.Merge([]*profile.Profile{want})
+		if err != nil {
+			return // Merge refuses what a report would not merge either
+		}
+		if g, w := sampleKeys(agg), sampleKeys(merged); !slices.Equal(g, w) {
+			t.Errorf("aggregated samples differ from profile.Merge's:\n%q\n%q", g, w)
+		}
+	})
+}
+
+// FuzzStreamFolded checks folded stacks read as a stream, line by line through a 16-byte
+// buffer, against the same text read in memory: the same profile, warnings and errors.
+func FuzzStreamFolded(f *testing.F) {
+	for _, s := range []string{
+		"", "a 1", "a;b 1\na;b 2\n", "a 1.5\r\nb 2\n", "a -3\n\n\nx\ty 2\n", ";; 1\n", "a 9223372036854775807\na 1\n",
+		"a 1e18\n", "a NaN\n", "main;f 1\nmain;g 2\nmain;f 3\nbad\n", "a;b;c;d;e;f;g;h;i;j;k 1\n",
+	} {
+		f.Add([]byte(s))
+	}
+	o := Options{MaxStackDepth: 8, MaxSamples: 50}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantWarn, wantErr := o.foldLines(&textLines{text: data})
+		got, gotWarn, err := o.foldLines(&streamLines{r: bufio.NewReaderSize(bytes.NewReader(data), 16), lim: o.limits()})
+		var depth *DepthLimitError
+		if errors.As(err, &depth) {
+			// A stream refuses a deep line as it reads it; in memory, a deep line that is
+			// no "stack value" line is skipped instead.
+			return
+		}
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("stream error %v, in memory %v", err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if !slices.Equal(gotWarn, wantWarn) {
+			t.Errorf("warnings %q, in memory %q", gotWarn, wantWarn)
+		}
+		if g, w := got.String(), want.String(); g != w {
+			t.Errorf("profile differs:\n%s\nin memory:\n%s", g, w)
+		}
+	})
+}
