@@ -520,6 +520,18 @@ func (d *decoder) finishTables() {
 	d.strEnds = nil
 }
 
+// appendDoubling appends v to s, doubling the capacity when s is full. append grows large
+// slices by a quarter, which for the tables of a large profile, read without knowing their
+// size, copies each several times over: doubling copies each about once.
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		grown := make([]T, len(s), max(2*cap(s), 16))
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, v)
+}
+
 // pointers returns pointers to the elements of objs, nil for none.
 func pointers[T any](objs []T) []*T {
 	if len(objs) == 0 {
@@ -549,8 +561,8 @@ func (d *decoder) readProfileField(f *field) error {
 		var x valueTypeX
 		if x, err = readValueType(f); err == nil {
 			if err = d.entry(len(d.valueTypes)); err == nil {
-				d.valueTypes = append(d.valueTypes, profile.ValueType{})
-				d.sampleTypeX = append(d.sampleTypeX, x)
+				d.valueTypes = appendDoubling(d.valueTypes, profile.ValueType{})
+				d.sampleTypeX = appendDoubling(d.sampleTypeX, x)
 			}
 		}
 	case fieldMapping:
@@ -568,8 +580,12 @@ func (d *decoder) readProfileField(f *field) error {
 			if err := d.entry(len(d.strEnds)); err != nil {
 				return err
 			}
+			if free := d.strBuf.Cap() - d.strBuf.Len(); free < len(s) {
+				// Doubled, as the tables are (appendDoubling).
+				d.strBuf.Grow(max(len(s), d.strBuf.Cap()))
+			}
 			d.strBuf.Write(s)
-			d.strEnds = append(d.strEnds, uint32(d.strBuf.Len()))
+			d.strEnds = appendDoubling(d.strEnds, uint32(d.strBuf.Len()))
 		}
 	case fieldDropFrames:
 		d.dropFramesX, err = f.int64()
@@ -658,8 +674,8 @@ func (d *decoder) readMapping(f *field) error {
 	if err := d.entry(len(d.mappings)); err != nil {
 		return err
 	}
-	d.mappings = append(d.mappings, m)
-	d.mappingX = append(d.mappingX, x)
+	d.mappings = appendDoubling(d.mappings, m)
+	d.mappingX = appendDoubling(d.mappingX, x)
 	return nil
 }
 
@@ -697,8 +713,8 @@ func (d *decoder) readLocation(f *field) error {
 		return err
 	}
 	x.end = len(d.lines)
-	d.locations = append(d.locations, l)
-	d.locationX = append(d.locationX, x)
+	d.locations = appendDoubling(d.locations, l)
+	d.locationX = appendDoubling(d.locationX, x)
 	return nil
 }
 
@@ -727,8 +743,8 @@ func (d *decoder) readLine(f *field) error {
 	if err := d.entry(len(d.lines)); err != nil {
 		return err
 	}
-	d.lines = append(d.lines, ln)
-	d.lineX = append(d.lineX, functionID)
+	d.lines = appendDoubling(d.lines, ln)
+	d.lineX = appendDoubling(d.lineX, functionID)
 	return nil
 }
 
@@ -761,8 +777,8 @@ func (d *decoder) readFunction(f *field) error {
 	if err := d.entry(len(d.functions)); err != nil {
 		return err
 	}
-	d.functions = append(d.functions, fn)
-	d.functionX = append(d.functionX, x)
+	d.functions = appendDoubling(d.functions, fn)
+	d.functionX = appendDoubling(d.functionX, x)
 	return nil
 }
 
