@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -347,7 +348,11 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options, fl
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			testHook("worker")
-			out[i], errs[i] = loadCapture(arg, roles[i], cfg, in, func(data []byte) { flames.keep(i, data) })
+			var keep func([]byte)
+			if flames != nil {
+				keep = func(data []byte) { flames.keep(i, data) }
+			}
+			out[i], errs[i] = loadCapture(arg, roles[i], cfg, in, keep)
 		})
 	}
 	wg.Wait()
@@ -359,8 +364,40 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options, fl
 	return out, nil
 }
 
-// loadCapture reads one argument: a saved top report (JSON) or a profile.
+// isSavedReport says whether the start of a decompressed input is a saved top report: a
+// JSON object (after a byte-order mark and white space) that is not OpenTelemetry profiles,
+// whose members are resourceProfiles and dictionary (in either order, and the first may be
+// longer than the start).
+func isSavedReport(head []byte) bool {
+	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(doc) == 0 || doc[0] != '{' || source.IsOTLPJSON(doc) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.Token() // the '{'
+	key, _ := dec.Token()
+	switch key {
+	case "dictionary", "resourceProfiles", "resource_profiles":
+		return false
+	}
+	return true
+}
+
+// loadCapture reads one argument: a saved top report (JSON) or a profile. Unless a flame
+// report needs the input's bytes again (keep), it is read as a stream, a saved report's rows
+// decoded one at a time.
 func loadCapture(arg, role string, cfg report.Config, in source.Options, keep func([]byte)) (*report.Capture, error) {
+	if keep == nil {
+		p, input, doc, err := in.LoadOrDocument(arg, isSavedReport)
+		if err != nil {
+			return nil, err
+		}
+		if doc != nil {
+			defer doc.Close()
+			return report.ReadCaptureFrom(arg, role, doc)
+		}
+		return report.NewCapture(p, reportInput(input, role), cfg)
+	}
 	data, err := in.Read(arg)
 	if err != nil {
 		return nil, err

@@ -1,14 +1,17 @@
 package report
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -86,6 +89,93 @@ func ReadCapture(source, role string, data []byte) (*Capture, error) {
 	if err := json.Unmarshal(data, &t); err != nil {
 		return nil, fmt.Errorf("reading %s as a profq top report: %w", source, err)
 	}
+	return checkCapture(source, role, &t)
+}
+
+// ReadCaptureFrom is ReadCapture reading the report from r as it decodes it: its rows one at
+// a time, so that memory holds the decoded rows and never the text of the whole report. A
+// UTF-8 byte-order mark before the document is skipped.
+func ReadCaptureFrom(source, role string, r io.Reader) (*Capture, error) {
+	br := bufio.NewReader(r)
+	if bom, _ := br.Peek(3); string(bom) == "\xef\xbb\xbf" {
+		br.Discard(3)
+	}
+	t, err := decodeTopStream(json.NewDecoder(br))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s as a profq top report: %w", source, err)
+	}
+	return checkCapture(source, role, t)
+}
+
+// decodeTopStream decodes a top report as json.Unmarshal would, its rows one at a time and
+// every other member whole (they are small).
+func decodeTopStream(dec *json.Decoder) (*Top, error) {
+	if tok, err := dec.Token(); err != nil {
+		return nil, err
+	} else if tok != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	rest := map[string]json.RawMessage{}
+	var rows []Row
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		if !strings.EqualFold(key, "rows") {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, err
+			}
+			rest[key] = raw
+			continue
+		}
+		if rows, err = decodeRows(dec); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the top report")
+	}
+	members, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	var t Top
+	if err := json.Unmarshal(members, &t); err != nil {
+		return nil, err
+	}
+	t.Rows = rows
+	return &t, nil
+}
+
+// decodeRows decodes the rows array of a top report, one row at a time; null is no rows.
+func decodeRows(dec *json.Decoder) ([]Row, error) {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	if tok != json.Delim('[') {
+		return nil, fmt.Errorf("rows: not an array")
+	}
+	rows := []Row{}
+	for dec.More() {
+		var r Row
+		if err := dec.Decode(&r); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	_, err = dec.Token()
+	return rows, err
+}
+
+// checkCapture checks a decoded top report and makes it a capture.
+func checkCapture(source, role string, t *Top) (*Capture, error) {
 	if t.Kind != KindTop {
 		return nil, fmt.Errorf("reading %s: a JSON document of kind %q, want a profq top report (kind \"top\")", source, t.Kind)
 	}
@@ -96,7 +186,7 @@ func ReadCapture(source, role string, data []byte) (*Capture, error) {
 		return nil, fmt.Errorf("reading %s: the top report leaves out %d of its nodes; save it with --nodefraction 0 --nodecount 0",
 			source, t.DroppedNodes+t.CandidateNodes-len(t.Rows))
 	}
-	if err := checkTotals(&t); err != nil {
+	if err := checkTotals(t); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", source, err)
 	}
 	seen := make(map[nodeKey]bool, len(t.Rows))
@@ -115,7 +205,7 @@ func ReadCapture(source, role string, data []byte) (*Capture, error) {
 		samples += in.Samples
 	}
 	in := Input{Source: source, Role: role, Format: FormatTopJSON, SampleTypes: []SampleType{t.SampleType}, Samples: samples, Warnings: []string{}}
-	return &Capture{Input: in, Top: &t}, nil
+	return &Capture{Input: in, Top: t}, nil
 }
 
 // checkTotals refuses a saved top report whose numbers no profile gives: a total is a sum of

@@ -210,6 +210,12 @@ func (o Options) readArg(arg string) ([]byte, error) {
 // (fetchAhead) but using them in order, so that errors and results are those of reading
 // one after another.
 func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {
+	return o.loadWith(args, bases, argReader{read: read})
+}
+
+// loadWith is load with the arguments read by rd; an empty rd streams them, fetching URLs
+// ahead.
+func (o Options) loadWith(args []string, bases Bases, rd argReader) (*profile.Profile, []Input, error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("no profile to read")
 	}
@@ -220,8 +226,7 @@ func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte,
 	if err := CheckStdin(all); err != nil {
 		return nil, nil, err
 	}
-	rd := argReader{read: read}
-	if read == nil {
+	if rd.read == nil && rd.open == nil {
 		// Every input is read as a stream; URLs are fetched ahead of their turn.
 		f := o.fetchAhead(all)
 		defer f.stop()
