@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/big"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -69,6 +71,14 @@ func FuzzReadCapture(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := ReadCapture("s.json", RoleBase, data)
+		// Read as a stream, row by row, the report is the same, or refused alike.
+		streamed, serr := ReadCaptureFrom("s.json", RoleBase, bytes.NewReader(data))
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("ReadCapture error %v, ReadCaptureFrom error %v", err, serr)
+		}
+		if err == nil && !reflect.DeepEqual(got, streamed) {
+			t.Errorf("read as a stream:\n%+v\nread whole:\n%+v", streamed.Top, got.Top)
+		}
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n\r") {
 				t.Errorf("error on more than one line: %q", err)
