@@ -2,16 +2,14 @@ package source
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"hash/maphash"
+	"slices"
+	"unsafe"
 
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -37,6 +35,7 @@ var errNotOTLP = errors.New("not an OTLP profiles message: want a ProfilesData o
 // pprof profile. The warnings are what the conversion passed over.
 func (o Options) parseOTLP(raw []byte) (decoded, error) {
 	var msgs []*otlppb.ProfilesData
+	var repeats [][]*otlpRepeats
 	// Protobuf first: its test is exact, whereas a message can start with a newline (the
 	// tag of field 1) followed by '{' (a length of 123).
 	frames, ok := otlpFrames(raw)
@@ -50,7 +49,7 @@ func (o Options) parseOTLP(raw []byte) (decoded, error) {
 		return decoded{}, errNotOTLP
 	default:
 		for i, frame := range frames {
-			msg, err := decodeOTLPProto(frame)
+			msg, r, err := decodeOTLPProto(frame)
 			if err != nil {
 				if len(frames) > 1 {
 					return decoded{}, fmt.Errorf("OTLP message %d of %d: %w", i+1, len(frames), err)
@@ -58,9 +57,10 @@ func (o Options) parseOTLP(raw []byte) (decoded, error) {
 				return decoded{}, err
 			}
 			msgs = append(msgs, msg)
+			repeats = append(repeats, r)
 		}
 	}
-	return convertOTLP(msgs, o.OTLPProfile, otlpBudget(len(raw)))
+	return convertOTLP(msgs, repeats, o.OTLPProfile, len(raw), o.limits())
 }
 
 // isOTLP says whether decompressed input is OTLP profiles in one of the containers
@@ -155,78 +155,109 @@ func isOTLPMessage(msg []byte) bool {
 }
 
 // decodeOTLPProto decodes one protobuf OTLP message, first remapping the older wire layouts
-// it still reads (otlp_legacy.go). They are read in full, so that is no warning.
-func decodeOTLPProto(msg []byte) (*otlppb.ProfilesData, error) {
+// it still reads (otlp_legacy.go). They are read in full, so that is no warning. Samples a
+// Profile repeats are decoded once (collapseOTLPSamples): repeats says where.
+func decodeOTLPProto(msg []byte) (data *otlppb.ProfilesData, repeats []*otlpRepeats, err error) {
 	layout, err := otlpWireLayout(msg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if layout != layoutCurrent {
 		if msg, err = remapOTLPLayout(msg, layout); err != nil {
-			return nil, fmt.Errorf("remapping the %s wire layout: %w", layout, err)
+			return nil, nil, fmt.Errorf("remapping the %s wire layout: %w", layout, err)
 		}
 	}
-	var data otlppb.ProfilesData
-	if err := proto.Unmarshal(msg, &data); err != nil {
-		return nil, fmt.Errorf("decoding OTLP protobuf: %w", err)
+	msg, repeats = collapseOTLPSamples(msg)
+	data = &otlppb.ProfilesData{}
+	if err := proto.Unmarshal(msg, data); err != nil {
+		return nil, nil, fmt.Errorf("decoding OTLP protobuf: %w", err)
 	}
-	return &data, nil
+	return data, repeats, nil
 }
 
-// decodeOTLPJSON decodes OTLP/JSON: one object, or several one after the other (JSON lines).
-func decodeOTLPJSON(raw []byte) ([]*otlppb.ProfilesData, error) {
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(raw, []byte(utf8BOM))))
-	dec.UseNumber() // int64 values as numbers must keep every digit
-	var msgs []*otlppb.ProfilesData
-	for n := 1; ; n++ {
-		var v any
-		if err := dec.Decode(&v); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
-		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("decoding OTLP/JSON object %d: not a JSON object", n)
-		}
-		hexIDsToBase64(obj)
-		fixed, err := json.Marshal(obj)
-		if err != nil {
-			return nil, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
-		}
-		var data otlppb.ProfilesData
-		// Receivers must accept fields they do not know (OTLP/JSON rules).
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(fixed, &data); err != nil {
-			return nil, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
-		}
-		msgs = append(msgs, &data)
-	}
-	return msgs, nil
+// otlpRepeats are the samples of one Profile as collapseOTLPSamples left them: for each
+// sample decoded, its position among the Profile's samples as given, and how many times
+// it was given.
+type otlpRepeats struct {
+	index []int32
+	count []int64
 }
 
-// hexIDsToBase64 rewrites, throughout a decoded JSON value, the trace, span and profile ids
-// from the hex that OTLP/JSON prescribes to the base64 protojson expects: protojson would
-// otherwise read the hex digits as base64 and silently give wrong ids. Values that are not
-// hex are left to protojson, so that base64 (written by plain protojson) still reads: padded
-// base64 of 8 or 16 bytes always has a '=', which hex never has.
-func hexIDsToBase64(v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			switch k {
-			case "traceId", "trace_id", "spanId", "span_id", "profileId", "profile_id":
-				if s, ok := x.(string); ok && s != "" {
-					if b, err := hex.DecodeString(s); err == nil {
-						v[k] = base64.StdEncoding.EncodeToString(b)
-						continue
-					}
-				}
+// collapseOTLPSamples returns msg with every sample that a Profile gives more than once, byte
+// for byte, given only where it first is, and for every Profile in order the otlpRepeats of
+// its samples (nil for a Profile that repeats none). A million identical samples of a few
+// bytes each, a few kilobytes gzipped, would otherwise be decoded to a million Sample
+// structs, some 180 MB, only to be added up into one pprof sample. msg is returned as it is
+// when no sample repeats, or when it cannot be walked (proto.Unmarshal then says why).
+func collapseOTLPSamples(msg []byte) ([]byte, []*otlpRepeats) {
+	// A set of hashes finds whether any sample repeats at a small cost per sample; only
+	// the Profiles where one does are gone through again and compared byte for byte.
+	seed := maphash.MakeSeed()
+	var hashes map[uint64]struct{}
+	var suspect []bool
+	err := visitNested(msg, pathToProfile(), func(prof []byte) error {
+		clear(hashes)
+		repeated := false
+		err := eachField(prof, func(f wireField) error {
+			if f.num != 2 || f.typ != protowire.BytesType || repeated {
+				return nil
 			}
-			hexIDsToBase64(x)
-		}
-	case []any:
-		for _, x := range v {
-			hexIDsToBase64(x)
+			if hashes == nil {
+				hashes = make(map[uint64]struct{})
+			}
+			h := maphash.Bytes(seed, f.content)
+			_, repeated = hashes[h]
+			hashes[h] = struct{}{}
+			return nil
+		})
+		suspect = append(suspect, repeated)
+		return err
+	})
+	if err != nil || !slices.Contains(suspect, true) {
+		return msg, nil
+	}
+
+	repeats := make([]*otlpRepeats, len(suspect))
+	for i := range suspect {
+		if suspect[i] {
+			repeats[i] = &otlpRepeats{}
 		}
 	}
+	i := 0
+	out, err := rewriteNested(msg, pathToProfile(), func(prof []byte) ([]byte, error) {
+		r := repeats[i]
+		i++
+		if r == nil {
+			return prof, nil
+		}
+		// The keys are the message's own bytes, which stay as they are meanwhile.
+		first := make(map[string]int)
+		kept := make([]byte, 0, len(prof))
+		n := int32(0)
+		err := eachField(prof, func(f wireField) error {
+			if f.num == 2 && f.typ == protowire.BytesType {
+				key := unsafe.String(unsafe.SliceData(f.content), len(f.content))
+				at := n
+				n++
+				if j, ok := first[key]; ok {
+					r.count[j]++
+					return nil
+				}
+				first[key] = len(r.index)
+				r.index = append(r.index, at)
+				r.count = append(r.count, 1)
+			}
+			kept = protowire.AppendTag(kept, f.num, f.typ)
+			kept = append(kept, f.value...)
+			return nil
+		})
+		if len(r.index) == int(n) {
+			repeats[i-1] = nil // a collision of hashes: nothing repeats
+		}
+		return kept, err
+	})
+	if err != nil {
+		return msg, nil
+	}
+	return out, repeats
 }

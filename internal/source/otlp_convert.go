@@ -2,6 +2,7 @@ package source
 
 import (
 	"cmp"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -58,11 +59,32 @@ const (
 // and resources: a stack of thousands of frames, or a resource with thousands of
 // attributes, costs its bytes once however many samples refer to it. A few bytes of input
 // could then make gigabytes of profile. Real inputs stay far below the bound: the eBPF
-// profiler's captures have some 50 frames and labels per kilobyte.
+// profiler's captures have some 50 frames and labels per kilobyte, pprof profiles
+// converted by the collector at most 340.
+//
+// What attribute values expand to counts as they are expanded, wherever they are (samples,
+// Profiles, resources, scopes, mappings, locations): one for every value, array element
+// and key-value list entry, and the bytes of the label keys built from key-value lists and
+// of the hex made of bytes values. Identical samples count once (see samples).
 func otlpBudget(n int) int { return 1<<20 + 100*n }
 
-// errOTLPTooLarge is an input that would exceed its otlpBudget.
-var errOTLPTooLarge = errors.New("OTLP samples refer to more stack frames and attributes than an input of this size can plausibly hold (shared stacks or resources repeated by many samples)")
+// otlpBudgetError is an input whose samples and attributes would exceed its otlpBudget.
+type otlpBudgetError struct {
+	budget, size int
+}
+
+func (e *otlpBudgetError) Error() string {
+	return fmt.Sprintf("OTLP samples and attributes expand to more than %d stack frames and label values, more than an input of %d bytes can plausibly hold (shared stacks or attribute values repeated by many samples)", e.budget, e.size)
+}
+
+// maxOTLPValueDepth bounds how deeply arrays and key-value lists may nest in an attribute
+// value. A key-value list's entries become labels keyed by the path of keys to them, so
+// deep lists would cost memory quadratic in their depth; real attributes nest once or
+// twice.
+const maxOTLPValueDepth = 16
+
+// errOTLPValueTooDeep is an attribute value nested more than maxOTLPValueDepth deep.
+var errOTLPValueTooDeep = fmt.Errorf("arrays and key-value lists nested more than %d deep", maxOTLPValueDepth)
 
 // maxOTLPSampleTypes bounds the distinct sample types of one input. pprof samples hold a
 // value for every type, so each type costs 8 bytes in every sample, and a small input with
@@ -76,6 +98,7 @@ type otlpRef struct {
 	resource []*common.KeyValue
 	scope    *otlppb.ScopeProfiles
 	prof     *otlppb.Profile
+	repeats  *otlpRepeats      // the samples prof's message repeated, or nil
 	st, pt   profile.ValueType // sample type and period type, resolved
 	column   int               // index of st among the pprof sample types
 	derived  int               // index of the time derived from counts and period, or -1
@@ -85,6 +108,8 @@ type otlpRef struct {
 type otlpConverter struct {
 	p             *profile.Profile
 	budget        int // frames and labels the samples may still have (otlpBudget)
+	initial, size int // the whole budget, and the input size it was made for
+	lim           limits
 	warnings      []string
 	frameMappings map[string]*profile.Mapping // by frame type
 	frameTypes    frameTypes
@@ -98,20 +123,39 @@ type otlpDict struct {
 	locations []*profile.Location
 	functions []*profile.Function
 	mappings  []*profile.Mapping
+	stacks    []otlpStack
+	// checked says which entries of the attribute table expanded without an error.
+	checked []bool
+}
+
+// otlpStack is an entry of the stack table as pprof locations, made once: the samples of a
+// stack share its slice in the profile convertOTLP merges, which copies them.
+type otlpStack struct {
+	locs   []*profile.Location
+	frames int // the frames checkLimits counts: one per line, at least one per location
+	made   bool
 }
 
 // convertOTLP converts decoded OTLP messages to one pprof profile. selected, from 1, picks the
 // one Profile to convert, counting the Profiles of every scope of every resource of every
-// message in order; 0 converts them all. budget bounds the frames and labels of all samples
-// together (otlpBudget).
-func convertOTLP(msgs []*otlppb.ProfilesData, selected, budget int) (decoded, error) {
-	c := &otlpConverter{p: &profile.Profile{}, budget: budget}
-	refs, err := c.collect(msgs, selected)
+// message in order; 0 converts them all. repeats are, for each protobuf message, the
+// samples its Profiles repeated (collapseOTLPSamples). size is the input's size, which sets
+// the budget of frames and labels of all samples together (otlpBudget); the frames and
+// labels of each sample are checked against lim as it is converted, as checkLimits would
+// check them afterwards.
+func convertOTLP(msgs []*otlppb.ProfilesData, repeats [][]*otlpRepeats, selected, size int, lim limits) (decoded, error) {
+	budget := otlpBudget(size)
+	c := &otlpConverter{p: &profile.Profile{}, budget: budget, initial: budget, size: size, lim: lim}
+	refs, err := c.collect(msgs, repeats, selected)
 	if err != nil {
 		return decoded{}, err
 	}
 	if err := c.header(refs); err != nil {
 		return decoded{}, err
+	}
+	// header passes over attributes it cannot read, budget errors included.
+	if c.budget < 0 {
+		return decoded{}, c.tooLarge()
 	}
 	for _, r := range refs {
 		if err := c.samples(r); err != nil {
@@ -136,22 +180,32 @@ func convertOTLP(msgs []*otlppb.ProfilesData, selected, budget int) (decoded, er
 }
 
 // collect lists the Profiles to convert and resolves their types.
-func (c *otlpConverter) collect(msgs []*otlppb.ProfilesData, selected int) ([]*otlpRef, error) {
+func (c *otlpConverter) collect(msgs []*otlppb.ProfilesData, repeats [][]*otlpRepeats, selected int) ([]*otlpRef, error) {
 	var refs []*otlpRef
 	n := 0
-	for _, msg := range msgs {
+	for m, msg := range msgs {
+		k := 0 // the Profile's position in its message
 		d := &otlpDict{c: c, d: msg.GetDictionary()}
 		d.locations = make([]*profile.Location, len(d.d.GetLocationTable()))
 		d.functions = make([]*profile.Function, len(d.d.GetFunctionTable()))
 		d.mappings = make([]*profile.Mapping, len(d.d.GetMappingTable()))
+		d.stacks = make([]otlpStack, len(d.d.GetStackTable()))
+		d.checked = make([]bool, len(d.d.GetAttributeTable()))
 		for _, rp := range msg.GetResourceProfiles() {
 			for _, sp := range rp.GetScopeProfiles() {
 				for _, prof := range sp.GetProfiles() {
 					n++
+					k++
 					if selected != 0 && n != selected {
 						continue
 					}
 					r := &otlpRef{dict: d, resource: rp.GetResource().GetAttributes(), scope: sp, prof: prof, derived: -1}
+					if m < len(repeats) && k <= len(repeats[m]) {
+						r.repeats = repeats[m][k-1]
+					}
+					if r.repeats != nil && len(r.repeats.index) != len(prof.GetSamples()) {
+						return nil, fmt.Errorf("profile %d: %d samples decoded where %d were kept", n, len(prof.GetSamples()), len(r.repeats.index))
+					}
 					var err error
 					if r.st, err = d.valueType(prof.GetSampleType()); err != nil {
 						return nil, fmt.Errorf("profile %d: sample type: %w", n, err)
@@ -282,8 +336,9 @@ func isTimeUnit(u string) bool {
 func (c *otlpConverter) samples(r *otlpRef) error {
 	d := r.dict
 	// The labels every sample of the Profile gets: the Profile's own attributes (but for
-	// the pprof header fields), then the resource's.
-	var shared labelSet
+	// the pprof header fields), then the resource's. A key of more values than a sample
+	// may have labels is kept without them: no sample can inherit it.
+	shared := labelSet{keyMax: c.lim.labels}
 	for _, i := range r.prof.GetAttributeIndices() {
 		key, v, unit, err := d.attribute(i)
 		if err != nil {
@@ -311,15 +366,49 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 		}
 	}
 
+	// Samples with the same stack, attributes, link and timestamps become identical pprof
+	// samples, which profile.Merge adds up: they are added up here at once, so that a
+	// stack or an attribute shared by many samples is expanded once, not once a sample.
+	// As Merge does, a sample whose values are all zero is dropped (but checked), the sum
+	// stands where the first sample with a value stood, and Merge drops sums of zero.
 	period := r.prof.GetPeriod()
 	n := len(c.p.SampleType)
+	seen := make(map[string]*profile.Sample) // nil for samples of zero values only
+	var key []byte
 	for i, s := range r.prof.GetSamples() {
-		ps, err := d.sample(s, &shared)
-		if err != nil {
-			return fmt.Errorf("sample %d: %w", i, err)
+		// A sample the message repeated stands for its repeats (collapseOTLPSamples).
+		at, times := i, int64(1)
+		if r.repeats != nil {
+			at, times = int(r.repeats.index[i]), r.repeats.count[i]
+		}
+		key = otlpSampleKey(key[:0], s)
+		v := otlpSampleValue(s)
+		zero := v == 0
+		v *= times // as adding it times times does, overflow included
+		sum, ok := seen[string(key)]
+		if ok && (zero || sum != nil) {
+			if !zero {
+				sum.Value[r.column] += v
+				if r.derived >= 0 {
+					sum.Value[r.derived] += v * period
+				}
+			}
+			continue
+		}
+		ps, err := d.sample(s, &shared, zero)
+		var depth *DepthLimitError
+		var labels *LabelLimitError
+		switch {
+		case errors.As(err, &depth), errors.As(err, &labels):
+			return err // as checkLimits, and every other format, says it
+		case err != nil:
+			return fmt.Errorf("sample %d: %w", at, err)
+		}
+		seen[string(key)] = ps
+		if ps == nil {
+			continue
 		}
 		addTimestamps(ps, s.GetTimestampsUnixNano())
-		v := otlpSampleValue(s)
 		ps.Value = make([]int64, n)
 		ps.Value[r.column] = v
 		if r.derived >= 0 {
@@ -328,6 +417,21 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 		c.p.Sample = append(c.p.Sample, ps)
 	}
 	return nil
+}
+
+// otlpSampleKey appends to b what identifies a sample's pprof sample within its Profile:
+// its stack, attributes, link and timestamps.
+func otlpSampleKey(b []byte, s *otlppb.Sample) []byte {
+	b = binary.AppendUvarint(b, uint64(uint32(s.GetStackIndex())))
+	b = binary.AppendUvarint(b, uint64(uint32(s.GetLinkIndex())))
+	b = binary.AppendUvarint(b, uint64(len(s.GetAttributeIndices())))
+	for _, a := range s.GetAttributeIndices() {
+		b = binary.AppendUvarint(b, uint64(uint32(a)))
+	}
+	for _, t := range s.GetTimestampsUnixNano() {
+		b = binary.AppendUvarint(b, t)
+	}
+	return b
 }
 
 // timestampLabel is the numeric label that keeps a sample's timestamps, in nanoseconds since
@@ -370,29 +474,55 @@ func otlpSampleValue(s *otlppb.Sample) int64 {
 }
 
 // sample converts a sample's stack and labels; shared are the labels of its Profile and
-// resource, which its own attributes override.
-func (d *otlpDict) sample(s *otlppb.Sample, shared *labelSet) (*profile.Sample, error) {
-	ps := &profile.Sample{}
+// resource, which its own attributes override. A sample whose values are all zero is only
+// checked, and nil returned: profile.Merge would drop it, and checkLimits never see it.
+// Others are checked against the limits of frames and labels a sample may have as they are
+// converted, so that a sample over them costs no more than the limits.
+func (d *otlpDict) sample(s *otlppb.Sample, shared *labelSet, zero bool) (*profile.Sample, error) {
+	c := d.c
 	stacks := d.d.GetStackTable()
 	si := s.GetStackIndex()
 	if si < 0 || int(si) >= len(stacks) {
 		return nil, indexError("stack_table", si, len(stacks))
 	}
-	locs := stacks[si].GetLocationIndices()
-	d.c.budget -= len(locs) + len(s.GetAttributeIndices()) + shared.size()
-	if d.c.budget < 0 {
-		return nil, errOTLPTooLarge
+	// The frames count whether or not the stack was made already: profile.Merge lists
+	// them anew for every sample.
+	if err := c.charge(len(stacks[si].GetLocationIndices())); err != nil {
+		return nil, err
 	}
-	ps.Location = make([]*profile.Location, len(locs))
-	for i, li := range locs {
-		l, err := d.location(li)
-		if err != nil {
-			return nil, err
-		}
-		ps.Location[i] = l
+	if !zero && c.lim.depth > 0 && len(stacks[si].GetLocationIndices()) > c.lim.depth {
+		return nil, &DepthLimitError{Limit: c.lim.depth}
+	}
+	st, err := d.stack(si)
+	if err != nil {
+		return nil, err
+	}
+	if !zero && c.lim.depth > 0 && st.frames > c.lim.depth {
+		return nil, &DepthLimitError{Limit: c.lim.depth}
 	}
 
-	var ls labelSet
+	if zero {
+		// Each attribute is checked once, however many samples carry it.
+		for _, i := range s.GetAttributeIndices() {
+			if i >= 0 && int(i) < len(d.checked) && d.checked[i] {
+				continue
+			}
+			key, v, unit, err := d.attribute(i)
+			if err != nil {
+				return nil, err
+			}
+			if err := d.addValue(&labelSet{}, key, v, unit); err != nil {
+				return nil, err
+			}
+			d.checked[i] = true
+		}
+		if li, links := s.GetLinkIndex(), d.d.GetLinkTable(); li != 0 && (li < 0 || int(li) >= len(links)) {
+			return nil, indexError("link_table", li, len(links))
+		}
+		return nil, nil
+	}
+
+	ls := labelSet{max: c.lim.labels}
 	for _, i := range s.GetAttributeIndices() {
 		key, v, unit, err := d.attribute(i)
 		if err != nil {
@@ -414,9 +544,61 @@ func (d *otlpDict) sample(s *otlppb.Sample, shared *labelSet) (*profile.Sample, 
 			ls.addStr(labelSpanID, hex.EncodeToString(id))
 		}
 	}
-	ls.inherit(shared)
+	own := ls.n
+	// Asked before inherit, which leaves ls's index stale.
+	stamped := ls.has(timestampLabel) || shared.has(timestampLabel)
+	if ls.inherit(shared) {
+		return nil, &LabelLimitError{Limit: c.lim.labels}
+	}
+	labels := ls.n
+	if ts := s.GetTimestampsUnixNano(); len(ts) > 0 && !stamped {
+		labels += len(ts) // addTimestamps
+	}
+	if c.lim.labels > 0 && labels > c.lim.labels {
+		return nil, &LabelLimitError{Limit: c.lim.labels}
+	}
+	// profile.Merge writes the bytes of every label of every sample it keeps into that
+	// sample's key: a long value shared by many samples costs its length for each.
+	if err := c.charge(labels - own + ls.bytes()); err != nil {
+		return nil, err
+	}
+	ps := &profile.Sample{Location: st.locs}
 	ls.apply(ps)
 	return ps, nil
+}
+
+// stack is the pprof locations of entry i (in range) of the stack table.
+func (d *otlpDict) stack(i int32) (*otlpStack, error) {
+	st := &d.stacks[i]
+	if st.made {
+		return st, nil
+	}
+	idx := d.d.GetStackTable()[i].GetLocationIndices()
+	locs := make([]*profile.Location, len(idx))
+	frames := 0
+	for j, li := range idx {
+		l, err := d.location(li)
+		if err != nil {
+			return nil, err
+		}
+		locs[j] = l
+		frames += max(1, len(l.Line))
+	}
+	*st = otlpStack{locs: locs, frames: frames, made: true}
+	return st, nil
+}
+
+// charge takes n from the budget, and fails once it is spent.
+func (c *otlpConverter) charge(n int) error {
+	c.budget -= n
+	if c.budget < 0 {
+		return c.tooLarge()
+	}
+	return nil
+}
+
+func (c *otlpConverter) tooLarge() error {
+	return &otlpBudgetError{budget: c.initial, size: c.size}
 }
 
 // isZeroID says whether a trace or span id is absent: empty or all zeros, which the OTLP
@@ -515,8 +697,31 @@ func (d *otlpDict) scopeAttr(sp *otlppb.ScopeProfiles, key string) (string, bool
 // addValue adds an attribute value to ls under key: strings (from the string table too),
 // booleans, doubles and bytes (in hex) as string labels, integers as numeric labels with
 // unit, each element of an array under the same key, and each entry of a key-value list
-// under key.subkey.
+// under key.subkey. What it expands to is charged to the budget as it goes (otlpBudget),
+// and counted against ls.max.
 func (d *otlpDict) addValue(ls *labelSet, key string, v *common.AnyValue, unit string) error {
+	err := d.expand(ls, key, v, unit, 0)
+	if errors.Is(err, errOTLPValueTooDeep) {
+		// The keys built below key may be long: name the attribute by its own.
+		return fmt.Errorf("attribute %s: %w", shortKey(key), err)
+	}
+	return err
+}
+
+// shortKey is key, cut to a length an error message can show.
+func shortKey(key string) string {
+	const n = 64
+	if len(key) <= n {
+		return key
+	}
+	return strings.ToValidUTF8(key[:n], "") + "..."
+}
+
+// expand is addValue of a value nested depth deep in arrays and key-value lists.
+func (d *otlpDict) expand(ls *labelSet, key string, v *common.AnyValue, unit string, depth int) error {
+	if err := d.c.charge(1); err != nil {
+		return err
+	}
 	switch x := v.GetValue().(type) {
 	case *common.AnyValue_StringValue:
 		ls.addStr(key, x.StringValue)
@@ -533,14 +738,23 @@ func (d *otlpDict) addValue(ls *labelSet, key string, v *common.AnyValue, unit s
 	case *common.AnyValue_DoubleValue:
 		ls.addStr(key, strconv.FormatFloat(x.DoubleValue, 'g', -1, 64))
 	case *common.AnyValue_BytesValue:
+		if err := d.c.charge(2 * len(x.BytesValue)); err != nil {
+			return err
+		}
 		ls.addStr(key, hex.EncodeToString(x.BytesValue))
 	case *common.AnyValue_ArrayValue:
+		if depth >= maxOTLPValueDepth {
+			return errOTLPValueTooDeep
+		}
 		for _, e := range x.ArrayValue.GetValues() {
-			if err := d.addValue(ls, key, e, unit); err != nil {
+			if err := d.expand(ls, key, e, unit, depth+1); err != nil {
 				return err
 			}
 		}
 	case *common.AnyValue_KvlistValue:
+		if depth >= maxOTLPValueDepth {
+			return errOTLPValueTooDeep
+		}
 		for _, kv := range x.KvlistValue.GetValues() {
 			sub := kv.GetKey()
 			if sub == "" {
@@ -549,10 +763,17 @@ func (d *otlpDict) addValue(ls *labelSet, key string, v *common.AnyValue, unit s
 					return fmt.Errorf("attribute %s: %w", key, err)
 				}
 			}
-			if err := d.addValue(ls, key+"."+sub, kv.GetValue(), ""); err != nil {
+			// The key is built whole for every entry: its bytes count.
+			if err := d.c.charge(len(key) + 1 + len(sub)); err != nil {
+				return err
+			}
+			if err := d.expand(ls, key+"."+sub, kv.GetValue(), "", depth+1); err != nil {
 				return err
 			}
 		}
+	}
+	if ls.max > 0 && ls.n > ls.max {
+		return &LabelLimitError{Limit: ls.max}
 	}
 	return nil
 }
@@ -746,6 +967,11 @@ func (c *otlpConverter) frameMapping(frameType string) *profile.Mapping {
 type labelSet struct {
 	strs []strLabels
 	nums []numLabels
+	// n is the number of values; max, when not 0, the most values addValue may add.
+	n, max int
+	// keyMax, when not 0, is the most values kept for one key: the values of a key given
+	// more are dropped, and the key marked over.
+	keyMax int
 	// index finds keys once there are many: a sample may carry thousands of attributes.
 	strIndex, numIndex map[string]int
 }
@@ -753,12 +979,14 @@ type labelSet struct {
 type strLabels struct {
 	key  string
 	vals []string
+	over bool // more values than keyMax
 }
 
 type numLabels struct {
 	key   string
 	vals  []int64
 	units []string
+	over  bool
 }
 
 // indexFrom is how many keys of a kind a labelSet looks through before it indexes them.
@@ -790,8 +1018,16 @@ func (ls *labelSet) strAt(i int) string { return ls.strs[i].key }
 func (ls *labelSet) numAt(i int) string { return ls.nums[i].key }
 
 func (ls *labelSet) addStr(key, v string) {
+	ls.n++
 	if i := find(&ls.strIndex, len(ls.strs), ls.strAt, key); i >= 0 {
-		ls.strs[i].vals = append(ls.strs[i].vals, v)
+		l := &ls.strs[i]
+		switch {
+		case l.over:
+		case ls.keyMax > 0 && len(l.vals) >= ls.keyMax:
+			l.vals, l.over = nil, true
+		default:
+			l.vals = append(l.vals, v)
+		}
 		return
 	}
 	if ls.strIndex != nil {
@@ -801,27 +1037,23 @@ func (ls *labelSet) addStr(key, v string) {
 }
 
 func (ls *labelSet) addNum(key string, v int64, unit string) {
+	ls.n++
 	if i := find(&ls.numIndex, len(ls.nums), ls.numAt, key); i >= 0 {
-		ls.nums[i].vals = append(ls.nums[i].vals, v)
-		ls.nums[i].units = append(ls.nums[i].units, unit)
+		l := &ls.nums[i]
+		switch {
+		case l.over:
+		case ls.keyMax > 0 && len(l.vals) >= ls.keyMax:
+			l.vals, l.units, l.over = nil, nil, true
+		default:
+			l.vals = append(l.vals, v)
+			l.units = append(l.units, unit)
+		}
 		return
 	}
 	if ls.numIndex != nil {
 		ls.numIndex[key] = len(ls.nums)
 	}
 	ls.nums = append(ls.nums, numLabels{key: key, vals: []int64{v}, units: []string{unit}})
-}
-
-// size is the number of label values in ls.
-func (ls *labelSet) size() int {
-	n := 0
-	for _, l := range ls.strs {
-		n += len(l.vals)
-	}
-	for _, l := range ls.nums {
-		n += len(l.vals)
-	}
-	return n
 }
 
 // has says whether ls has a label with key, of either kind.
@@ -845,38 +1077,68 @@ func (ls *labelSet) flag(key string) bool {
 
 // inherit adds the labels of parent whose keys ls does not have: a sample's own attributes
 // override its Profile's and its resource's. Only ls's own keys need checking, as parent's
-// are distinct; ls is not added to afterwards, so its index may go stale.
-func (ls *labelSet) inherit(parent *labelSet) {
+// are distinct; ls is not added to afterwards, so its index may go stale. over says that
+// a key of parent over its keyMax was to be added: ls is then left incomplete.
+func (ls *labelSet) inherit(parent *labelSet) (over bool) {
 	own := labelSet{strs: ls.strs, nums: ls.nums, strIndex: ls.strIndex, numIndex: ls.numIndex}
 	for _, l := range parent.strs {
 		if !own.has(l.key) {
+			if l.over {
+				return true
+			}
 			ls.strs = append(ls.strs, l)
+			ls.n += len(l.vals)
 		}
 	}
 	for _, l := range parent.nums {
 		if !own.has(l.key) {
+			if l.over {
+				return true
+			}
 			ls.nums = append(ls.nums, l)
+			ls.n += len(l.vals)
 		}
 	}
+	return false
+}
+
+// bytes is the length of the keys, string values and units of ls.
+func (ls *labelSet) bytes() int {
+	n := 0
+	for _, l := range ls.strs {
+		n += len(l.key)
+		for _, v := range l.vals {
+			n += len(v)
+		}
+	}
+	for _, l := range ls.nums {
+		n += len(l.key)
+		for _, u := range l.units {
+			n += len(u)
+		}
+	}
+	return n
 }
 
 // apply sets the label maps of s as profile.ParseData would: maps only when there are
-// labels of their kind, NumUnit only for keys with a unit.
+// labels of their kind, NumUnit only for keys with a unit. The values are not copied: the
+// samples of a Profile share its labels until profile.Merge copies them, and nothing adds
+// to a labelSet once applied.
 func (ls *labelSet) apply(s *profile.Sample) {
 	if len(ls.strs) > 0 {
 		s.Label = make(map[string][]string, len(ls.strs))
 		for _, l := range ls.strs {
-			s.Label[l.key] = append([]string(nil), l.vals...)
+			s.Label[l.key] = l.vals
 		}
 	}
 	if len(ls.nums) > 0 {
 		s.NumLabel = make(map[string][]int64, len(ls.nums))
 		s.NumUnit = make(map[string][]string)
 		for _, l := range ls.nums {
-			s.NumLabel[l.key] = append([]int64(nil), l.vals...)
+			s.NumLabel[l.key] = l.vals
 			for _, u := range l.units {
 				if u != "" {
-					s.NumUnit[l.key] = append([]string(nil), l.units...)
+					s.NumUnit[l.key] = l.units
 					break
 				}
 			}

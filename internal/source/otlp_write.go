@@ -138,7 +138,8 @@ func WriteOTLPJSON(w io.Writer, p *profile.Profile, frameTypes map[string]string
 	return err
 }
 
-// base64IDsToHex is hexIDsToBase64 the other way, for protojson's output.
+// base64IDsToHex turns the ids protojson writes in base64 into the hex OTLP/JSON prescribes
+// (decodeOTLPJSON does the opposite).
 func base64IDsToHex(v any) {
 	switch v := v.(type) {
 	case map[string]any:
