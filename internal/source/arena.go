@@ -88,7 +88,7 @@ func (ls *sharedLabels) set(d *decoder, s *profile.Sample, raw []labelX) error {
 type aggregator struct {
 	kept   []*profile.Sample // the samples kept, in order
 	slots  []uint64          // hash>>32<<32 | position+1 in kept; 0 for none
-	hashes []uint64          // the hash of each kept sample
+	hashes []uint32          // the lower half of the hash of each kept sample, for grow
 	labels []int32           // the label set of each kept sample
 }
 
@@ -127,7 +127,7 @@ func (a *aggregator) add(s *profile.Sample, labelSet int32) bool {
 		}
 	}
 	a.kept = append(a.kept, s)
-	a.hashes = append(a.hashes, h)
+	a.hashes = append(a.hashes, uint32(h))
 	a.labels = append(a.labels, labelSet)
 	if 2*len(a.kept) > len(a.slots) {
 		a.grow()
@@ -135,16 +135,21 @@ func (a *aggregator) add(s *profile.Sample, labelSet int32) bool {
 	return false
 }
 
-// grow doubles the table and puts every kept sample back.
+// grow doubles the table and puts every slot back: the slot holds the upper half of its
+// sample's hash, hashes the lower half, which places it (the table never has 2^32 slots).
 func (a *aggregator) grow() {
-	a.slots = make([]uint64, 2*len(a.slots))
+	old := a.slots
+	a.slots = make([]uint64, 2*len(old))
 	mask := uint64(len(a.slots) - 1)
-	for j, h := range a.hashes {
-		i := h & mask
+	for _, slot := range old {
+		if slot == 0 {
+			continue
+		}
+		i := uint64(a.hashes[slot&slotPosition-1]) & mask
 		for a.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		a.slots[i] = h&^slotPosition | uint64(j+1)
+		a.slots[i] = slot
 	}
 }
 
