@@ -179,6 +179,22 @@ func convertOTLP(msgs []*otlppb.ProfilesData, repeats [][]*otlpRepeats, selected
 	return decoded{p: p, format: FormatOTLP, warnings: c.warnings, frameTypes: c.frameTypes}, nil
 }
 
+// checkEntries holds the tables of a dictionary to the limit on the entries of a table
+// (--max-entries), as the pprof decoder holds its own: the converter makes an array entry
+// for each, whether or not a sample refers to it.
+func (c *otlpConverter) checkEntries(d *otlppb.ProfilesDictionary) error {
+	if c.lim.entries <= 0 {
+		return nil
+	}
+	for _, n := range []int{len(d.GetMappingTable()), len(d.GetLocationTable()), len(d.GetFunctionTable()),
+		len(d.GetLinkTable()), len(d.GetStringTable()), len(d.GetAttributeTable()), len(d.GetStackTable())} {
+		if n > c.lim.entries {
+			return &EntryLimitError{Limit: c.lim.entries}
+		}
+	}
+	return nil
+}
+
 // collect lists the Profiles to convert and resolves their types.
 func (c *otlpConverter) collect(msgs []*otlppb.ProfilesData, repeats [][]*otlpRepeats, selected int) ([]*otlpRef, error) {
 	var refs []*otlpRef
@@ -186,6 +202,9 @@ func (c *otlpConverter) collect(msgs []*otlppb.ProfilesData, repeats [][]*otlpRe
 	for m, msg := range msgs {
 		k := 0 // the Profile's position in its message
 		d := &otlpDict{c: c, d: msg.GetDictionary()}
+		if err := c.checkEntries(d.d); err != nil {
+			return nil, err
+		}
 		d.locations = make([]*profile.Location, len(d.d.GetLocationTable()))
 		d.functions = make([]*profile.Function, len(d.d.GetFunctionTable()))
 		d.mappings = make([]*profile.Mapping, len(d.d.GetMappingTable()))

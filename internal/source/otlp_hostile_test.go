@@ -592,6 +592,19 @@ func TestOTLPAttributeLimits(t *testing.T) {
 		t.Errorf("50 samples: error %v", err)
 	}
 
+	// A dictionary table of more entries than --max-entries is refused, as the pprof
+	// decoder refuses one of its own tables.
+	m = withResource()
+	for range 20 {
+		m.Dictionary.StringTable = append(m.Dictionary.StringTable, "")
+	}
+	if _, err := load(m, Options{MaxEntries: 10}); err == nil || !strings.Contains(err.Error(), "more than 10 entries; raise the limit with --max-entries") {
+		t.Errorf("--max-entries 10: error %v", err)
+	}
+	if _, err := load(m, Options{MaxEntries: 100}); err != nil {
+		t.Errorf("--max-entries 100: error %v", err)
+	}
+
 	// A sample deeper than --max-stack-depth is refused as checkLimits refuses it.
 	m = hostileSharedStack()
 	m.Dictionary.StackTable[2].LocationIndices = append(m.Dictionary.StackTable[2].LocationIndices, 2)
