@@ -71,9 +71,12 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`
 }
 
 func runTags(stdio IO, o *TagsOptions, args []string) error {
-	// Without filters on locations, tags looks at values and labels alone.
+	// Without filters on locations, tags looks at values and labels alone: the stacks need
+	// not be read. (Only of one profile: merging profiles, or subtracting a base, merges
+	// samples with the same stack, and the counts of samples would change without them.)
 	r := &o.Report.Report
-	o.input.NoStacks = r.Focus == "" && r.Ignore == "" && r.Hide == "" && r.Show == "" && r.ShowFrom == "" && r.PruneFrom == ""
+	o.input.NoStacks = len(args) == 1 && len(o.base.base) == 0 && len(o.base.diffBase) == 0 &&
+		r.Focus == "" && r.Ignore == "" && r.Hide == "" && r.Show == "" && r.ShowFrom == "" && r.PruneFrom == ""
 	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
