@@ -109,10 +109,25 @@ func FuzzLoad(f *testing.F) {
 		files := map[string][]byte{"a.pb": a, "b.pb": b}
 		read := func(arg string) ([]byte, error) { return files[arg], nil }
 		check(t, []string{"a.pb"}, read)
+		checkStream(t, a)
 		if len(b) > 0 {
 			check(t, []string{"a.pb", "b.pb"}, read)
 		}
 	})
+}
+
+// checkStream checks that data read as a stream (from standard input) loads as it loads
+// from bytes in memory: the same profile, or an error either way.
+func checkStream(t *testing.T, data []byte) {
+	t.Helper()
+	want, _, wantErr := Options{}.LoadData("-", data)
+	got, _, err := Options{Stdin: bytes.NewReader(data)}.Load([]string{Stdin})
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("as a stream: error %v; from bytes: error %v", err, wantErr)
+	}
+	if err == nil && got.String() != want.String() {
+		t.Errorf("as a stream:\n%s\nfrom bytes:\n%s", got, want)
+	}
 }
 
 // check loads args and checks Load's contract.
@@ -120,8 +135,13 @@ func check(t *testing.T, args []string, read func(string) ([]byte, error)) {
 	p, inputs, err := Options{}.load(args, Bases{}, read)
 	if err != nil {
 		msg := err.Error()
+		// U+FFFD is printable, and the parsers quote input they replaced invalid UTF-8 in
+		// with it; invalid UTF-8 itself must not reach the message.
+		if !utf8.ValidString(msg) {
+			t.Errorf("error is not valid UTF-8: %q", msg)
+		}
 		for _, r := range msg {
-			if r == utf8.RuneError || (!unicode.IsPrint(r) && r != ' ') {
+			if !unicode.IsPrint(r) && r != ' ' {
 				t.Errorf("error is not one printable line: %q", msg)
 				break
 			}

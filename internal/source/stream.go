@@ -313,17 +313,18 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		return decoded{}, nil, false, err
 	}
 	format := o.Format
+	if format == "" {
+		// As decode checks a start held in memory.
+		if err := checkPlausible(head); err != nil {
+			return decoded{}, nil, false, err
+		}
+	}
 	switch {
 	case (format == "" || format == FormatPprof) && looksProfileProto(head):
 		format = FormatPprof
 	case (format == "" || format == FormatFolded) && (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head):
 		format = FormatFolded
 	default:
-		if format == "" {
-			if err := checkPlausible(head); err != nil {
-				return decoded{}, nil, false, err
-			}
-		}
 		data, err := readSized(in.r, in.hint, limit, nil)
 		if err != nil {
 			return decoded{}, nil, false, in.fail(err)
@@ -443,15 +444,21 @@ func (o Options) newInflater(src *bufio.Reader) (*inflater, error) {
 			case <-z.quit:
 				return
 			}
-			n, err := io.ReadFull(zr, b)
+			// Filled as far as the stream goes; not io.ReadFull, which would make a
+			// truncated stream's io.ErrUnexpectedEOF look like a short last chunk.
+			var n int
+			var err error
+			for n < len(b) && err == nil {
+				var k int
+				k, err = zr.Read(b[n:])
+				n += k
+			}
 			total += int64(n)
 			switch {
 			case total > limit:
 				err = &LimitError{Limit: limit}
 			case guarded && total >= bombFloor && total > maxGzipRatio*in.n:
 				err = &RatioError{Size: total, Ratio: maxGzipRatio}
-			case err == io.ErrUnexpectedEOF:
-				err = io.EOF
 			}
 			select {
 			case z.full <- inflated{b[:n], err}:
@@ -524,7 +531,7 @@ func checkPlausible(head []byte) error {
 	case isGzip(head):
 		return fmt.Errorf("%w: gzip inside gzip (one layer is decompressed, as pprof does)%s", ErrNotProfile, want)
 	case isText(head):
-		if looksFolded(head) || legacyText(head) {
+		if looksFolded(head) || longFoldedLine(head) || legacyText(head) {
 			return nil
 		}
 		return fmt.Errorf("%w: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile%s", ErrNotProfile, want)
@@ -578,7 +585,8 @@ func plausibleProto(head []byte) bool { return plausibleFields(head, 15, 1) }
 
 // plausibleFields says whether b reads as protobuf fields numbered 1 to maxNum, up to a cut
 // at its end; with depth > 0, the length-delimited fields numbered 1 to 5 must hold such
-// fields themselves (of any number).
+// fields themselves, of any number (0 too, which protobuf forbids and pprof's decoder
+// passes over).
 func plausibleFields(b []byte, maxNum uint64, depth int) bool {
 	const maxVarint = 10
 	for i := 0; i < len(b); {
@@ -587,7 +595,7 @@ func plausibleFields(b []byte, maxNum uint64, depth int) bool {
 			return len(b)-i < maxVarint
 		}
 		num, wire := tag>>3, tag&7
-		if num < 1 || num > maxNum {
+		if num > maxNum || (num < 1 && maxNum <= 15) {
 			return false
 		}
 		switch wire {
@@ -609,7 +617,7 @@ func plausibleFields(b []byte, maxNum uint64, depth int) bool {
 			if n <= uint64(len(b)-k) {
 				end = k + int(n)
 			}
-			if depth > 0 && num <= 5 && !plausibleFields(b[k:min(end, len(b))], 1<<29-1, depth-1) {
+			if depth > 0 && num >= 1 && num <= 5 && !plausibleFields(b[k:min(end, len(b))], 1<<29-1, depth-1) {
 				return false
 			}
 			j = end
