@@ -137,6 +137,15 @@ func TestHostileMemory(t *testing.T) {
 		}
 		return nil
 	}
+	// Ten million lines (the sample limit) over a thousand distinct stacks.
+	repeated := func(w io.Writer) error {
+		for i := range 10_000_000 {
+			if _, err := fmt.Fprintf(w, "main;serve;handle%d;work%d 1\n", i%1000, i%1000); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	longLine := func(w io.Writer) error {
 		frames := bytes.Repeat([]byte("f;"), 25_000_000/2)
 		_, err := fmt.Fprintf(w, "%sf 1\n", frames)
@@ -157,6 +166,7 @@ func TestHostileMemory(t *testing.T) {
 		{name: "200 MB of empty strings", args: []string{"top", file("strings.pb.gz", gz(strs))}, code: ExitInput, msg: "more than 10000000 entries; raise the limit with --max-entries"},
 		{name: "10M tiny samples", args: []string{"top", file("samples.pb.gz", gz(bytesOf(sampleBomb(10_000_000))))}, code: ExitOK, profile: []string{dir + "/samples.pb.gz"}},
 		{name: "folded stacks, 2M distinct lines", args: []string{"top", file("lines.folded.gz", gz(distinct))}, code: ExitOK, profile: []string{dir + "/lines.folded.gz"}},
+		{name: "folded stacks, 10M lines of 1,000 stacks", args: []string{"top", file("repeated.folded.gz", gz(repeated))}, code: ExitOK, profile: []string{dir + "/repeated.folded.gz"}},
 		{name: "folded stacks, one line of 25M frames", args: []string{"top", file("line.folded.gz", gz(longLine))}, code: ExitInput, msg: "--max-stack-depth"},
 	}
 	for _, r := range rows {
