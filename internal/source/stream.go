@@ -192,13 +192,13 @@ func (o Options) openURL(ctx context.Context, arg string) (*streamInput, error) 
 	if err != nil {
 		return nil, err
 	}
-	start := make([]byte, aheadBuffer)
-	n, err := io.ReadFull(resp, start)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	// Grown as the body arrives: most profiles are far smaller than the buffer.
+	start, err := io.ReadAll(io.LimitReader(resp, aheadBuffer))
+	if err != nil {
 		resp.Close()
 		return nil, err
 	}
-	var body io.Reader = io.MultiReader(bytes.NewReader(start[:n:n]), resp)
+	var body io.Reader = io.MultiReader(bytes.NewReader(start), resp)
 	in := &streamInput{close: resp.Close, resp: resp}
 	if resp.gzip {
 		z, err := o.newInflater(bufio.NewReader(body))
