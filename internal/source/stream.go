@@ -320,11 +320,18 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		}
 	}
 	switch {
+	case len(head) < headSize:
+		// All of the input is in its head: read whole, it is detected as bytes in memory are
+		// (detect), which the head alone could not do for a large input.
+		format = ""
 	case (format == "" || format == FormatPprof) && looksProfileProto(head):
 		format = FormatPprof
 	case (format == "" || format == FormatFolded) && (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head):
 		format = FormatFolded
 	default:
+		format = ""
+	}
+	if format == "" {
 		data, err := readSized(in.r, in.hint, limit, nil)
 		if err != nil {
 			return decoded{}, nil, false, in.fail(err)
