@@ -172,3 +172,38 @@ func newProfileBytes(t *testing.T, edit func(*profile.Profile)) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestDecodeInParallel checks the samples of a profile large enough to be decoded on several
+// cores (minParallelSamples) against profile.ParseData: every sample in its place, with its
+// own locations, values and labels, the label maps made once for each label set.
+func TestDecodeInParallel(t *testing.T) {
+	const n = 3 * minParallelSamples
+	fn := []*profile.Function{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}, {ID: 3, Name: "c"}}
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: fn}
+	for i, f := range fn {
+		p.Location = append(p.Location, &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: f}}})
+	}
+	for i := range n {
+		s := &profile.Sample{Location: p.Location[i%3 : 3], Value: []int64{int64(i)}}
+		if i%5 != 0 {
+			s.Label = map[string][]string{"k": {fmt.Sprint(i % 50)}}
+		}
+		if i%7 == 0 {
+			s.NumLabel = map[string][]int64{"bytes": {int64(i % 9)}}
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeProfile(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := profile.ParseData(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameProfile(t, got, want)
+}

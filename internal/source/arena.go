@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"sync"
 	"unsafe"
 
 	"github.com/google/pprof/profile"
@@ -12,6 +13,7 @@ import (
 // length as a varint. A sample costs its encoded bytes plus one or two.
 type sampleArena struct {
 	chunks [][]byte
+	counts []int // the samples in each chunk
 }
 
 const arenaChunk = 1 << 20
@@ -22,25 +24,48 @@ func (a *sampleArena) add(msg []byte) {
 	n := len(a.chunks)
 	if n == 0 || cap(a.chunks[n-1])-len(a.chunks[n-1]) < need {
 		a.chunks = append(a.chunks, make([]byte, 0, max(arenaChunk, need)))
+		a.counts = append(a.counts, 0)
 		n++
 	}
 	c := binary.AppendUvarint(a.chunks[n-1], uint64(len(msg)))
 	a.chunks[n-1] = append(c, msg...)
+	a.counts[n-1]++
+}
+
+// starts returns, for each chunk, the position of its first sample among all.
+func (a *sampleArena) starts() []int {
+	starts := make([]int, len(a.counts))
+	n := 0
+	for i, c := range a.counts {
+		starts[i] = n
+		n += c
+	}
+	return starts
+}
+
+// eachIn calls f on every sample of chunk i in order, then drops the chunk. Different
+// chunks may be read at once.
+func (a *sampleArena) eachIn(i int, f func(msg []byte) error) error {
+	c := a.chunks[i]
+	a.chunks[i] = nil
+	for len(c) > 0 {
+		n, k := binary.Uvarint(c)
+		msg := c[k : k+int(n)]
+		c = c[k+int(n):]
+		if err := f(msg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // each calls f on every sample in order, and drops each chunk once its samples are read, so
 // that what the decoded samples take replaces what the encoded ones took.
 func (a *sampleArena) each(f func(msg []byte) error) error {
-	for i, c := range a.chunks {
-		for len(c) > 0 {
-			n, k := binary.Uvarint(c)
-			msg := c[k : k+int(n)]
-			c = c[k+int(n):]
-			if err := f(msg); err != nil {
-				return err
-			}
+	for i := range a.chunks {
+		if err := a.eachIn(i, f); err != nil {
+			return err
 		}
-		a.chunks[i] = nil
 	}
 	a.chunks = nil
 	return nil
@@ -51,7 +76,13 @@ func (a *sampleArena) each(f func(msg []byte) error) error {
 // sample would cost more than the rest of the sample. Samples with labels keep them for
 // reading: nothing profq does to a profile writes into a sample's label maps (merging
 // copies them, pprof's base label is set on every sample of the base alike).
-type sharedLabels map[string]labelMaps
+//
+// Readers decoding at once share it: a lock guards the map. A set is made under the lock, so
+// that each is made once.
+type sharedLabels struct {
+	mu   sync.Mutex
+	sets map[string]labelMaps
+}
 
 type labelMaps struct {
 	label    map[string][]string
@@ -60,23 +91,36 @@ type labelMaps struct {
 	id       int32 // from 1, in order of first use
 }
 
-// set gives s the labels raw encodes, as decoder.setLabels does.
-func (ls *sharedLabels) set(d *decoder, s *profile.Sample, raw []labelX) error {
+// set gives s the labels raw encodes, as sampleReader.setLabels does.
+func (ls *sharedLabels) set(r *sampleReader, s *profile.Sample, raw []labelX) error {
 	key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)*int(unsafe.Sizeof(labelX{})))
-	if set, ok := (*ls)[string(key)]; ok {
+	// Each reader remembers the sets it met, so that readers at once seldom take the lock.
+	if set, ok := r.known[string(key)]; ok {
 		s.Label, s.NumLabel, s.NumUnit = set.label, set.numLabel, set.numUnit
-		d.labelSet = set.id
+		r.labelSet = set.id
 		return nil
 	}
-	if err := d.setLabels(s, raw); err != nil {
+	if r.known == nil {
+		r.known = make(map[string]labelMaps)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if set, ok := ls.sets[string(key)]; ok {
+		s.Label, s.NumLabel, s.NumUnit = set.label, set.numLabel, set.numUnit
+		r.labelSet = set.id
+		r.known[string(key)] = set
+		return nil
+	}
+	if err := r.setLabels(s, raw); err != nil {
 		return err
 	}
-	if *ls == nil {
-		*ls = make(sharedLabels)
+	if ls.sets == nil {
+		ls.sets = make(map[string]labelMaps)
 	}
-	set := labelMaps{s.Label, s.NumLabel, s.NumUnit, int32(len(*ls) + 1)}
-	(*ls)[string(key)] = set
-	d.labelSet = set.id
+	set := labelMaps{s.Label, s.NumLabel, s.NumUnit, int32(len(ls.sets) + 1)}
+	ls.sets[string(key)] = set
+	r.known[string(key)] = set
+	r.labelSet = set.id
 	return nil
 }
 

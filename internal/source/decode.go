@@ -6,10 +6,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/workers"
 )
 
 // parseData parses one input as profile.ParseData does, decompressing it first if it is
@@ -302,7 +306,15 @@ type decoder struct {
 
 	locationByID index[profile.Location]
 
-	// The arrays that samples share, and scratch space reused from sample to sample.
+	// The label sets of the samples, which every sampleReader shares.
+	labelSets sharedLabels
+}
+
+// sampleReader decodes samples, one after another: the arrays its samples share, and scratch
+// space reused from sample to sample. Several of them decode the chunks of a profile's
+// samples at once (readSamples).
+type sampleReader struct {
+	d         *decoder
 	locs      shared[*profile.Location]
 	vals      shared[int64]
 	strVals   shared[string]
@@ -313,10 +325,11 @@ type decoder struct {
 	rawLabels []labelX
 	labels    []label
 	groups    []labelGroup
-	labelSets sharedLabels
 	// labelSet is the label set (sharedLabels) of the sample readSample read last, from 1;
 	// 0 for none.
 	labelSet int32
+	// known are the label sets this reader met, by their encoding (sharedLabels.set).
+	known map[string]labelMaps
 }
 
 // locationX is what a location refers to: its mapping's ID and its lines, lines[start:end].
@@ -935,29 +948,24 @@ func (d *decoder) readSamples() error {
 		return nil
 	}
 	if !d.aggregate {
-		samples := make([]profile.Sample, d.samples)
-		d.p.Sample = pointers(samples)
-		i := 0
-		return d.arena.each(func(msg []byte) error {
-			err := d.readSample(&samples[i], msg)
-			i++
-			return err
-		})
+		return d.readAllSamples()
 	}
 	// Aggregated, the samples kept may be far fewer than those read: they are cut from
-	// shared arrays as they are kept, not allocated for all at once.
+	// shared arrays as they are kept, not allocated for all at once. (One reader, in order:
+	// which sample is kept is the first of its kind.)
 	agg := newAggregator()
+	r := &sampleReader{d: d}
 	var arr shared[profile.Sample]
 	err := d.arena.each(func(msg []byte) error {
-		saved, locs, vals := arr, d.locs, d.vals
+		saved, locs, vals := arr, r.locs, r.vals
 		s := &arr.take(1)[0]
-		if err := d.readSample(s, msg); err != nil {
+		if err := r.readSample(s, msg); err != nil {
 			return err
 		}
-		if agg.add(s, d.labelSet) {
+		if agg.add(s, r.labelSet) {
 			// Added to an earlier sample: this one's place and arrays are free again.
 			*s = profile.Sample{}
-			arr, d.locs, d.vals = saved, locs, vals
+			arr, r.locs, r.vals = saved, locs, vals
 		}
 		return nil
 	})
@@ -965,10 +973,56 @@ func (d *decoder) readSamples() error {
 	return err
 }
 
+// minParallelSamples is the fewest samples worth decoding on several cores.
+const minParallelSamples = 64 << 10
+
+// readAllSamples decodes every sample into its place, the arena's chunks spread over one
+// reader per core (at most four): once the input is read, the cores that decompressed and
+// read it are free. The error is that of the first failing chunk in the input's order, as
+// reading in order would meet it.
+func (d *decoder) readAllSamples() error {
+	samples := make([]profile.Sample, d.samples)
+	d.p.Sample = pointers(samples)
+	starts := d.arena.starts()
+	readers := 1
+	if d.samples >= minParallelSamples {
+		readers = min(runtime.GOMAXPROCS(0), 4, len(starts))
+	}
+	errs := make([]error, len(starts))
+	var next atomic.Int64
+	var wg workers.Group
+	for range readers {
+		wg.Go(func() {
+			r := &sampleReader{d: d}
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= len(starts) {
+					return
+				}
+				i := starts[c]
+				errs[c] = d.arena.eachIn(c, func(msg []byte) error {
+					err := r.readSample(&samples[i], msg)
+					i++
+					return err
+				})
+			}
+		})
+	}
+	wg.Wait()
+	d.arena.chunks = nil
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // readSample decodes a Sample message into s.
-func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
-	ids, values, raw := d.ids[:0], d.values[:0], d.rawLabels[:0]
-	d.labelSet = 0
+func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
+	d := r.d
+	ids, values, raw := r.ids[:0], r.values[:0], r.rawLabels[:0]
+	r.labelSet = 0
 	var f field
 	for i := 0; i < len(msg); {
 		next, err := readField(msg, i, &f)
@@ -998,7 +1052,7 @@ func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
 			return err
 		}
 	}
-	d.ids, d.values, d.rawLabels = ids, values, raw
+	r.ids, r.values, r.rawLabels = ids, values, raw
 	// Every location is at least one frame.
 	if d.lim.depth > 0 && len(ids) > d.lim.depth {
 		return &DepthLimitError{Limit: d.lim.depth}
@@ -1013,7 +1067,7 @@ func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
 		ids = ids[:0]
 	}
 	// Never nil: ParseData gives a sample without locations an empty Location.
-	s.Location = d.locs.take(len(ids))
+	s.Location = r.locs.take(len(ids))
 	for i, id := range ids {
 		l := d.locationByID.get(id)
 		if l == nil {
@@ -1023,11 +1077,11 @@ func (d *decoder) readSample(s *profile.Sample, msg []byte) error {
 	}
 	// ParseData leaves Value nil for a sample without values.
 	if len(values) > 0 {
-		s.Value = d.vals.take(len(values))
+		s.Value = r.vals.take(len(values))
 		copy(s.Value, values)
 	}
 	if len(raw) > 0 {
-		return d.labelSets.set(d, s, raw)
+		return d.labelSets.set(r, s, raw)
 	}
 	return nil
 }
@@ -1095,8 +1149,9 @@ type labelGroup struct {
 // is, maps the keys of which some value has a unit to the units of all its values (""
 // for a value without one). Values keep their order; a map is nil when it would be
 // empty, except NumUnit.
-func (d *decoder) setLabels(s *profile.Sample, raw []labelX) error {
-	ls := d.labels[:0]
+func (r *sampleReader) setLabels(s *profile.Sample, raw []labelX) error {
+	d := r.d
+	ls := r.labels[:0]
 	for _, r := range raw {
 		// ParseData looks up the key of every label, even of those it then ignores.
 		key, err := d.str(r.key)
@@ -1120,7 +1175,7 @@ func (d *decoder) setLabels(s *profile.Sample, raw []labelX) error {
 		}
 		ls = append(ls, l)
 	}
-	d.labels = ls
+	r.labels = ls
 	if len(ls) == 0 {
 		return nil
 	}
@@ -1130,7 +1185,7 @@ func (d *decoder) setLabels(s *profile.Sample, raw []labelX) error {
 	if len(ls) > 1 {
 		slices.SortStableFunc(ls, func(a, b label) int { return strings.Compare(a.key, b.key) })
 	}
-	groups := d.groups[:0]
+	groups := r.groups[:0]
 	var strKeys, numKeys, unitKeys int
 	for start := 0; start < len(ls); {
 		g := labelGroup{start: start, end: start + 1}
@@ -1152,7 +1207,7 @@ func (d *decoder) setLabels(s *profile.Sample, raw []labelX) error {
 		groups = append(groups, g)
 		start = g.end
 	}
-	d.groups = groups
+	r.groups = groups
 
 	if strKeys > 0 {
 		s.Label = make(map[string][]string, strKeys)
@@ -1166,13 +1221,13 @@ func (d *decoder) setLabels(s *profile.Sample, raw []labelX) error {
 		var nums []int64
 		var units []string
 		if g.strs > 0 {
-			strs = d.strVals.take(g.strs)[:0]
+			strs = r.strVals.take(g.strs)[:0]
 		}
 		if g.nums > 0 {
-			nums = d.numVals.take(g.nums)[:0]
+			nums = r.numVals.take(g.nums)[:0]
 		}
 		if g.hasUnit {
-			units = d.unitVals.take(g.nums)[:0]
+			units = r.unitVals.take(g.nums)[:0]
 		}
 		for _, l := range ls[g.start:g.end] {
 			switch l.kind {
