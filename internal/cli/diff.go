@@ -364,12 +364,15 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options, fl
 	return out, nil
 }
 
+// utf8BOM may precede a saved report written by some Windows tools.
+const utf8BOM = "\xef\xbb\xbf"
+
 // isSavedReport says whether the start of a decompressed input is a saved top report: a
 // JSON object (after a byte-order mark and white space) that is not OpenTelemetry profiles,
 // whose members are resourceProfiles and dictionary (in either order, and the first may be
 // longer than the start).
 func isSavedReport(head []byte) bool {
-	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(utf8BOM)), " \t\r\n")
 	if len(doc) == 0 || doc[0] != '{' || source.IsOTLPJSON(doc) {
 		return false
 	}
@@ -406,9 +409,8 @@ func loadCapture(arg, role string, cfg report.Config, in source.Options, keep fu
 	// A saved top report may have been gzipped, or written with a byte order mark. What does
 	// not decompress is left to the profile parser, which says what is wrong with it.
 	if text, err := in.Decompress(data); err == nil {
-		doc := bytes.TrimLeft(bytes.TrimPrefix(text, []byte("\xef\xbb\xbf")), " \t\r\n")
-		if len(doc) > 0 && doc[0] == '{' && !source.IsOTLPJSON(doc) {
-			return report.ReadCapture(arg, role, doc)
+		if isSavedReport(text) {
+			return report.ReadCapture(arg, role, bytes.TrimLeft(bytes.TrimPrefix(text, []byte(utf8BOM)), " \t\r\n"))
 		}
 		// Decompressed once: a profile's one layer of gzip is off (gzip inside it stays, as
 		// the parser would leave it).

@@ -186,7 +186,7 @@ func writeDiffFlames(d *diffFlameInputs, o *DiffOptions, baseArgs, newArgs []str
 	}
 	all := append(slices.Clone(baseArgs), newArgs...)
 	for i, arg := range all {
-		if trimmed := bytes.TrimLeft(d.data[i], " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && !source.IsOTLPJSON(trimmed) {
+		if isSavedReport(d.data[i]) {
 			return usageErrorf("--report flame: %s is a saved top report, and a flame graph needs profiles", arg)
 		}
 	}

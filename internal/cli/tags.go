@@ -71,12 +71,7 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`
 }
 
 func runTags(stdio IO, o *TagsOptions, args []string) error {
-	// Without filters on locations, tags looks at values and labels alone: the stacks need
-	// not be read. (Only of one profile: merging profiles, or subtracting a base, merges
-	// samples with the same stack, and the counts of samples would change without them.)
-	r := &o.Report.Report
-	o.input.NoStacks = len(args) == 1 && len(o.base.base) == 0 && len(o.base.diffBase) == 0 &&
-		r.Focus == "" && r.Ignore == "" && r.Hide == "" && r.Show == "" && r.ShowFrom == "" && r.PruneFrom == ""
+	o.input.NoStacks = tagsWithoutStacks(&o.Report.Report, o.base, args)
 	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
@@ -89,4 +84,13 @@ func runTags(stdio IO, o *TagsOptions, args []string) error {
 	return o.Output.write(stdio.Out, func(w io.Writer) error {
 		return render.Tags(w, t, render.TagsOptions{Format: o.Output.format, Unit: o.Unit})
 	})
+}
+
+// tagsWithoutStacks says whether a tags report of args can be made without reading stacks:
+// without filters on locations, tags looks at values and labels alone. Only of one profile:
+// merging profiles, or subtracting a base, merges samples with the same stack, and the
+// counts of samples would change without them.
+func tagsWithoutStacks(r *report.Config, base baseFlags, args []string) bool {
+	return len(args) == 1 && len(base.base) == 0 && len(base.diffBase) == 0 &&
+		r.Focus == "" && r.Ignore == "" && r.Hide == "" && r.Show == "" && r.ShowFrom == "" && r.PruneFrom == ""
 }

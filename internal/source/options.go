@@ -97,6 +97,10 @@ const (
 	maxGzipRatio = 512
 )
 
+// bombLike says whether a gzip input that has decompressed to n bytes from consumed
+// compressed ones is refused by the guard.
+func bombLike(n, consumed int64) bool { return n >= bombFloor && n > maxGzipRatio*consumed }
+
 // Input formats.
 const (
 	// FormatPprof is profile.proto, gzipped or not, and pprof's legacy text and binary formats.
@@ -191,20 +195,25 @@ func (e *OverflowError) Error() string {
 	return fmt.Sprintf("the values of sample type %s add up to more than %d, which profq cannot total without overflow", e.SampleType, int64(math.MaxInt64))
 }
 
+// limitError is implemented by every error of an input over one of the limits.
+type limitError interface {
+	error
+	overLimit()
+}
+
+func (*LimitError) overLimit()       {}
+func (*RatioError) overLimit()       {}
+func (*SampleLimitError) overLimit() {}
+func (*DepthLimitError) overLimit()  {}
+func (*LabelLimitError) overLimit()  {}
+func (*EntryLimitError) overLimit()  {}
+func (*SampleSizeError) overLimit()  {}
+
 // isLimit says whether err is one of the limit errors, after which an input is not read
 // any further (nor parsed another way).
 func isLimit(err error) bool {
-	var (
-		size   *LimitError
-		ratio  *RatioError
-		sample *SampleLimitError
-		depth  *DepthLimitError
-		labels *LabelLimitError
-		entry  *EntryLimitError
-		large  *SampleSizeError
-	)
-	return errors.As(err, &size) || errors.As(err, &ratio) || errors.As(err, &sample) || errors.As(err, &depth) ||
-		errors.As(err, &labels) || errors.As(err, &entry) || errors.As(err, &large)
+	var l limitError
+	return errors.As(err, &l)
 }
 
 func (o Options) maxInputBytes() int64 {
@@ -333,18 +342,9 @@ func (o Options) decode(data []byte) (decoded, error) {
 	if o.Format != "" && !isKnownFormat(o.Format) {
 		return decoded{}, fmt.Errorf("unknown input format %q (want one of %s)", o.Format, strings.Join(Formats(), ", "))
 	}
-	// Bytes read by readSized were checked as they came; bytes handed over are checked here.
-	if err := checkHead(data[:min(len(data), headSize)]); err != nil {
+	head := headOf(data[:min(len(data), headWindow)], headSize)
+	if err := checkStart(data[:min(len(data), headSize)], head, o.Format); err != nil {
 		return decoded{}, err
-	}
-	if o.Format == "" {
-		head := headOf(data[:min(len(data), 256<<10)], headSize)
-		if err := checkHead(head); err != nil {
-			return decoded{}, err
-		}
-		if err := checkPlausible(head); err != nil {
-			return decoded{}, err
-		}
 	}
 	raw := data
 	if isGzip(data) {
@@ -442,7 +442,7 @@ func (o Options) gunzipLimited(data []byte) ([]byte, error) {
 		hint = min(hint, bombFloor)
 		guard = func(n int64) error {
 			consumed := int64(len(data) - in.Len())
-			if n >= bombFloor && n > maxGzipRatio*consumed {
+			if bombLike(n, consumed) {
 				return &RatioError{Size: n, Ratio: maxGzipRatio}
 			}
 			return nil

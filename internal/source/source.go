@@ -209,7 +209,7 @@ func (o Options) readArg(arg string) ([]byte, error) {
 }
 
 // load is LoadWithBases with the reading of one argument supplied by the caller. A nil read
-// reads the arguments with readArg, fetching the URLs among them at the same time
+// opens every argument as a stream, fetching the URLs among them ahead of their turn
 // (fetchAhead) but using them in order, so that errors and results are those of reading
 // one after another.
 func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte, error)) (*profile.Profile, []Input, error) {

@@ -209,7 +209,7 @@ func (o Options) openURL(ctx context.Context, arg string) (*streamInput, error) 
 		in.close = func() error { z.stop(); return resp.Close() }
 		body = &encodedBody{z: z, resp: resp}
 	}
-	in.r = bufio.NewReaderSize(body, 256<<10)
+	in.r = bufio.NewReaderSize(body, headWindow)
 	return in, nil
 }
 
@@ -252,8 +252,29 @@ func (o Options) openStream(arg string) (*streamInput, error) {
 		}
 		r, in.close = f, f.Close
 	}
-	in.r = bufio.NewReaderSize(r, 256<<10)
+	in.r = bufio.NewReaderSize(r, headWindow)
 	return in, nil
+}
+
+// headWindow is how much of an input's start is buffered: what its decompressed head is
+// read from, and the buffer of its streams.
+const headWindow = 256 << 10
+
+// checkStart refuses an input from its start, whether read as a stream or held in memory:
+// start as read (headSize bytes), head the same decompressed. A start of zero bytes is no
+// input's; unless format names the format, the head must be one a format profq reads can
+// begin with (checkPlausible).
+func checkStart(start, head []byte, format string) error {
+	if err := checkHead(start); err != nil {
+		return err
+	}
+	if err := checkHead(head); err != nil {
+		return err
+	}
+	if format == "" {
+		return checkPlausible(head)
+	}
+	return nil
 }
 
 // decompressedHead returns up to n bytes of what the input decompresses to, read from a
@@ -305,20 +326,11 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 	if int64(len(start)) > limit {
 		return decoded{}, nil, false, &LimitError{Limit: limit}
 	}
-	if err := checkHead(start); err != nil {
-		return decoded{}, nil, false, err
-	}
 	head := decompressedHead(in.r, headSize)
-	if err := checkHead(head); err != nil {
+	if err := checkStart(start, head, o.Format); err != nil {
 		return decoded{}, nil, false, err
 	}
 	format := o.Format
-	if format == "" {
-		// As decode checks a start held in memory.
-		if err := checkPlausible(head); err != nil {
-			return decoded{}, nil, false, err
-		}
-	}
 	switch {
 	case len(head) < headSize:
 		// All of the input is in its head: read whole, it is detected as bytes in memory are
@@ -347,7 +359,7 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		defer z.stop()
 		r = z
 	}
-	br := bufio.NewReaderSize(r, 256<<10)
+	br := bufio.NewReaderSize(r, headWindow)
 	if format == FormatFolded {
 		// A UTF-8 byte-order mark is not part of the first frame.
 		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
@@ -464,7 +476,7 @@ func (o Options) newInflater(src *bufio.Reader) (*inflater, error) {
 			switch {
 			case total > limit:
 				err = &LimitError{Limit: limit}
-			case guarded && total >= bombFloor && total > maxGzipRatio*in.n:
+			case guarded && bombLike(total, in.n):
 				err = &RatioError{Size: total, Ratio: maxGzipRatio}
 			}
 			select {
