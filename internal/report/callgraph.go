@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 
 	"github.com/google/pprof/profile"
 
@@ -39,9 +38,7 @@ func newCallGraph(p *profile.Profile, inputs []Input, cfg Config) (*callGraph, e
 	}
 	index := pr.index
 	cg := &callGraph{index: index, total: pr.total, warnings: pr.warnings, labelUnits: labelUnits}
-	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
-		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
-	}
+	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p)
 	cg.g = graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)})
 

@@ -96,9 +96,7 @@ func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
-		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
-	}
+	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	diff := sums.base
 	for _, in := range inputs {
 		diff = diff || in.Role == RoleDiffBase

@@ -121,9 +121,7 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 		return nil, err
 	}
 	index, total, warnings := pr.index, pr.total, pr.warnings
-	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
-		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
-	}
+	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p)
 
 	g := graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)})
@@ -253,7 +251,7 @@ func sumSamples(samples []*profile.Sample, index int, mean bool) totals {
 }
 
 // aggregate merges frame details the granularity does not distinguish.
-func aggregate(p *profile.Profile, granularity string, noInlines bool) error {
+func aggregate(p *profile.Profile, granularity string, noInlines bool) {
 	inlines := !noInlines
 	var function, filename, linenumber, address bool
 	switch granularity {
@@ -268,11 +266,46 @@ func aggregate(p *profile.Profile, granularity string, noInlines bool) error {
 	case "addresses":
 		if inlines {
 			// Every frame keeps all of its details, columns included.
-			return nil
+			return
 		}
 		function, filename, linenumber, address = true, true, true, true
 	}
-	return p.Aggregate(inlines, function, filename, linenumber, false, address)
+	forget(p, inlines, function, filename, linenumber, address)
+}
+
+// forget clears the frame details that are not kept, as profile.Aggregate does with columns
+// never kept, without Aggregate's closing CheckValid: the tables' IDs and references do
+// not change, so a profile stays as valid as it was (source.Load returns valid ones), and
+// the check would build a map of every table and read every sample again.
+func forget(p *profile.Profile, inlineFrame, function, filename, linenumber, address bool) {
+	for _, m := range p.Mapping {
+		m.HasInlineFrames = m.HasInlineFrames && inlineFrame
+		m.HasFunctions = m.HasFunctions && function
+		m.HasFilenames = m.HasFilenames && filename
+		m.HasLineNumbers = m.HasLineNumbers && linenumber
+	}
+	for _, f := range p.Function {
+		if !function {
+			f.Name, f.SystemName = "", ""
+		}
+		if !filename {
+			f.Filename = ""
+		}
+	}
+	for _, l := range p.Location {
+		if !inlineFrame && len(l.Line) > 1 {
+			l.Line = l.Line[len(l.Line)-1:]
+		}
+		for i := range l.Line {
+			if !linenumber {
+				l.Line[i].Line = 0
+			}
+			l.Line[i].Column = 0
+		}
+		if !address {
+			l.Address = 0
+		}
+	}
 }
 
 // trimPaths removes the /proc/self/cwd/ prefix that Bazel-built and containerised binaries

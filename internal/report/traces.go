@@ -56,9 +56,7 @@ func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, er
 			k, units[k], strings.Join(ignored[k], ", ")))
 	}
 	warnings = append(warnings, pr.warnings...)
-	if err := aggregate(p, cfg.Granularity, cfg.NoInlines); err != nil {
-		return nil, fmt.Errorf("aggregating to %s: %w", cfg.Granularity, err)
-	}
+	aggregate(p, cfg.Granularity, cfg.NoInlines)
 
 	st := p.SampleType[index]
 	s := &TraceStream{

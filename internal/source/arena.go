@@ -32,17 +32,6 @@ func (a *sampleArena) add(msg []byte) {
 	a.counts[n-1]++
 }
 
-// starts returns, for each chunk, the position of its first sample among all.
-func (a *sampleArena) starts() []int {
-	starts := make([]int, len(a.counts))
-	n := 0
-	for i, c := range a.counts {
-		starts[i] = n
-		n += c
-	}
-	return starts
-}
-
 // eachIn calls f on every sample of chunk i in order, then drops the chunk. Different
 // chunks may be read at once.
 func (a *sampleArena) eachIn(i int, f func(msg []byte) error) error {
@@ -56,18 +45,6 @@ func (a *sampleArena) eachIn(i int, f func(msg []byte) error) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// each calls f on every sample in order, and drops each chunk once its samples are read, so
-// that what the decoded samples take replaces what the encoded ones took.
-func (a *sampleArena) each(f func(msg []byte) error) error {
-	for i := range a.chunks {
-		if err := a.eachIn(i, f); err != nil {
-			return err
-		}
-	}
-	a.chunks = nil
 	return nil
 }
 
@@ -124,19 +101,69 @@ func (ls *sharedLabels) set(r *sampleReader, s *profile.Sample, raw []labelX) er
 	return nil
 }
 
-// aggregator finds, for each new sample, an earlier one with the same locations (the same
-// pointers, in the same order) and the same labels (the same label set), and adds the new
-// sample's values to it. The kept samples are indexed by an open-addressing hash table whose
-// slots hold the upper half of a sample's hash beside its position: eight bytes a slot, at
-// most half the slots used, and a probe reads a sample only when the hashes agree.
-type aggregator struct {
-	kept   []*profile.Sample // the samples kept, in order
-	slots  []uint64          // hash>>32<<32 | position+1 in kept; 0 for none
-	hashes []uint32          // the lower half of the hash of each kept sample, for grow
-	labels []int32           // the label set of each kept sample
+// hashIndex finds entries by their hash: an open-addressing table whose slots hold the
+// upper half of an entry's hash beside its position, eight bytes a slot with at most half
+// of them used, so that a probe looks at an entry only when the hashes agree. Entries are
+// numbered from 0 in the order they were added.
+type hashIndex struct {
+	slots  []uint64 // hash>>32<<32 | position+1; 0 for none
+	hashes []uint32 // the lower half of each entry's hash, for grow
 }
 
-func newAggregator() *aggregator { return &aggregator{slots: make([]uint64, 1024)} }
+const slotPosition = 1<<32 - 1
+
+// find returns the first entry with hash h for which same returns true. If there is none,
+// it adds an entry with hash h and returns its position and false.
+func (t *hashIndex) find(h uint64, same func(j int) bool) (int, bool) {
+	if t.slots == nil {
+		t.slots = make([]uint64, 1024)
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		slot := t.slots[i]
+		if slot == 0 {
+			t.slots[i] = h&^slotPosition | uint64(len(t.hashes)+1)
+			break
+		}
+		if slot&^slotPosition == h&^slotPosition {
+			if j := int(slot&slotPosition - 1); same(j) {
+				return j, true
+			}
+		}
+	}
+	t.hashes = append(t.hashes, uint32(h))
+	if 2*len(t.hashes) > len(t.slots) {
+		t.grow()
+	}
+	return len(t.hashes) - 1, false
+}
+
+// grow doubles the table and puts every slot back: the slot holds the upper half of its
+// entry's hash, hashes the lower half, which places it (the table never has 2^32 slots).
+func (t *hashIndex) grow() {
+	old := t.slots
+	t.slots = make([]uint64, 2*len(old))
+	mask := uint64(len(t.slots) - 1)
+	for _, slot := range old {
+		if slot == 0 {
+			continue
+		}
+		i := uint64(t.hashes[slot&slotPosition-1]) & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = slot
+	}
+}
+
+// aggregator finds, for each new sample, an earlier one with the same locations (the same
+// pointers, in the same order) and the same labels (the same label set), and adds the new
+// sample's values to it.
+type aggregator struct {
+	kept   []*profile.Sample // the samples kept, in order
+	labels []int32           // the label set of each kept sample
+	index  hashIndex
+}
 
 // hashSample hashes the locations of s and its label set.
 func hashSample(s *profile.Sample, labelSet int32) uint64 {
@@ -147,54 +174,19 @@ func hashSample(s *profile.Sample, labelSet int32) uint64 {
 	return h ^ h>>29
 }
 
-const slotPosition = 1<<32 - 1
-
 // add looks for a kept sample like s, whose label set is labelSet, and adds s's values to
-// it. It reports whether it did; if not, s is kept. (A sample whose values cannot be added,
-// too many or too few or overflowing, is kept apart, for the checks after decoding to
-// refuse.)
+// it. It reports whether it did; if not, s is kept. (A sample whose values would overflow
+// is kept apart, for the checks after decoding to refuse.)
 func (a *aggregator) add(s *profile.Sample, labelSet int32) bool {
-	h := hashSample(s, labelSet)
-	mask := uint64(len(a.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		slot := a.slots[i]
-		if slot == 0 {
-			a.slots[i] = h&^slotPosition | uint64(len(a.kept)+1)
-			break
-		}
-		if slot&^slotPosition != h&^slotPosition {
-			continue
-		}
-		j := slot&slotPosition - 1
-		if t := a.kept[j]; a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && addValues(t.Value, s.Value) {
-			return true
-		}
+	_, found := a.index.find(hashSample(s, labelSet), func(j int) bool {
+		t := a.kept[j]
+		return a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && addValues(t.Value, s.Value)
+	})
+	if !found {
+		a.kept = append(a.kept, s)
+		a.labels = append(a.labels, labelSet)
 	}
-	a.kept = append(a.kept, s)
-	a.hashes = append(a.hashes, uint32(h))
-	a.labels = append(a.labels, labelSet)
-	if 2*len(a.kept) > len(a.slots) {
-		a.grow()
-	}
-	return false
-}
-
-// grow doubles the table and puts every slot back: the slot holds the upper half of its
-// sample's hash, hashes the lower half, which places it (the table never has 2^32 slots).
-func (a *aggregator) grow() {
-	old := a.slots
-	a.slots = make([]uint64, 2*len(old))
-	mask := uint64(len(a.slots) - 1)
-	for _, slot := range old {
-		if slot == 0 {
-			continue
-		}
-		i := uint64(a.hashes[slot&slotPosition-1]) & mask
-		for a.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		a.slots[i] = slot
-	}
+	return found
 }
 
 func sameLocations(a, b []*profile.Location) bool {
@@ -210,8 +202,7 @@ func sameLocations(a, b []*profile.Location) bool {
 }
 
 // addValues adds src to dst when they have as many values and no sum overflows; it reports
-// whether it did. (A sample with a wrong number of values is kept apart, for CheckValid to
-// refuse; sums that overflow, for checkSums.)
+// whether it did. (A sample whose sum would overflow is kept apart, for checkSums to refuse.)
 func addValues(dst, src []int64) bool {
 	if len(dst) != len(src) {
 		return false

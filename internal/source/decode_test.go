@@ -730,3 +730,39 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestLooksProfileProto checks that every profile.proto that profq's tests know, written by
+// Go's runtime (which starts with time_nanos or period_type) or by pprof (sample types
+// first), is recognised from its start, so that it is decoded as a stream; and that other
+// formats are not.
+func TestLooksProfileProto(t *testing.T) {
+	head := func(raw []byte) []byte { return raw[:min(len(raw), headSize)] }
+	for name, data := range runtimeProfiles(t) {
+		if !looksProfileProto(head(rawProfile(t, data))) {
+			t.Errorf("runtime %s profile not recognised", name)
+		}
+	}
+	protos := 0
+	for path, data := range testdataProfiles(t) {
+		raw := rawProfile(t, data)
+		_, err := decodeProfile(raw)
+		if got := looksProfileProto(head(raw)); got != (err == nil) {
+			t.Errorf("%s: recognised %v, decoded with error %v", path, got, err)
+		}
+		if err == nil {
+			protos++
+		}
+	}
+	if protos < 4 {
+		t.Errorf("only %d test profiles decoded", protos)
+	}
+	otlp, err := os.ReadFile(filepath.Join("..", "..", "testdata", "profiles", "otlp", "ebpf-profile.v1_9.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{string(otlp), "main;foo 1\n", "--- contention:\ncycles/second=3\n", "{\"resourceProfiles\":[]}"} {
+		if looksProfileProto(head([]byte(other))) {
+			t.Errorf("%.20q recognised as profile.proto", other)
+		}
+	}
+}

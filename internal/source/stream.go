@@ -133,18 +133,62 @@ func (e *SampleSizeError) Error() string {
 }
 
 // looksProfileProto says whether the decompressed start of an input is the start of a
-// profile.proto message as profile writers begin one: a sample_type (field 1) holding
-// nothing but varints. An OpenTelemetry ProfilesData starts with field 1 too, a message of
-// messages; text formats do not start with a length-delimited field 1 of varints.
+// profile.proto message as profile writers begin one: fields of the header (times, the
+// period and its type, sample types), at least one of them a value type (sample_type,
+// field 1, or period_type, field 11) holding nothing but a few varints, up to the first
+// field of the tables or samples. pprof's writer starts with the sample types, Go's
+// runtime with time_nanos (CPU) or period_type (heap, allocs, goroutine, mutex, block),
+// some older writers with the mappings.
+// An OpenTelemetry ProfilesData starts with field 1 too, a message of messages; text
+// formats do not start with a varint field or a length-delimited one of varints.
 func looksProfileProto(head []byte) bool {
-	if len(head) < 2 || head[0] != 0x0a {
-		return false
+	valueTypes := 0
+	var f field
+	for i := 0; i < len(head); {
+		tag, _, err := readVarint(head, i)
+		if err != nil {
+			return false
+		}
+		switch tag >> 3 {
+		case fieldSample, fieldMapping, fieldLocation, fieldFunction, fieldStringTable:
+			// The tables and samples: their contents, which may reach past head, are
+			// not read. Some writers start with the tables (mappings first); an
+			// OpenTelemetry dictionary is field 2, and no writer starts with a sample.
+			if tag&7 != wireBytes {
+				return false
+			}
+			return valueTypes > 0 || (i == 0 && tag>>3 != fieldSample && plausibleProto(head))
+		}
+		next, err := readField(head, i, &f)
+		if err != nil {
+			return false
+		}
+		switch f.num {
+		case fieldSampleType, fieldPeriodType:
+			if f.wire != wireBytes || len(f.data) == 0 || len(f.data) > 64 || !allVarints(f.data) {
+				return false
+			}
+			valueTypes++
+		case fieldDropFrames, fieldKeepFrames, fieldTimeNanos, fieldDurationNanos, fieldPeriod,
+			fieldDefaultSampleType, fieldDocURL:
+			if f.wire != wireVarint {
+				return false
+			}
+		case fieldComment:
+			// Packed or not.
+			if f.wire != wireVarint && (f.wire != wireBytes || len(f.data) == 0 || f.data[len(f.data)-1] >= 0x80) {
+				return false
+			}
+		default:
+			return false
+		}
+		i = next
 	}
-	n, k := binary.Uvarint(head[1:])
-	if k <= 0 || n == 0 || n > 64 || uint64(len(head)-1-k) < n {
-		return false
-	}
-	msg := head[1+k : 1+k+int(n)]
+	return valueTypes > 0
+}
+
+// allVarints says whether msg is made of varint fields only.
+func allVarints(msg []byte) bool {
 	var f field
 	for i := 0; i < len(msg); {
 		next, err := readField(msg, i, &f)
