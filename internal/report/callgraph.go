@@ -1,7 +1,6 @@
 package report
 
 import (
-
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/graph"
