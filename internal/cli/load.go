@@ -27,28 +27,48 @@ type reportRequest struct {
 // load checks the request (usage errors first, so a wrong command line never waits for a big
 // profile to load), then reads the profiles and the bases and describes them for the report.
 func (r reportRequest) load(stdio IO, args []string) (*profile.Profile, []report.Input, error) {
+	p, _, inputs, err := r.loadWith(stdio, args, false)
+	return p, inputs, err
+}
+
+// loadStacks is load for the reports that take samples held as stacks (report.NewTopStacks):
+// stacks is nil when the profile has its samples.
+func (r reportRequest) loadStacks(stdio IO, args []string) (*profile.Profile, *source.Stacks, []report.Input, error) {
+	return r.loadWith(stdio, args, true)
+}
+
+func (r reportRequest) loadWith(stdio IO, args []string, stacks bool) (*profile.Profile, *source.Stacks, []report.Input, error) {
 	if err := r.output.validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !units.Known(r.unit) {
-		return nil, nil, usageErrorf("--unit: unknown unit %q", r.unit)
+		return nil, nil, nil, usageErrorf("--unit: unknown unit %q", r.unit)
 	}
 	if err := r.validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	bases, err := r.base.bases()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	r.input.Stdin = stdio.In
-	p, inputs, err := r.input.LoadWithBases(args, bases)
+	var (
+		p      *profile.Profile
+		st     *source.Stacks
+		inputs []source.Input
+	)
+	if stacks {
+		p, st, inputs, err = r.input.LoadStacks(args, bases)
+	} else {
+		p, inputs, err = r.input.LoadWithBases(args, bases)
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, in := range inputs {
 		warn(stdio.Err, in.Warnings)
 	}
-	return p, reportInputs(inputs, len(args), r.base), nil
+	return p, st, reportInputs(inputs, len(args), r.base), nil
 }
 
 // addInputFlags registers how profile arguments are read: the forced input format, the

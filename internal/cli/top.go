@@ -72,11 +72,11 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 }
 
 func runTop(stdio IO, o *TopOptions, args []string) error {
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
+	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err
 	}
-	t, err := report.NewTop(p, inputs, o.Report)
+	t, err := report.NewTopStacks(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,12 @@ type Set struct {
 	opts                                           Options
 }
 
+// Empty says whether the set filters nothing: Apply then leaves every profile as it is.
+func (s *Set) Empty() bool {
+	return s.focus == nil && s.ignore == nil && s.hide == nil && s.show == nil && s.showFrom == nil &&
+		s.pruneFrom == nil && s.tagFocus == nil && s.tagIgnore == nil
+}
+
 // Compile checks and compiles every expression in o.
 func Compile(o Options) (*Set, error) {
 	s := &Set{opts: o}

@@ -130,20 +130,20 @@ func (s *shard) callEdges(pass *walkPass, idx *frameIndex, o Options) *edgeTable
 	// function), so each slot remembers its last edge and the map is rarely consulted.
 	lastChild := make([]int32, len(pass.frames))
 	lastEdge := make([]int32, len(pass.frames))
-	for si, sample := range s.samples {
-		w := sample.Value[o.SampleIndex]
+	s.each(idx, func(si int, values []int64, stack []int32) {
+		w := values[o.SampleIndex]
 		var dw int64
 		if o.Mean {
-			dw = sample.Value[0]
+			dw = values[0]
 		}
 		if w == 0 && dw == 0 {
-			continue
+			return
 		}
 		stamp := int32(si + 1)
 		parent, parentSlot := int32(-1), int32(-1)
 		residual := false
-		for i := len(sample.Location) - 1; i >= 0; i-- {
-			loc := idx.position(sample.Location[i])
+		for i := len(stack) - 1; i >= 0; i-- {
+			loc := stack[i]
 			if loc < 0 {
 				continue
 			}
@@ -176,7 +176,7 @@ func (s *shard) callEdges(pass *walkPass, idx *frameIndex, o Options) *edgeTable
 				residual = true
 			}
 		}
-	}
+	})
 	return t
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -35,6 +36,7 @@ type Graph struct {
 	opts   Options
 	idx    *frameIndex
 	shards []*shard
+	stacks bool // built from stacks (BuildStacks)
 }
 
 // frameIndex maps every location to the node ids of its lines, computed once per graph so
@@ -52,10 +54,38 @@ type frameIndex struct {
 	inlined []bool // node id -> the node is an inlined (not outermost) line somewhere
 }
 
-// shard is a contiguous run of samples that one goroutine walks.
+// shard is a contiguous run of samples that one goroutine walks: profile.Samples, or
+// segments of stacks (BuildStacks).
 type shard struct {
 	samples                    []*profile.Sample
+	segs                       []source.StackSegment
+	numValues                  int // of each sample in segs
 	flat, flatDiv, cum, cumDiv []int64
+}
+
+// each calls f on every sample of the shard, in order, with its position in the shard, its
+// values and its stack: the positions of its locations in the location table, leaf first,
+// -1 for a location the table lacks. The slices are valid during the call only.
+func (s *shard) each(idx *frameIndex, f func(si int, values []int64, stack []int32)) {
+	if s.segs == nil {
+		var stack []int32
+		for si, sample := range s.samples {
+			stack = stack[:0]
+			for _, l := range sample.Location {
+				stack = append(stack, idx.position(l))
+			}
+			f(si, sample.Value, stack)
+		}
+		return
+	}
+	si, n := 0, s.numValues
+	for k := range s.segs {
+		seg := &s.segs[k]
+		for j := range seg.Len() {
+			f(si, seg.Values[j*n:(j+1)*n:(j+1)*n], seg.Stack(j))
+			si++
+		}
+	}
 }
 
 // minShard is the fewest samples worth a goroutine of their own.
@@ -68,14 +98,51 @@ const minShard = 64 << 10
 func Build(p *profile.Profile, o Options) *Graph {
 	g := &Graph{opts: o}
 	g.idx = g.index(p)
-	workers := o.Workers
-	if workers <= 0 {
-		workers = max(1, min(runtime.GOMAXPROCS(0), len(p.Sample)/minShard))
-	}
-	per := max(1, (len(p.Sample)+workers-1)/workers)
+	per := max(1, (len(p.Sample)+o.workers(len(p.Sample))-1)/o.workers(len(p.Sample)))
 	for lo := 0; lo < len(p.Sample) || lo == 0; lo += per {
 		g.shards = append(g.shards, &shard{samples: p.Sample[lo:min(lo+per, len(p.Sample))]})
 	}
+	g.walk()
+	return g
+}
+
+// BuildStacks is Build over samples held as stacks (source.Stacks) instead of p's samples.
+// Tags need the samples' labels one by one: a graph built from stacks has none.
+func BuildStacks(p *profile.Profile, st *source.Stacks, o Options) *Graph {
+	g := &Graph{opts: o, stacks: true}
+	g.idx = g.index(p)
+	n := st.Len()
+	per := max(1, (n+o.workers(n)-1)/o.workers(n))
+	// Whole segments to each shard, about per samples each.
+	sh := &shard{numValues: st.NumValues}
+	count := 0
+	for _, seg := range st.Segments {
+		if count >= per {
+			g.shards = append(g.shards, sh)
+			sh, count = &shard{numValues: st.NumValues}, 0
+		}
+		sh.segs = append(sh.segs, seg)
+		count += seg.Len()
+	}
+	if sh.segs == nil {
+		sh.segs = []source.StackSegment{}
+	}
+	g.shards = append(g.shards, sh)
+	g.walk()
+	return g
+}
+
+// workers is how many goroutines walk n samples.
+func (o Options) workers(n int) int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), n/minShard))
+}
+
+// walk computes the nodes' values from the shards.
+func (g *Graph) walk() {
+	o := g.opts
 	g.parallel(func(_ int, s *shard) { s.walk(g.idx, len(g.Nodes), o) })
 	for _, s := range g.shards {
 		for i := range g.Nodes {
@@ -90,7 +157,6 @@ func Build(p *profile.Profile, o Options) *Graph {
 		}
 		s.flat, s.flatDiv, s.cum, s.cumDiv = nil, nil, nil, nil
 	}
-	return g
 }
 
 // parallel runs f on every shard, each in its own goroutine.
@@ -111,19 +177,19 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 	}
 	seen := make([]uint32, n)
 	var stamp uint32
-	for _, sample := range s.samples {
-		w := sample.Value[o.SampleIndex]
+	s.each(idx, func(_ int, values []int64, stack []int32) {
+		w := values[o.SampleIndex]
 		var dw int64
 		if o.Mean {
-			dw = sample.Value[0]
+			dw = values[0]
 		}
 		if w == 0 && dw == 0 {
-			continue
+			return
 		}
 		stamp = nextStamp(stamp, seen)
 		leaf := int32(-1)
-		for i := len(sample.Location) - 1; i >= 0; i-- {
-			loc := idx.position(sample.Location[i])
+		for i := len(stack) - 1; i >= 0; i-- {
+			loc := stack[i]
 			if loc < 0 {
 				continue
 			}
@@ -146,7 +212,7 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 				s.flatDiv[leaf] += dw
 			}
 		}
-	}
+	})
 }
 
 // nextStamp advances the per-sample generation counter, clearing the marks when it wraps.

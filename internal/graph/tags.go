@@ -218,6 +218,9 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 
 // eachSample calls f for every sample the graph counts, with its value.
 func (g *Graph) eachSample(f func(s *profile.Sample, w int64)) {
+	if g.stacks {
+		panic("graph: the tags of a graph built from stacks")
+	}
 	for _, sh := range g.shards {
 		for _, s := range sh.samples {
 			w := s.Value[g.opts.SampleIndex]

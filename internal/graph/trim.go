@@ -418,15 +418,15 @@ func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
 	} else {
 		es.byPair = make(map[uint64]int32)
 	}
-	for si, sample := range s.samples {
-		w := sample.Value[o.SampleIndex]
-		if w == 0 && (!o.Mean || sample.Value[0] == 0) {
-			continue
+	s.each(idx, func(si int, values []int64, stack []int32) {
+		w := values[o.SampleIndex]
+		if w == 0 && (!o.Mean || values[0] == 0) {
+			return
 		}
 		stamp := int32(si + 1)
 		parent := int32(-1)
-		for i := len(sample.Location) - 1; i >= 0; i-- {
-			loc := idx.position(sample.Location[i])
+		for i := len(stack) - 1; i >= 0; i-- {
+			loc := stack[i]
 			if loc < 0 {
 				continue
 			}
@@ -444,6 +444,6 @@ func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
 				parent = f.id
 			}
 		}
-	}
+	})
 	return es
 }

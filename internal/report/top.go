@@ -11,6 +11,7 @@ import (
 
 	"github.com/profq/profq/internal/filter"
 	"github.com/profq/profq/internal/graph"
+	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -104,11 +105,19 @@ func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
 	return buildTop(p, inputs, cfg, topOptions{})
 }
 
+// NewTopStacks is NewTop for a profile whose samples are held as stacks (st, from
+// source.LoadStacks; nil when p has its samples). The report is the same.
+func NewTopStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config) (*Top, error) {
+	return buildTop(p, inputs, cfg, topOptions{stacks: st})
+}
+
 // topOptions are what internal callers of buildTop can leave out.
 type topOptions struct {
 	// noInlineLabels leaves the rows' Inline empty: a diff does not show them, and they cost
 	// a walk over every call edge.
 	noInlineLabels bool
+	// stacks are p's samples, when held as stacks.
+	stacks *source.Stacks
 }
 
 func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*Top, error) {
@@ -116,7 +125,12 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 	if err != nil {
 		return nil, err
 	}
-	pr, err := prepare(p, cfg, filters.Apply)
+	st := o.stacks
+	if st != nil && !filters.Empty() {
+		// Filters cut and drop samples one by one.
+		p.Sample, st = st.Samples(p.Location), nil
+	}
+	pr, err := prepareStacks(p, st, cfg, filters.Apply)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +138,13 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p)
 
-	g := graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)})
+	gopts := graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)}
+	var g *graph.Graph
+	if st != nil {
+		g = graph.BuildStacks(p, st, gopts)
+	} else {
+		g = graph.Build(p, gopts)
+	}
 	res := g.Trim(graph.TrimOptions{
 		NodeFraction:   cfg.NodeFraction,
 		EdgeFraction:   cfg.EdgeFraction,
@@ -133,11 +153,11 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 		NoInlineLabels: o.noInlineLabels,
 	})
 
-	st := p.SampleType[index]
+	vt := p.SampleType[index]
 	t := &Top{
 		SchemaVersion:  SchemaVersion,
 		Kind:           KindTop,
-		SampleType:     SampleType{Type: st.Type, Unit: st.Unit},
+		SampleType:     SampleType{Type: vt.Type, Unit: vt.Unit},
 		Total:          total,
 		NodeCutoff:     res.NodeCutoff,
 		DroppedNodes:   res.DroppedNodes,
@@ -149,7 +169,7 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 		Rows:           make([]Row, 0, len(res.Entries)),
 	}
 	if cfg.Mean {
-		t.SampleType.Type = "mean_" + st.Type
+		t.SampleType.Type = "mean_" + vt.Type
 	}
 	if t.Inputs == nil {
 		t.Inputs = []Input{}
@@ -178,6 +198,12 @@ type prepared struct {
 // samples with apply, in the order cfg.RelativePercentages asks for: the steps every report
 // (top, peek, graph, traces, tags, by-label) takes before its own. It modifies p.
 func prepare(p *profile.Profile, cfg Config, apply func(*profile.Profile) []string) (prepared, error) {
+	return prepareStacks(p, nil, cfg, apply)
+}
+
+// prepareStacks is prepare for a profile whose samples are st when not nil; apply then must
+// filter nothing.
+func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, apply func(*profile.Profile) []string) (prepared, error) {
 	index, err := sampleIndex(p, cfg.SampleIndex)
 	if err != nil {
 		return prepared{}, err
@@ -190,7 +216,11 @@ func prepare(p *profile.Profile, cfg Config, apply func(*profile.Profile) []stri
 	if cfg.RelativePercentages {
 		pr.warnings = apply(p)
 	}
-	pr.total = computeTotal(p, index, cfg.Mean)
+	if st != nil {
+		pr.total = stackTotal(st, index, cfg.Mean)
+	} else {
+		pr.total = computeTotal(p, index, cfg.Mean)
+	}
 	if !cfg.RelativePercentages {
 		pr.warnings = apply(p)
 	}
@@ -211,10 +241,32 @@ func computeTotal(p *profile.Profile, index int, mean bool) int64 {
 		parts[0] = sumSamples(p.Sample[:half], index, mean)
 		wg.Wait()
 	}
-	t := parts[0].add(parts[1])
-	total, div := t.total, t.div
-	if t.baseTotal > 0 {
-		total, div = t.baseTotal, t.baseDiv
+	return parts[0].add(parts[1]).total()
+}
+
+// stackTotal is computeTotal over samples held as stacks.
+func stackTotal(st *source.Stacks, index int, mean bool) int64 {
+	base := make([]bool, len(st.LabelSets)+1) // whether a label set marks diff-base samples
+	for i, set := range st.LabelSets {
+		base[i+1] = len(set.Label) > 0 && (&profile.Sample{Label: set.Label}).DiffBaseSample()
+	}
+	var t totals
+	n := st.NumValues
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j := range seg.Len() {
+			t.add1(seg.Values[j*n:(j+1)*n], index, mean, base[seg.Labels[j]])
+		}
+	}
+	return t.total()
+}
+
+// total is the report total the sums make: of the diff-base samples when there are any,
+// divided by the counts under a mean.
+func (t totals) total() int64 {
+	total, div := t.sum, t.div
+	if t.baseSum > 0 {
+		total, div = t.baseSum, t.baseDiv
 	}
 	if div != 0 {
 		return total / div
@@ -223,29 +275,34 @@ func computeTotal(p *profile.Profile, index int, mean bool) int64 {
 }
 
 // totals are the sums behind a report total.
-type totals struct{ total, div, baseTotal, baseDiv int64 }
+type totals struct{ sum, div, baseSum, baseDiv int64 }
 
 func (t totals) add(u totals) totals {
-	return totals{t.total + u.total, t.div + u.div, t.baseTotal + u.baseTotal, t.baseDiv + u.baseDiv}
+	return totals{t.sum + u.sum, t.div + u.div, t.baseSum + u.baseSum, t.baseDiv + u.baseDiv}
+}
+
+// add1 adds a sample with these values, a diff-base sample or not.
+func (t *totals) add1(values []int64, index int, mean, base bool) {
+	v := values[index]
+	if v < 0 {
+		v = -v
+	}
+	var d int64
+	if mean {
+		d = values[0]
+	}
+	t.sum += v
+	t.div += d
+	if base {
+		t.baseSum += v
+		t.baseDiv += d
+	}
 }
 
 func sumSamples(samples []*profile.Sample, index int, mean bool) totals {
 	var t totals
 	for _, s := range samples {
-		v := s.Value[index]
-		if v < 0 {
-			v = -v
-		}
-		var d int64
-		if mean {
-			d = s.Value[0]
-		}
-		t.total += v
-		t.div += d
-		if len(s.Label) > 0 && s.DiffBaseSample() {
-			t.baseTotal += v
-			t.baseDiv += d
-		}
+		t.add1(s.Value, index, mean, len(s.Label) > 0 && s.DiffBaseSample())
 	}
 	return t
 }

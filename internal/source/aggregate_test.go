@@ -60,10 +60,11 @@ func TestAggregateAsMerge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, samples, err := decodeFields(&streamFields{r: bufio.NewReader(bytes.NewReader(raw))}, limits{}, true, false)
+			d, err := decodeFields(&streamFields{r: bufio.NewReader(bytes.NewReader(raw))}, limits{}, decodeMode{aggregate: true})
 			if err != nil {
 				t.Fatal(err)
 			}
+			got, samples := d.p, d.samples
 			if samples != len(want.Sample) {
 				t.Errorf("%d samples counted, the input has %d", samples, len(want.Sample))
 			}
@@ -105,10 +106,11 @@ func TestAggregateIdentical(t *testing.T) {
 	if err := p.WriteUncompressed(&buf); err != nil {
 		t.Fatal(err)
 	}
-	got, samples, err := decodeFields(&sliceFields{data: buf.Bytes()}, limits{}, true, false)
+	d, err := decodeFields(&sliceFields{data: buf.Bytes()}, limits{}, decodeMode{aggregate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got, samples := d.p, d.samples
 	if samples != 1_000_004 {
 		t.Errorf("%d samples counted, want 1000004", samples)
 	}
@@ -129,11 +131,12 @@ func TestNoStacks(t *testing.T) {
 		if err != nil {
 			continue // a legacy format: not the decoder's
 		}
-		got, _, err := decodeFields(&sliceFields{data: raw}, limits{}, false, true)
+		d, err := decodeFields(&sliceFields{data: raw}, limits{}, decodeMode{noStacks: true})
 		if err != nil {
 			t.Errorf("%s: %v", path, err)
 			continue
 		}
+		got := d.p
 		if len(got.Sample) != len(want.Sample) {
 			t.Errorf("%s: %d samples, want %d", path, len(got.Sample), len(want.Sample))
 			continue
@@ -148,7 +151,7 @@ func TestNoStacks(t *testing.T) {
 		}
 	}
 	bad := newProfileBytes(t, func(p *profile.Profile) { p.Location = p.Location[1:] })
-	if _, _, err := decodeFields(&sliceFields{data: bad}, limits{}, false, true); err == nil {
+	if _, err := decodeFields(&sliceFields{data: bad}, limits{}, decodeMode{noStacks: true}); err == nil {
 		t.Error("a sample with an unknown location is accepted")
 	}
 }

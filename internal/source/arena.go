@@ -32,6 +32,15 @@ func (a *sampleArena) add(msg []byte) {
 	a.counts[n-1]++
 }
 
+// peek calls f on every sample of chunk i in order, leaving the chunk.
+func (a *sampleArena) peek(i int, f func(msg []byte)) {
+	for c := a.chunks[i]; len(c) > 0; {
+		n, k := binary.Uvarint(c)
+		f(c[k : k+int(n)])
+		c = c[k+int(n):]
+	}
+}
+
 // eachIn calls f on every sample of chunk i in order, then drops the chunk. Different
 // chunks may be read at once.
 func (a *sampleArena) eachIn(i int, f func(msg []byte) error) error {
@@ -59,6 +68,7 @@ func (a *sampleArena) eachIn(i int, f func(msg []byte) error) error {
 type sharedLabels struct {
 	mu   sync.Mutex
 	sets map[string]labelMaps
+	list []LabelSet // the sets in order of id
 }
 
 type labelMaps struct {
@@ -96,6 +106,7 @@ func (ls *sharedLabels) set(r *sampleReader, s *profile.Sample, raw []labelX) er
 	}
 	set := labelMaps{s.Label, s.NumLabel, s.NumUnit, int32(len(ls.sets) + 1)}
 	ls.sets[string(key)] = set
+	ls.list = append(ls.list, LabelSet{s.Label, s.NumLabel, s.NumUnit})
 	r.known[string(key)] = set
 	r.labelSet = set.id
 	return nil

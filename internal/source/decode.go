@@ -6,11 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/google/pprof/profile"
 
@@ -154,8 +156,8 @@ func decodeProfileLimited(data []byte, lim limits) (*profile.Profile, error) {
 	if len(data) == 0 {
 		return nil, errNoData
 	}
-	p, _, err := decodeFields(&sliceFields{data: data}, lim, false, false)
-	return p, err
+	d, err := decodeFields(&sliceFields{data: data}, lim, decodeMode{})
+	return d.p, err
 }
 
 // fieldSource yields the top-level fields of a profile.proto message one at a time: next
@@ -180,12 +182,10 @@ func (s *sliceFields) next(f *field) error {
 	return err
 }
 
-// decodeFields decodes the profile.proto message that src yields (see decodeProfile). With
-// aggregate, samples with the same locations and labels become one, their values added
-// (aggregator): the profile then has fewer samples than its input, and the same sums.
-// samples is how many samples the input holds.
-func decodeFields(src fieldSource, lim limits, aggregate, noStacks bool) (p *profile.Profile, samples int, err error) {
-	d := &decoder{p: &profile.Profile{}, lim: lim, aggregate: aggregate, noStacks: noStacks}
+// decodeFields decodes the profile.proto message that src yields (see decodeProfile), as
+// mode says. The result's samples is how many samples the input holds.
+func decodeFields(src fieldSource, lim limits, mode decodeMode) (decoded, error) {
+	d := &decoder{p: &profile.Profile{}, lim: lim, decodeMode: mode}
 	var f field
 	for {
 		err := src.next(&f)
@@ -193,35 +193,35 @@ func decodeFields(src fieldSource, lim limits, aggregate, noStacks bool) (p *pro
 			break
 		}
 		if err != nil {
-			return nil, 0, err
+			return decoded{}, err
 		}
 		if f.num == fieldSample {
 			if f.wire != wireBytes {
-				return nil, 0, errWireType
+				return decoded{}, errWireType
 			}
 			if d.samples++; lim.samples > 0 && d.samples > lim.samples {
-				return nil, 0, &SampleLimitError{Limit: lim.samples}
+				return decoded{}, &SampleLimitError{Limit: lim.samples}
 			}
 			d.arena.add(f.data)
 			continue
 		}
 		if err := d.readProfileField(&f); err != nil {
-			return nil, 0, err
+			return decoded{}, err
 		}
 	}
 	d.finishTables()
 	if err := d.resolve(); err != nil {
-		return nil, 0, err
+		return decoded{}, err
 	}
 	if err := d.readSamples(); err != nil {
-		return nil, 0, err
+		return decoded{}, err
 	}
 	// The profile is valid as CheckValid means it, by construction: resolve refuses IDs
 	// that are 0 or repeated and references to unknown functions, points locations at
 	// entries of the tables, and readSample refuses unknown locations and a number of
 	// values other than the sample types'. (CheckValid would build a map of every table
 	// and read every sample once more: a fifth of the time of decoding a large profile.)
-	return d.p, d.samples, nil
+	return decoded{p: d.p, stacks: d.stacks, samples: d.samples}, nil
 }
 
 // The decoder's errors. Their wording matters little: parseData hands any input that
@@ -269,12 +269,23 @@ const (
 	wireFixed32 = 5
 )
 
+// decodeMode is what a decoder makes of the samples.
+type decodeMode struct {
+	// aggregate makes one sample of the samples with the same locations and labels, their
+	// values added (aggregator), where that pays: the profile then has fewer samples than
+	// its input, and the same sums (Options.Aggregate).
+	aggregate bool
+	// noStacks gives samples no locations (Options.NoStacks).
+	noStacks bool
+	// compact leaves the samples as Stacks, the profile without samples (Options.Compact).
+	compact bool
+}
+
 // decoder holds what decodeFields learns about its input as it reads it.
 type decoder struct {
-	p         *profile.Profile
-	lim       limits
-	aggregate bool
-	noStacks  bool // samples get no locations (Options.NoStacks)
+	p   *profile.Profile
+	lim limits
+	decodeMode
 
 	// Every entry of the string table, in one string.
 	strBuf  strings.Builder
@@ -292,6 +303,8 @@ type decoder struct {
 	// The samples as encoded, and how many there are.
 	arena   sampleArena
 	samples int
+	// stacks are the samples when they are left compact (decodeMode.compact).
+	stacks *Stacks
 
 	// String table indices and IDs that readProfileField finds and resolve turns into
 	// strings and pointers. They are parallel to valueTypes, mappings, functions,
@@ -334,6 +347,8 @@ type sampleReader struct {
 	labelSet int32
 	// known are the label sets this reader met, by their encoding (sharedLabels.set).
 	known map[string]labelMaps
+	// scratch is the segment readStack appends to, reused from chunk to chunk.
+	scratch StackSegment
 }
 
 // locationX is what a location refers to: its mapping's ID and its lines, lines[start:end].
@@ -945,17 +960,23 @@ func (x *index[T]) get(id uint64) *T {
 	return x.sparse[id]
 }
 
-// readSamples decodes the samples from the arena, dropping each of its chunks once read,
-// and with aggregate adds each sample to an earlier one with the same locations and labels.
+// readSamples decodes the samples from the arena, dropping each of its chunks once read:
+// into profile.Samples, or Stacks when compact, and with aggregate adding each sample to an
+// earlier one with the same locations and labels while that pays.
 func (d *decoder) readSamples() error {
 	if d.samples == 0 {
 		return nil
 	}
 	defer pauseGC()()
 	if !d.aggregate {
-		samples, err := d.readChunks(0)
-		d.p.Sample = samples
-		return err
+		return d.readRest(0, nil)
+	}
+	if d.compact {
+		if !d.repeatsPay() {
+			return d.readRest(0, nil)
+		}
+		// Samples repeat: aggregated profile.Samples take less than stacks would.
+		d.compact = false
 	}
 	// Aggregated, the samples kept may be far fewer than those read: they are cut from
 	// shared arrays as they are kept, not allocated for all at once. (One reader, in order:
@@ -971,9 +992,7 @@ func (d *decoder) readSamples() error {
 	read := 0
 	for c := range d.arena.chunks {
 		if read >= minParallelSamples && 4*len(agg.kept) > 3*read {
-			rest, err := d.readChunks(c)
-			d.p.Sample = append(agg.kept, rest...)
-			return err
+			return d.readRest(c, agg)
 		}
 		err := d.arena.eachIn(c, func(msg []byte) error {
 			saved, locs, vals := arr, r.locs, r.vals
@@ -1000,43 +1019,118 @@ func (d *decoder) readSamples() error {
 	return nil
 }
 
+// readRest decodes the samples of the arena's chunks from first on, as they are, after those
+// agg kept (nil for none): into profile.Samples, or Stacks when compact (all of them: agg is
+// nil then).
+func (d *decoder) readRest(first int, agg *aggregator) error {
+	if !d.compact {
+		var kept []*profile.Sample
+		if agg != nil {
+			kept = agg.kept
+		}
+		// Where each chunk's samples go.
+		starts := make([]int, len(d.arena.chunks)-first)
+		n := len(kept)
+		for c := range starts {
+			starts[c] = n
+			n += d.arena.counts[first+c]
+		}
+		all := make([]*profile.Sample, n)
+		copy(all, kept)
+		d.p.Sample = all
+		return d.eachChunk(first, func(r *sampleReader, c int) error {
+			samples := make([]profile.Sample, d.arena.counts[c])
+			i := 0
+			return d.arena.eachIn(c, func(msg []byte) error {
+				all[starts[c-first]+i] = &samples[i]
+				err := r.readSample(&samples[i], msg)
+				i++
+				return err
+			})
+		})
+	}
+	st := &Stacks{NumValues: len(d.p.SampleType)}
+	rest := make([]StackSegment, len(d.arena.chunks)-first)
+	err := d.eachChunk(first, func(r *sampleReader, c int) error {
+		// Sized once for a whole chunk: a frame and a value take a byte or more of it.
+		seg := &r.scratch
+		if size := len(d.arena.chunks[c]); cap(seg.Frames) < size {
+			seg.Frames, seg.Values = make([]int32, 0, size), make([]int64, 0, size)
+		}
+		if n := d.arena.counts[c]; cap(seg.Ends) < n {
+			seg.Ends, seg.Labels = make([]uint32, 0, n), make([]int32, 0, n)
+		}
+		seg.Frames, seg.Ends, seg.Values, seg.Labels = seg.Frames[:0], seg.Ends[:0], seg.Values[:0], seg.Labels[:0]
+		err := d.arena.eachIn(c, func(msg []byte) error { return r.readStack(seg, msg) })
+		// Each segment at its size, the scratch space kept for the next chunk.
+		rest[c-first] = StackSegment{slices.Clone(seg.Frames), slices.Clone(seg.Ends), slices.Clone(seg.Values), slices.Clone(seg.Labels)}
+		return err
+	})
+	st.Segments = rest
+	st.LabelSets = d.labelSets.list
+	d.stacks = st
+	return err
+}
+
+// repeatsPay says whether the first minParallelSamples samples repeat enough for adding
+// them up to pay: whether a quarter of them or more have the same locations and labels as
+// an earlier one. It compares them as they are encoded (but for their values), by hash:
+// a collision only sways the choice, never the result.
+func (d *decoder) repeatsPay() bool {
+	seed := maphash.MakeSeed()
+	seen := make(map[uint64]struct{})
+	read := 0
+	var key []byte
+	var f field
+	for c := 0; c < len(d.arena.chunks) && read < minParallelSamples; c++ {
+		read += d.arena.counts[c]
+		d.arena.peek(c, func(msg []byte) {
+			key = key[:0]
+			for i := 0; i < len(msg); {
+				next, err := readField(msg, i, &f)
+				if err != nil {
+					break // for readFields to refuse
+				}
+				if f.num != 2 {
+					key = append(key, msg[i:next]...)
+				}
+				i = next
+			}
+			seen[maphash.Bytes(seed, key)] = struct{}{}
+		})
+	}
+	return 4*len(seen) <= 3*read
+}
+
 // minParallelSamples is the fewest samples worth decoding on several cores.
 const minParallelSamples = 64 << 10
 
-// readChunks decodes every sample of the arena's chunks from first on, each into its place,
-// the chunks spread over one reader per core (at most four): once the input is read, the
-// cores that decompressed and read it are free. The error is that of the first failing
-// chunk in the input's order, as reading in order would meet it.
-func (d *decoder) readChunks(first int) ([]*profile.Sample, error) {
-	counts := d.arena.counts[first:]
-	starts := make([]int, len(counts))
+// eachChunk runs read on every chunk of the arena from first on, the chunks spread over one
+// reader per core (at most four): once the input is read, the cores that decompressed and
+// read it are free. The error is that of the first failing chunk in the input's order, as
+// reading in order would meet it. The arena is empty afterwards.
+func (d *decoder) eachChunk(first int, read func(r *sampleReader, c int) error) error {
 	n := 0
-	for i, c := range counts {
-		starts[i] = n
+	for _, c := range d.arena.counts[first:] {
 		n += c
 	}
-	samples := make([]profile.Sample, n)
 	readers := 1
 	if n >= minParallelSamples {
-		readers = min(runtime.GOMAXPROCS(0), 4, len(starts))
+		readers = min(runtime.GOMAXPROCS(0), 4, len(d.arena.chunks)-first)
 	}
-	errs := make([]error, len(starts))
-	var next atomic.Int64
+	errs := make([]error, len(d.arena.chunks)-first)
+	next := atomic.Int64{}
+	next.Store(int64(first))
 	var wg workers.Group
 	for range readers {
 		wg.Go(func() {
 			r := &sampleReader{d: d}
 			for {
 				c := int(next.Add(1) - 1)
-				if c >= len(starts) {
+				if c >= len(d.arena.chunks) {
 					return
 				}
-				i := starts[c]
-				errs[c] = d.arena.eachIn(first+c, func(msg []byte) error {
-					err := r.readSample(&samples[i], msg)
-					i++
-					return err
-				})
+				errs[c-first] = read(r, c)
 			}
 		})
 	}
@@ -1044,17 +1138,17 @@ func (d *decoder) readChunks(first int) ([]*profile.Sample, error) {
 	d.arena.chunks = nil
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return pointers(samples), nil
+	return nil
 }
 
-// readSample decodes a Sample message into s.
-func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
+// readFields reads a Sample message into r.ids, r.values and r.rawLabels, holding it to the
+// limits and to the profile's sample types.
+func (r *sampleReader) readFields(msg []byte) error {
 	d := r.d
 	ids, values, raw := r.ids[:0], r.values[:0], r.rawLabels[:0]
-	r.labelSet = 0
 	var f field
 	for i := 0; i < len(msg); {
 		next, err := readField(msg, i, &f)
@@ -1096,7 +1190,17 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 		}
 		return fmt.Errorf("mismatch: sample has %d values vs. %d types", len(values), len(d.p.SampleType))
 	}
+	return nil
+}
 
+// readSample decodes a Sample message into s.
+func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
+	r.labelSet = 0
+	if err := r.readFields(msg); err != nil {
+		return err
+	}
+	d := r.d
+	ids, values, raw := r.ids, r.values, r.rawLabels
 	if d.noStacks {
 		for _, id := range ids {
 			if d.locationByID.get(id) == nil {
@@ -1123,6 +1227,37 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 		return d.labelSets.set(r, s, raw)
 	}
 	return nil
+}
+
+// readStack appends the sample a Sample message encodes to seg.
+func (r *sampleReader) readStack(seg *StackSegment, msg []byte) error {
+	r.labelSet = 0
+	if err := r.readFields(msg); err != nil {
+		return err
+	}
+	d := r.d
+	for _, id := range r.ids {
+		l := d.locationByID.get(id)
+		if l == nil {
+			return errNoLocation
+		}
+		seg.Frames = append(seg.Frames, d.position(l))
+	}
+	seg.Ends = append(seg.Ends, uint32(len(seg.Frames)))
+	seg.Values = append(seg.Values, r.values...)
+	if len(r.rawLabels) > 0 {
+		var s profile.Sample
+		if err := d.labelSets.set(r, &s, r.rawLabels); err != nil {
+			return err
+		}
+	}
+	seg.Labels = append(seg.Labels, r.labelSet)
+	return nil
+}
+
+// position is the position of l in the location table, of which it is an element.
+func (d *decoder) position(l *profile.Location) int32 {
+	return int32((uintptr(unsafe.Pointer(l)) - uintptr(unsafe.Pointer(&d.locations[0]))) / unsafe.Sizeof(*l))
 }
 
 // The arrays that samples share hold from minShared to maxShared elements: each array

@@ -7,33 +7,25 @@ import (
 )
 
 // checkLimits checks a decoded input against the limits of every format: its number of
-// samples, the labels of each sample, the frames of each sample (a location's inlined lines each count, a location
-// without lines counts once) and the sums of its values (checkSums).
-func checkLimits(p *profile.Profile, lim limits) error {
+// samples, the labels of each sample, the frames of each sample (a location's inlined lines
+// each count, a location without lines counts once) and the sums of its values (checkSums).
+// The samples are p's, or stacks when not nil.
+func checkLimits(p *profile.Profile, stacks *Stacks, lim limits) error {
+	if stacks != nil {
+		return checkStackLimits(p, stacks, lim)
+	}
 	if lim.samples > 0 && len(p.Sample) > lim.samples {
 		return &SampleLimitError{Limit: lim.samples}
 	}
 	if lim.labels > 0 {
 		for _, s := range p.Sample {
-			n := 0
-			for _, v := range s.Label {
-				n += len(v)
-			}
-			for _, v := range s.NumLabel {
-				n += len(v)
-			}
-			if n > lim.labels {
+			if labelCount(s.Label, s.NumLabel) > lim.labels {
 				return &LabelLimitError{Limit: lim.labels}
 			}
 		}
 	}
 	if lim.depth > 0 {
-		// Samples of few enough locations cannot be too deep, whatever their lines: most
-		// profiles are checked without looking at a single line.
-		maxLines := 1
-		for _, l := range p.Location {
-			maxLines = max(maxLines, len(l.Line))
-		}
+		maxLines := maxLines(p)
 		for _, s := range p.Sample {
 			if len(s.Location) > lim.depth {
 				return &DepthLimitError{Limit: lim.depth}
@@ -51,6 +43,76 @@ func checkLimits(p *profile.Profile, lim limits) error {
 		}
 	}
 	return checkSums([]*profile.Profile{p})
+}
+
+// checkStackLimits is checkLimits on samples held as stacks.
+func checkStackLimits(p *profile.Profile, st *Stacks, lim limits) error {
+	if lim.samples > 0 && st.Len() > lim.samples {
+		return &SampleLimitError{Limit: lim.samples}
+	}
+	if lim.labels > 0 {
+		for _, set := range st.LabelSets {
+			if labelCount(set.Label, set.NumLabel) > lim.labels {
+				return &LabelLimitError{Limit: lim.labels}
+			}
+		}
+	}
+	ml := maxLines(p)
+	var frames []int // the frames of each location, when some have several lines
+	if lim.depth > 0 && ml > 1 {
+		frames = make([]int, len(p.Location))
+		for i, l := range p.Location {
+			frames[i] = max(1, len(l.Line))
+		}
+	}
+	sums := make([]uint64, st.NumValues)
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j := range seg.Len() {
+			stack := seg.Stack(j)
+			if lim.depth > 0 && len(stack) > lim.depth {
+				return &DepthLimitError{Limit: lim.depth}
+			}
+			if frames != nil && len(stack)*ml > lim.depth {
+				n := 0
+				for _, pos := range stack {
+					n += frames[pos]
+				}
+				if n > lim.depth {
+					return &DepthLimitError{Limit: lim.depth}
+				}
+			}
+		}
+		for i, v := range seg.Values {
+			if err := addAbs(sums, i%st.NumValues, v, p.SampleType); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// labelCount is how many labels a sample with these label maps has.
+func labelCount(label map[string][]string, numLabel map[string][]int64) int {
+	n := 0
+	for _, v := range label {
+		n += len(v)
+	}
+	for _, v := range numLabel {
+		n += len(v)
+	}
+	return n
+}
+
+// maxLines is the most lines a location of p has, at least 1: samples of few enough
+// locations cannot be too deep, whatever their lines, so that most profiles are checked
+// without looking at a single line.
+func maxLines(p *profile.Profile) int {
+	n := 1
+	for _, l := range p.Location {
+		n = max(n, len(l.Line))
+	}
+	return n
 }
 
 // checkSums fails with an OverflowError when the absolute values of one sample type, over
@@ -71,16 +133,25 @@ func checkSums(ps []*profile.Profile) error {
 				if i >= len(sums) {
 					break
 				}
-				a := uint64(v)
-				if v < 0 {
-					a = -a // math.MinInt64 becomes 1<<63, itself too large
-				}
-				// Both terms are at most 1<<63, so the sum cannot wrap around uint64.
-				if sums[i] += a; sums[i] > math.MaxInt64 {
-					return &OverflowError{SampleType: valueTypeName(types[i])}
+				if err := addAbs(sums, i, v, types); err != nil {
+					return err
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// addAbs adds |v| to sums[i], failing with an OverflowError for sample type types[i] when
+// the sum exceeds math.MaxInt64.
+func addAbs(sums []uint64, i int, v int64, types []*profile.ValueType) error {
+	a := uint64(v)
+	if v < 0 {
+		a = -a // math.MinInt64 becomes 1<<63, itself too large
+	}
+	// Both terms are at most 1<<63, so the sum cannot wrap around uint64.
+	if sums[i] += a; sums[i] > math.MaxInt64 {
+		return &OverflowError{SampleType: valueTypeName(types[i])}
 	}
 	return nil
 }

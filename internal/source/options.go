@@ -38,6 +38,8 @@ type Options struct {
 	// up (top, peek, graph, diff), it bounds memory by the distinct samples rather than by
 	// the input's. Reports that show or count samples (traces, tags, info) leave it off.
 	Aggregate bool
+	// compact lets the pprof decoder leave the samples compact (LoadStacks).
+	compact bool
 	// NoStacks lets the pprof decoder leave every sample without locations (an empty
 	// Location), checking only that they exist: for reports that look at values and labels
 	// alone (tags without location filters), which then neither hold nor walk the stacks.
@@ -385,6 +387,18 @@ type decoded struct {
 	// frameTypes are the frame types the input states, by mapping file (see frameTypes);
 	// nil for formats without them.
 	frameTypes map[string]string
+	// labelsCounted says that the reader held every sample's labels to the limit as it
+	// read them, so that checkLimits need not count them again.
+	labelsCounted bool
+	// stacks are the samples when the reader left them compact; p then has none.
+	stacks *Stacks
+}
+
+// materialize gives d's profile the samples its stacks hold, if it has stacks.
+func (d *decoded) materialize() {
+	if d.stacks != nil {
+		d.p.Sample, d.stacks = d.stacks.Samples(d.p.Location), nil
+	}
 }
 
 // detect names the format of decompressed input bytes (nil when they could not be

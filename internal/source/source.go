@@ -219,15 +219,32 @@ func (o Options) load(args []string, bases Bases, read func(arg string) ([]byte,
 // loadWith is load with the arguments read by rd; an empty rd streams them, fetching URLs
 // ahead.
 func (o Options) loadWith(args []string, bases Bases, rd argReader) (*profile.Profile, []Input, error) {
+	o.compact = false
+	p, _, inputs, err := o.loadStacks(args, bases, rd)
+	return p, inputs, err
+}
+
+// LoadStacks is LoadWithBases for the reports that only add values up along stacks (top):
+// a single profile.proto input without bases may come with its samples left compact, as
+// Stacks, and the profile without samples. Otherwise stacks is nil and the profile has its
+// samples, as from LoadWithBases.
+func (o Options) LoadStacks(args []string, bases Bases) (p *profile.Profile, stacks *Stacks, inputs []Input, err error) {
+	o.compact = len(args) == 1 && len(bases.Paths) == 0
+	return o.loadStacks(args, bases, argReader{})
+}
+
+// loadStacks is loadWith, the samples left compact where o.compact asks for it and the
+// reader could.
+func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.Profile, *Stacks, []Input, error) {
 	if len(args) == 0 {
-		return nil, nil, errors.New("no profile to read")
+		return nil, nil, nil, errors.New("no profile to read")
 	}
 	if bases.Normalize && len(bases.Paths) == 0 {
-		return nil, nil, errors.New("normalizing needs a base profile")
+		return nil, nil, nil, errors.New("normalizing needs a base profile")
 	}
 	all := append(slices.Clone(args), bases.Paths...)
 	if err := CheckStdin(all); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if rd.read == nil && rd.open == nil {
 		// Every input is read as a stream; URLs are fetched ahead of their turn.
@@ -235,14 +252,34 @@ func (o Options) loadWith(args []string, bases Bases, rd argReader) (*profile.Pr
 		defer f.stop()
 		rd = argReader{open: f.open}
 	}
-	p, inputs, err := o.group(args, rd)
-	if err != nil {
-		return nil, nil, err
+	var (
+		p      *profile.Profile
+		stacks *Stacks
+		inputs []Input
+		err    error
+	)
+	if o.compact && len(args) == 1 && len(bases.Paths) == 0 {
+		var d decoded
+		var in Input
+		if d, in, err = o.parseDecoded(args[0], rd); err != nil {
+			return nil, nil, nil, err
+		}
+		// Combining one profile changes its samples only where sample types repeat a
+		// name (they are dropped): those samples are made first.
+		if d.stacks != nil && repeatsTypes(d.p) {
+			d.materialize()
+		}
+		if p, err = combine([]*profile.Profile{d.p}, args); err != nil {
+			return nil, nil, nil, err
+		}
+		stacks, inputs = d.stacks, []Input{in}
+	} else if p, inputs, err = o.group(args, rd); err != nil {
+		return nil, nil, nil, err
 	}
 	if len(bases.Paths) > 0 {
 		base, baseInputs, err := o.group(bases.Paths, rd)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		inputs = append(inputs, baseInputs...)
 		if bases.Diff {
@@ -250,19 +287,23 @@ func (o Options) loadWith(args []string, bases Bases, rd argReader) (*profile.Pr
 		}
 		if bases.Normalize {
 			if err := p.Normalize(base); err != nil {
-				return nil, nil, &inputError{"normalizing " + describe(args) + " by " + describe(bases.Paths), err}
+				return nil, nil, nil, &inputError{"normalizing " + describe(args) + " by " + describe(bases.Paths), err}
 			}
 		}
 		base.Scale(-1)
 		if p, err = combine([]*profile.Profile{p, base}, all); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 
 	// pprof demangles the merged profile before it prunes it: drop_frames patterns match the
 	// demangled names.
 	if err := demangleProfile(p, o.Demangle); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if stacks != nil && (p.DropFrames != "" || p.KeepFrames != "") {
+		// Pruning cuts the stacks of samples.
+		p.Sample, stacks = stacks.Samples(p.Location), nil
 	}
 	// pprof ignores RemoveUninteresting's error (a drop_frames or keep_frames pattern that
 	// does not compile): the profile is then left unpruned, and so it is here.
@@ -271,12 +312,24 @@ func (o Options) loadWith(args []string, bases Bases, rd argReader) (*profile.Pr
 	// One input is valid as its reader made it (each reader validates what it returns, and
 	// nothing since changes IDs or tables); a profile combined from several is checked.
 	if len(all) == 1 {
-		return p, inputs, nil
+		return p, stacks, inputs, nil
 	}
 	if err := p.CheckValid(); err != nil {
-		return nil, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
+		return nil, nil, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
 	}
-	return p, inputs, nil
+	return p, stacks, inputs, nil
+}
+
+// repeatsTypes says whether two of p's sample types have the same name.
+func repeatsTypes(p *profile.Profile) bool {
+	seen := make(map[string]bool, len(p.SampleType))
+	for _, st := range p.SampleType {
+		if seen[st.Type] {
+			return true
+		}
+		seen[st.Type] = true
+	}
+	return false
 }
 
 // argReader reads arguments: open, when not nil, opens one as a stream; read reads one
@@ -326,22 +379,36 @@ func (o Options) group(args []string, rd argReader) (*profile.Profile, []Input, 
 // When rd streams, a file or standard input holding profile.proto is decoded as it is read
 // and decompressed (streamArg), and so are folded stacks; other formats are read whole first.
 func (o Options) parse(arg string, rd argReader) (*profile.Profile, Input, error) {
-	d, err := o.parseArg(arg, rd)
+	d, in, err := o.parseDecoded(arg, rd)
 	if err != nil {
 		return nil, Input{}, err
+	}
+	d.materialize()
+	return d.p, in, nil
+}
+
+// parseDecoded is parse leaving the samples compact where the reader did (Options.compact).
+func (o Options) parseDecoded(arg string, rd argReader) (decoded, Input, error) {
+	d, err := o.parseArg(arg, rd)
+	if err != nil {
+		return decoded{}, Input{}, err
 	}
 	p := d.p
 	// A profile without sample types can never be combined (pprof fails with "profiles have
 	// empty common sample type list"); say which input it is.
 	if len(p.SampleType) == 0 {
-		return nil, Input{}, &inputError{"parsing " + arg, ErrNoSampleTypes}
+		return decoded{}, Input{}, &inputError{"parsing " + arg, ErrNoSampleTypes}
 	}
-	if err := checkLimits(p, o.limits()); err != nil {
-		return nil, Input{}, &inputError{"parsing " + arg, err}
+	lim := o.limits()
+	if d.labelsCounted {
+		lim.labels = 0
+	}
+	if err := checkLimits(p, d.stacks, lim); err != nil {
+		return decoded{}, Input{}, &inputError{"parsing " + arg, err}
 	}
 	addFakeMapping(p)
 	// The readers validated the profile, as pprof's grabProfile does again.
-	return p, Input{
+	return d, Input{
 		Source:      arg,
 		Format:      d.format,
 		SampleTypes: copyValueTypes(p.SampleType),

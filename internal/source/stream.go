@@ -413,9 +413,10 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		return decoded{p: p, format: FormatFolded, warnings: warnings}, nil, err == nil, err
 	}
 	lim := o.limits()
-	p, samples, err := decodeFields(&streamFields{r: br, lim: lim}, lim, o.Aggregate, o.NoStacks)
+	d, err = decodeFields(&streamFields{r: br, lim: lim}, lim, decodeMode{aggregate: o.Aggregate, noStacks: o.NoStacks, compact: o.compact})
 	if err == nil {
-		return decoded{p: p, format: FormatPprof, samples: samples}, nil, true, nil
+		d.format, d.labelsCounted = FormatPprof, true
+		return d, nil, true, nil
 	}
 	var (
 		rerr readErr

@@ -31,11 +31,16 @@ func FuzzStreamDecode(f *testing.F) {
 	f.Add(rich[:len(rich)/2])
 	lim := limits{samples: 1000, depth: 100, labels: 100, entries: 1000}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		stream := func(aggregate bool) (*profile.Profile, int, error) {
-			return decodeFields(&streamFields{r: bufio.NewReaderSize(bytes.NewReader(data), 16), lim: lim}, lim, aggregate, false)
+		stream := func(mode decodeMode) (*profile.Profile, int, error) {
+			d, err := decodeFields(&streamFields{r: bufio.NewReaderSize(bytes.NewReader(data), 16), lim: lim}, lim, mode)
+			if d.stacks != nil {
+				d.p.Sample = d.stacks.Samples(d.p.Location)
+			}
+			return d.p, d.samples, err
 		}
-		want, wantN, wantErr := decodeFields(&sliceFields{data: data}, lim, false, false)
-		got, gotN, err := stream(false)
+		wantD, wantErr := decodeFields(&sliceFields{data: data}, lim, decodeMode{})
+		want, wantN := wantD.p, wantD.samples
+		got, gotN, err := stream(decodeMode{})
 		var size *SampleSizeError
 		switch {
 		case errors.As(err, &size):
@@ -54,7 +59,13 @@ func FuzzStreamDecode(f *testing.F) {
 			t.Errorf("stream counts %d samples, over bytes %d", gotN, wantN)
 		}
 		sameProfile(t, got, want)
-		agg, _, err := stream(true)
+		// Left compact, the samples are the same once made.
+		compact, _, err := stream(decodeMode{compact: true})
+		if err != nil {
+			t.Fatalf("compact: %v", err)
+		}
+		sameProfile(t, compact, want)
+		agg, _, err := stream(decodeMode{aggregate: true})
 		if err != nil {
 			t.Fatalf("aggregated: %v", err)
 		}
