@@ -1,0 +1,72 @@
+package report
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/synth"
+)
+
+// TestTopStacks checks that top over samples held as stacks is top over profile.Samples, on
+// profq's test profiles and a synthetic one large enough to be decoded and walked on several
+// cores, under options that keep the stacks and options that make the samples (filters).
+func TestTopStacks(t *testing.T) {
+	dir := t.TempDir()
+	params := synth.Default()
+	params.Samples, params.Locations, params.Functions = 200_000, 5_000, 2_000
+	large := filepath.Join(dir, "synth.pb.gz")
+	if err := synth.WriteFile(large, params); err != nil {
+		t.Fatal(err)
+	}
+	profiles := []string{large}
+	for _, name := range []string{"cpu.pb.gz", "heap.pb.gz", "labels.pb.gz"} {
+		profiles = append(profiles, filepath.Join("..", "..", "testdata", "profiles", name))
+	}
+	configs := map[string]func(*Config){
+		"default":     func(*Config) {},
+		"cum":         func(c *Config) { c.Sort = "cum"; c.NodeCount = 10 },
+		"lines":       func(c *Config) { c.Granularity = "lines" },
+		"files":       func(c *Config) { c.Granularity = "files"; c.NoInlines = true },
+		"addresses":   func(c *Config) { c.Granularity = "addresses" },
+		"first value": func(c *Config) { c.SampleIndex = "0" },
+		"mean":        func(c *Config) { c.Mean = true },
+		"focus":       func(c *Config) { c.Focus = "main"; c.Hide = "runtime" },
+		"tagfocus":    func(c *Config) { c.TagFocus = "handler=.*a.*" },
+		"edges":       func(c *Config) { c.EdgeFraction = 0.01; c.NodeFraction = 0.001 },
+	}
+	stacked := 0
+	for _, path := range profiles {
+		for name, edit := range configs {
+			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
+				cfg := DefaultConfig()
+				edit(&cfg)
+				p, _, err := source.Options{Aggregate: true}.Load([]string{path})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wantErr := NewTop(p, nil, cfg)
+				ps, st, _, err := source.Options{Aggregate: true}.LoadStacks([]string{path}, source.Bases{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st != nil {
+					stacked++
+				}
+				got, err := NewTopStacks(ps, st, nil, cfg)
+				if (err == nil) != (wantErr == nil) {
+					t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
+				}
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				if string(g) != string(w) {
+					t.Errorf("over stacks:\n%s\nover samples:\n%s", g, w)
+				}
+			})
+		}
+	}
+	if stacked < len(configs) {
+		t.Errorf("only %d loads gave stacks", stacked)
+	}
+}

@@ -1,0 +1,147 @@
+package source
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/proftest"
+)
+
+// manySamples is a profile of n samples over 300 locations of two or three lines, some with
+// labels; with distinct, every sample has a stack of its own, otherwise 50 stacks repeat.
+func manySamples(n int, distinct bool) *profile.Profile {
+	rng := rand.New(rand.NewPCG(1, 2))
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
+		Period:     10,
+		Mapping:    []*profile.Mapping{{ID: 1, File: "app", HasFunctions: true}},
+	}
+	for i := range 300 {
+		fn := &profile.Function{ID: uint64(i + 1), Name: fmt.Sprintf("f%d", i), Filename: "f.go"}
+		p.Function = append(p.Function, fn)
+		l := &profile.Location{ID: uint64(i + 1), Mapping: p.Mapping[0], Line: []profile.Line{{Function: fn, Line: int64(i)}}}
+		if i%7 == 0 {
+			l.Line = append(l.Line, profile.Line{Function: p.Function[i/2], Line: 1})
+		}
+		p.Location = append(p.Location, l)
+	}
+	for i := range n {
+		k := i
+		if !distinct {
+			k = i % 50
+		}
+		stack := []*profile.Location{p.Location[k%300], p.Location[(k/300)%300]}
+		for d := range 3 + k%5 {
+			stack = append(stack, p.Location[(k*31+d*7)%300])
+		}
+		s := &profile.Sample{Location: stack, Value: []int64{1, rng.Int64N(1e7)}}
+		if k%3 == 0 {
+			s.Label = map[string][]string{"handler": {fmt.Sprint("/h", k%4)}}
+			s.NumLabel = map[string][]int64{"bytes": {int64(k % 2)}}
+			s.NumUnit = map[string][]string{"bytes": {"bytes"}}
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	return p
+}
+
+// TestLoadStacks checks that a profile loaded as stacks has the samples it has loaded as
+// profile.Samples, on every profile.proto test profile and on large profiles whose samples
+// are decoded on several cores; and that samples that repeat are aggregated instead.
+func TestLoadStacks(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for path, data := range testdataProfiles(t) {
+		name := filepath.Base(filepath.Dir(path)) + "-" + filepath.Base(path)
+		files[name] = proftest.WriteFile(t, dir, name, data)
+	}
+	for name, data := range runtimeProfiles(t) {
+		files["runtime-"+name] = proftest.WriteFile(t, dir, "runtime-"+name, data)
+	}
+	files["distinct"] = writeProfile(t, dir, "distinct.pb.gz", manySamples(3*minParallelSamples, true))
+	files["repeating"] = writeProfile(t, dir, "repeating.pb.gz", manySamples(3*minParallelSamples, false))
+	compact := 0
+	for name, path := range files {
+		t.Run(name, func(t *testing.T) {
+			want, _, err := Options{}.Load([]string{path})
+			if err != nil {
+				t.Skip(err) // not a profile Load reads
+			}
+			p, st, inputs, err := Options{Aggregate: true}.LoadStacks([]string{path}, Bases{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inputs[0].Samples != len(want.Sample) {
+				t.Errorf("input has %d samples, want %d", inputs[0].Samples, len(want.Sample))
+			}
+			if st == nil {
+				if name == "distinct" {
+					t.Fatal("distinct samples not left as stacks")
+				}
+				if g, w := sums(p), sums(want); fmt.Sprint(g) != fmt.Sprint(w) {
+					t.Errorf("aggregated samples add up to\n%v\nthe input's to\n%v", g, w)
+				}
+				return
+			}
+			compact++
+			if name == "repeating" {
+				t.Error("repeating samples left as stacks, not aggregated")
+			}
+			if len(p.Sample) != 0 {
+				t.Errorf("a profile with stacks has %d samples", len(p.Sample))
+			}
+			if st.Len() != len(want.Sample) {
+				t.Fatalf("%d stacks, want %d samples", st.Len(), len(want.Sample))
+			}
+			p.Sample = st.Samples(p.Location)
+			sameProfile(t, p, want)
+		})
+	}
+	if compact < 4 {
+		t.Errorf("only %d profiles left as stacks", compact)
+	}
+}
+
+// sums adds up the values of p's samples by stack (addresses and lines) and labels.
+func sums(p *profile.Profile) map[string][]int64 {
+	out := map[string][]int64{}
+	for _, s := range p.Sample {
+		key := fmt.Sprint(s.Label, s.NumLabel, s.NumUnit)
+		for _, l := range s.Location {
+			key += fmt.Sprintf(";%#x", l.Address)
+			for _, ln := range l.Line {
+				key += fmt.Sprintf(":%s:%d", ln.Function.Name, ln.Line)
+			}
+		}
+		sum := out[key]
+		if sum == nil {
+			sum = make([]int64, len(s.Value))
+		}
+		for i, v := range s.Value {
+			sum[i] += v
+		}
+		out[key] = sum
+	}
+	return out
+}
+
+// TestStackLimits checks that the limits hold on samples loaded as stacks as on
+// profile.Samples.
+func TestStackLimits(t *testing.T) {
+	dir := t.TempDir()
+	path := writeProfile(t, dir, "p.pb.gz", manySamples(3*minParallelSamples, true))
+	for _, o := range []Options{{MaxSamples: minParallelSamples}, {MaxStackDepth: 7}, {MaxStackDepth: 9}, {MaxLabels: 1}} {
+		o.Aggregate = true
+		_, _, _, errStacks := o.LoadStacks([]string{path}, Bases{})
+		o.Aggregate = false
+		_, _, err := o.Load([]string{path})
+		if fmt.Sprint(err) != fmt.Sprint(errStacks) || err == nil {
+			t.Errorf("%+v: error %v as stacks, %v as samples", o, errStacks, err)
+		}
+	}
+}
