@@ -32,12 +32,18 @@ func (a *sampleArena) add(msg []byte) {
 	a.counts[n-1]++
 }
 
+// nextMessage returns the first sample of a chunk and the rest of the chunk.
+func nextMessage(c []byte) (msg, rest []byte) {
+	n, k := binary.Uvarint(c)
+	return c[k : k+int(n)], c[k+int(n):]
+}
+
 // peek calls f on every sample of chunk i in order, leaving the chunk.
 func (a *sampleArena) peek(i int, f func(msg []byte)) {
 	for c := a.chunks[i]; len(c) > 0; {
-		n, k := binary.Uvarint(c)
-		f(c[k : k+int(n)])
-		c = c[k+int(n):]
+		var msg []byte
+		msg, c = nextMessage(c)
+		f(msg)
 	}
 }
 
@@ -47,9 +53,8 @@ func (a *sampleArena) eachIn(i int, f func(msg []byte) error) error {
 	c := a.chunks[i]
 	a.chunks[i] = nil
 	for len(c) > 0 {
-		n, k := binary.Uvarint(c)
-		msg := c[k : k+int(n)]
-		c = c[k+int(n):]
+		var msg []byte
+		msg, c = nextMessage(c)
 		if err := f(msg); err != nil {
 			return err
 		}
@@ -68,7 +73,6 @@ func (a *sampleArena) eachIn(i int, f func(msg []byte) error) error {
 type sharedLabels struct {
 	mu   sync.Mutex
 	sets map[string]labelMaps
-	list []LabelSet // the sets in order of id
 }
 
 type labelMaps struct {
@@ -106,7 +110,6 @@ func (ls *sharedLabels) set(r *sampleReader, s *profile.Sample, raw []labelX) er
 	}
 	set := labelMaps{s.Label, s.NumLabel, s.NumUnit, int32(len(ls.sets) + 1)}
 	ls.sets[string(key)] = set
-	ls.list = append(ls.list, LabelSet{s.Label, s.NumLabel, s.NumUnit})
 	r.known[string(key)] = set
 	r.labelSet = set.id
 	return nil

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/google/pprof/profile"
 
@@ -186,6 +185,7 @@ func (s *sliceFields) next(f *field) error {
 // mode says. The result's samples is how many samples the input holds.
 func decodeFields(src fieldSource, lim limits, mode decodeMode) (decoded, error) {
 	d := &decoder{p: &profile.Profile{}, lim: lim, decodeMode: mode}
+	defer d.stopStream()
 	var f field
 	for {
 		err := src.next(&f)
@@ -203,6 +203,7 @@ func decodeFields(src fieldSource, lim limits, mode decodeMode) (decoded, error)
 				return decoded{}, &SampleLimitError{Limit: lim.samples}
 			}
 			d.arena.add(f.data)
+			d.streamStacks()
 			continue
 		}
 		if err := d.readProfileField(&f); err != nil {
@@ -210,10 +211,15 @@ func decodeFields(src fieldSource, lim limits, mode decodeMode) (decoded, error)
 		}
 	}
 	d.finishTables()
-	if err := d.resolve(); err != nil {
+	err := d.resolve()
+	if err != nil {
 		return decoded{}, err
 	}
-	if err := d.readSamples(); err != nil {
+	if d.stream != nil {
+		if d.stacks, err = d.stream.finish(); err != nil {
+			return decoded{}, err
+		}
+	} else if err := d.readSamples(); err != nil {
 		return decoded{}, err
 	}
 	// The profile is valid as CheckValid means it, by construction: resolve refuses IDs
@@ -222,6 +228,34 @@ func decodeFields(src fieldSource, lim limits, mode decodeMode) (decoded, error)
 	// values other than the sample types'. (CheckValid would build a map of every table
 	// and read every sample once more: a fifth of the time of decoding a large profile.)
 	return decoded{p: d.p, stacks: d.stacks, samples: d.samples}, nil
+}
+
+// streamStacks starts decoding the samples into stacks as they arrive (stackStream) once
+// that is decided: at once without aggregate, or once the first minParallelSamples samples
+// show that adding them up would not pay. With the stream started, it hands it the chunks
+// of samples read since.
+func (d *decoder) streamStacks() {
+	switch {
+	case d.stream != nil:
+		d.stream.submit(false)
+	case !d.compact || d.noStacks:
+	case !d.aggregate:
+		d.startStackStream()
+	case d.samples == minParallelSamples:
+		if d.repeatsPay() {
+			// Aggregated profile.Samples take less than stacks would.
+			d.compact = false
+		} else {
+			d.startStackStream()
+		}
+	}
+}
+
+// stopStream ends the workers of the stack stream, if one was started.
+func (d *decoder) stopStream() {
+	if d.stream != nil {
+		d.stream.stop()
+	}
 }
 
 // The decoder's errors. Their wording matters little: parseData hands any input that
@@ -303,8 +337,10 @@ type decoder struct {
 	// The samples as encoded, and how many there are.
 	arena   sampleArena
 	samples int
-	// stacks are the samples when they are left compact (decodeMode.compact).
+	// stacks are the samples when they are left compact (decodeMode.compact), and stream
+	// what decodes them as they are read, if it was started.
 	stacks *Stacks
+	stream *stackStream
 
 	// String table indices and IDs that readProfileField finds and resolve turns into
 	// strings and pointers. They are parallel to valueTypes, mappings, functions,
@@ -347,7 +383,7 @@ type sampleReader struct {
 	labelSet int32
 	// known are the label sets this reader met, by their encoding (sharedLabels.set).
 	known map[string]labelMaps
-	// scratch is the segment readStack appends to, reused from chunk to chunk.
+	// scratch is the segment readRawChunk appends to, reused from chunk to chunk.
 	scratch StackSegment
 }
 
@@ -973,7 +1009,10 @@ func (d *decoder) readSamples() error {
 	}
 	if d.compact {
 		if !d.repeatsPay() {
-			return d.readRest(0, nil)
+			d.startStackStream()
+			var err error
+			d.stacks, err = d.stream.finish()
+			return err
 		}
 		// Samples repeat: aggregated profile.Samples take less than stacks would.
 		d.compact = false
@@ -1019,57 +1058,33 @@ func (d *decoder) readSamples() error {
 	return nil
 }
 
-// readRest decodes the samples of the arena's chunks from first on, as they are, after those
-// agg kept (nil for none): into profile.Samples, or Stacks when compact (all of them: agg is
-// nil then).
+// readRest decodes the samples of the arena's chunks from first on into profile.Samples, as
+// they are, after those agg kept (nil for none).
 func (d *decoder) readRest(first int, agg *aggregator) error {
-	if !d.compact {
-		var kept []*profile.Sample
-		if agg != nil {
-			kept = agg.kept
-		}
-		// Where each chunk's samples go.
-		starts := make([]int, len(d.arena.chunks)-first)
-		n := len(kept)
-		for c := range starts {
-			starts[c] = n
-			n += d.arena.counts[first+c]
-		}
-		all := make([]*profile.Sample, n)
-		copy(all, kept)
-		d.p.Sample = all
-		return d.eachChunk(first, func(r *sampleReader, c int) error {
-			samples := make([]profile.Sample, d.arena.counts[c])
-			i := 0
-			return d.arena.eachIn(c, func(msg []byte) error {
-				all[starts[c-first]+i] = &samples[i]
-				err := r.readSample(&samples[i], msg)
-				i++
-				return err
-			})
-		})
+	var kept []*profile.Sample
+	if agg != nil {
+		kept = agg.kept
 	}
-	st := &Stacks{NumValues: len(d.p.SampleType)}
-	rest := make([]StackSegment, len(d.arena.chunks)-first)
-	err := d.eachChunk(first, func(r *sampleReader, c int) error {
-		// Sized once for a whole chunk: a frame and a value take a byte or more of it.
-		seg := &r.scratch
-		if size := len(d.arena.chunks[c]); cap(seg.Frames) < size {
-			seg.Frames, seg.Values = make([]int32, 0, size), make([]int64, 0, size)
-		}
-		if n := d.arena.counts[c]; cap(seg.Ends) < n {
-			seg.Ends, seg.Labels = make([]uint32, 0, n), make([]int32, 0, n)
-		}
-		seg.Frames, seg.Ends, seg.Values, seg.Labels = seg.Frames[:0], seg.Ends[:0], seg.Values[:0], seg.Labels[:0]
-		err := d.arena.eachIn(c, func(msg []byte) error { return r.readStack(seg, msg) })
-		// Each segment at its size, the scratch space kept for the next chunk.
-		rest[c-first] = StackSegment{slices.Clone(seg.Frames), slices.Clone(seg.Ends), slices.Clone(seg.Values), slices.Clone(seg.Labels)}
-		return err
+	// Where each chunk's samples go.
+	starts := make([]int, len(d.arena.chunks)-first)
+	n := len(kept)
+	for c := range starts {
+		starts[c] = n
+		n += d.arena.counts[first+c]
+	}
+	all := make([]*profile.Sample, n)
+	copy(all, kept)
+	d.p.Sample = all
+	return d.eachChunk(first, func(r *sampleReader, c int) error {
+		samples := make([]profile.Sample, d.arena.counts[c])
+		i := 0
+		return d.arena.eachIn(c, func(msg []byte) error {
+			all[starts[c-first]+i] = &samples[i]
+			err := r.readSample(&samples[i], msg)
+			i++
+			return err
+		})
 	})
-	st.Segments = rest
-	st.LabelSets = d.labelSets.list
-	d.stacks = st
-	return err
 }
 
 // repeatsPay says whether the first minParallelSamples samples repeat enough for adding
@@ -1145,8 +1160,8 @@ func (d *decoder) eachChunk(first int, read func(r *sampleReader, c int) error) 
 }
 
 // readFields reads a Sample message into r.ids, r.values and r.rawLabels, holding it to the
-// limits and to the profile's sample types.
-func (r *sampleReader) readFields(msg []byte) error {
+// limits and to values values (none when negative: the sample types may be yet to come).
+func (r *sampleReader) readFields(msg []byte, want int) error {
 	d := r.d
 	ids, values, raw := r.ids[:0], r.values[:0], r.rawLabels[:0]
 	var f field
@@ -1184,11 +1199,11 @@ func (r *sampleReader) readFields(msg []byte) error {
 		return &DepthLimitError{Limit: d.lim.depth}
 	}
 	// The one check of CheckValid's that a sample can fail once decoded (see decodeFields).
-	if len(values) != len(d.p.SampleType) {
-		if len(d.p.SampleType) == 0 {
+	if want >= 0 && len(values) != want {
+		if want == 0 {
 			return errNoSampleTypes
 		}
-		return fmt.Errorf("mismatch: sample has %d values vs. %d types", len(values), len(d.p.SampleType))
+		return fmt.Errorf("mismatch: sample has %d values vs. %d types", len(values), want)
 	}
 	return nil
 }
@@ -1196,7 +1211,7 @@ func (r *sampleReader) readFields(msg []byte) error {
 // readSample decodes a Sample message into s.
 func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 	r.labelSet = 0
-	if err := r.readFields(msg); err != nil {
+	if err := r.readFields(msg, len(r.d.p.SampleType)); err != nil {
 		return err
 	}
 	d := r.d
@@ -1227,37 +1242,6 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 		return d.labelSets.set(r, s, raw)
 	}
 	return nil
-}
-
-// readStack appends the sample a Sample message encodes to seg.
-func (r *sampleReader) readStack(seg *StackSegment, msg []byte) error {
-	r.labelSet = 0
-	if err := r.readFields(msg); err != nil {
-		return err
-	}
-	d := r.d
-	for _, id := range r.ids {
-		l := d.locationByID.get(id)
-		if l == nil {
-			return errNoLocation
-		}
-		seg.Frames = append(seg.Frames, d.position(l))
-	}
-	seg.Ends = append(seg.Ends, uint32(len(seg.Frames)))
-	seg.Values = append(seg.Values, r.values...)
-	if len(r.rawLabels) > 0 {
-		var s profile.Sample
-		if err := d.labelSets.set(r, &s, r.rawLabels); err != nil {
-			return err
-		}
-	}
-	seg.Labels = append(seg.Labels, r.labelSet)
-	return nil
-}
-
-// position is the position of l in the location table, of which it is an element.
-func (d *decoder) position(l *profile.Location) int32 {
-	return int32((uintptr(unsafe.Pointer(l)) - uintptr(unsafe.Pointer(&d.locations[0]))) / unsafe.Sizeof(*l))
 }
 
 // The arrays that samples share hold from minShared to maxShared elements: each array

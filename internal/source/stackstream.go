@@ -1,0 +1,291 @@
+package source
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/workers"
+)
+
+// stackStream decodes the samples of a profile into Stacks while the rest of the input is
+// still being read and decompressed, before the tables the samples refer to arrive (writers
+// put the samples first). Each full chunk of the sample arena goes to one of a few workers,
+// which decodes it into a segment that keeps location IDs and label sets as the input gives
+// them; finish turns them into positions in the location table and label maps once the
+// tables are read. The encoded samples are then never all held at once: a chunk is dropped
+// once decoded, and memory follows the stacks.
+type stackStream struct {
+	d         *decoder
+	jobs      chan stackJob
+	wg        workers.Group
+	submitted int // chunks of the arena handed to the workers
+
+	mu   sync.Mutex
+	segs []rawSegment // by chunk
+	sets rawLabelSets
+}
+
+// stackJob is a chunk of the sample arena to decode.
+type stackJob struct {
+	c     int
+	data  []byte
+	count int
+}
+
+// rawSegment is a segment of stacks as a worker decodes it: Frames hold location IDs, or
+// for an ID beyond int32 -(k+1) for wide[k]; Labels hold raw label sets (rawLabelSets) from
+// 1. values is how many values each sample has.
+type rawSegment struct {
+	seg    StackSegment
+	wide   []uint64
+	values int
+	err    error
+}
+
+// rawLabelSets numbers the label sets of samples as encoded, from 1, in the order they are
+// first met; the workers share them.
+type rawLabelSets struct {
+	mu   sync.Mutex
+	ids  map[string]int32
+	sets [][]labelX
+}
+
+// errValueCounts refuses samples that have different numbers of values: at most one of the
+// numbers can be the profile's number of sample types.
+var errValueCounts = errors.New("samples with different numbers of values")
+
+// startStackStream starts decoding d's samples into stacks, the chunks of the arena so far
+// first.
+func (d *decoder) startStackStream() {
+	n := min(runtime.GOMAXPROCS(0), 4)
+	jobs := make(chan stackJob, n)
+	s := &stackStream{d: d, jobs: jobs}
+	for range n {
+		s.wg.Go(func() { s.work(jobs) })
+	}
+	d.stream = s
+	s.submit(false)
+}
+
+// submit hands the workers every full chunk of the arena, and with all the last one too.
+func (s *stackStream) submit(all bool) {
+	a := &s.d.arena
+	end := len(a.chunks) - 1
+	if all {
+		end = len(a.chunks)
+	}
+	for ; s.submitted < end; s.submitted++ {
+		c := s.submitted
+		s.jobs <- stackJob{c, a.chunks[c], a.counts[c]}
+		a.chunks[c] = nil
+	}
+}
+
+// stop ends the workers, once every chunk handed to them is decoded.
+func (s *stackStream) stop() {
+	if s.jobs != nil {
+		close(s.jobs)
+		s.jobs = nil
+		s.wg.Wait()
+	}
+}
+
+func (s *stackStream) work(jobs <-chan stackJob) {
+	r := &sampleReader{d: s.d}
+	for job := range jobs {
+		seg := r.readRawChunk(job.data, job.count, &s.sets)
+		s.mu.Lock()
+		for len(s.segs) <= job.c {
+			s.segs = append(s.segs, rawSegment{})
+		}
+		s.segs[job.c] = seg
+		s.mu.Unlock()
+	}
+}
+
+// readRawChunk decodes the count samples of a chunk of the arena into a raw segment.
+func (r *sampleReader) readRawChunk(data []byte, count int, sets *rawLabelSets) rawSegment {
+	// Sized once for a whole chunk: a frame and a value take a byte or more of it.
+	seg := &r.scratch
+	if cap(seg.Frames) < len(data) {
+		seg.Frames, seg.Values = make([]int32, 0, len(data)), make([]int64, 0, len(data))
+	}
+	if cap(seg.Ends) < count {
+		seg.Ends, seg.Labels = make([]uint32, 0, count), make([]int32, 0, count)
+	}
+	seg.Frames, seg.Ends, seg.Values, seg.Labels = seg.Frames[:0], seg.Ends[:0], seg.Values[:0], seg.Labels[:0]
+	raw := rawSegment{values: -1}
+	for c := data; len(c) > 0; {
+		msg, rest := nextMessage(c)
+		c = rest
+		if raw.err = r.readFields(msg, -1); raw.err != nil {
+			break
+		}
+		if raw.values < 0 {
+			raw.values = len(r.values)
+		} else if len(r.values) != raw.values {
+			raw.err = errValueCounts
+			break
+		}
+		for _, id := range r.ids {
+			if id <= math.MaxInt32 {
+				seg.Frames = append(seg.Frames, int32(id))
+			} else {
+				raw.wide = append(raw.wide, id)
+				seg.Frames = append(seg.Frames, -int32(len(raw.wide)))
+			}
+		}
+		seg.Ends = append(seg.Ends, uint32(len(seg.Frames)))
+		seg.Values = append(seg.Values, r.values...)
+		seg.Labels = append(seg.Labels, sets.id(r, r.rawLabels))
+	}
+	raw.seg = seg.clone()
+	return raw
+}
+
+// clone is a copy of s at its size.
+func (s *StackSegment) clone() StackSegment {
+	return StackSegment{clip(s.Frames), clip(s.Ends), clip(s.Values), clip(s.Labels)}
+}
+
+func clip[T any](s []T) []T { return append([]T(nil), s...) }
+
+// id is the number of the label set raw, from 1; 0 for none.
+func (ls *rawLabelSets) id(r *sampleReader, raw []labelX) int32 {
+	if len(raw) == 0 {
+		return 0
+	}
+	key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)*int(unsafe.Sizeof(labelX{})))
+	if set, ok := r.known[string(key)]; ok {
+		return set.id
+	}
+	if r.known == nil {
+		r.known = make(map[string]labelMaps)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	id, ok := ls.ids[string(key)]
+	if !ok {
+		if ls.ids == nil {
+			ls.ids = make(map[string]int32)
+		}
+		ls.sets = append(ls.sets, append([]labelX(nil), raw...))
+		id = int32(len(ls.sets))
+		ls.ids[string(key)] = id
+	}
+	r.known[string(key)] = labelMaps{id: id}
+	return id
+}
+
+// finish decodes the last chunk, waits for the workers and makes Stacks of their segments
+// now that the tables are read: location IDs become positions in the location table and
+// label sets become maps. Errors are those of the first failing chunk, in order.
+func (s *stackStream) finish() (*Stacks, error) {
+	d := s.d
+	s.submit(true)
+	s.stop()
+	st := &Stacks{NumValues: len(d.p.SampleType), Segments: make([]StackSegment, len(s.segs))}
+	for i := range s.segs {
+		raw := &s.segs[i]
+		if raw.err != nil {
+			return nil, raw.err
+		}
+		if raw.seg.Len() > 0 && raw.values != len(d.p.SampleType) {
+			if len(d.p.SampleType) == 0 {
+				return nil, errNoSampleTypes
+			}
+			return nil, errValueCounts
+		}
+	}
+	pos := newPositions(d.p.Location)
+	errs := make([]error, len(s.segs))
+	var wg workers.Group
+	var next sync.Mutex
+	k := 0
+	for range min(runtime.GOMAXPROCS(0), 4) {
+		wg.Go(func() {
+			for {
+				next.Lock()
+				i := k
+				k++
+				next.Unlock()
+				if i >= len(s.segs) {
+					return
+				}
+				raw := &s.segs[i]
+				errs[i] = pos.resolve(raw.seg.Frames, raw.wide)
+				st.Segments[i] = raw.seg
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	r := &sampleReader{d: d}
+	st.LabelSets = make([]LabelSet, len(s.sets.sets))
+	for i, raw := range s.sets.sets {
+		var smp profile.Sample
+		if err := r.setLabels(&smp, raw); err != nil {
+			return nil, err
+		}
+		st.LabelSets[i] = LabelSet{smp.Label, smp.NumLabel, smp.NumUnit}
+	}
+	return st, nil
+}
+
+// locationPositions finds the position of a location in the table by its ID.
+type locationPositions struct {
+	dense  []int32 // ID -> position+1, 0 for none
+	sparse map[uint64]int32
+}
+
+func newPositions(locs []*profile.Location) *locationPositions {
+	var maxID uint64
+	for _, l := range locs {
+		maxID = max(maxID, l.ID)
+	}
+	p := &locationPositions{}
+	if maxID <= uint64(2*len(locs)+1024) {
+		p.dense = make([]int32, maxID+1)
+	} else {
+		p.sparse = make(map[uint64]int32, len(locs))
+	}
+	for i, l := range locs {
+		if p.dense != nil {
+			p.dense[l.ID] = int32(i) + 1
+		} else {
+			p.sparse[l.ID] = int32(i) + 1
+		}
+	}
+	return p
+}
+
+// resolve turns the location IDs of frames (as rawSegment holds them) into positions.
+func (p *locationPositions) resolve(frames []int32, wide []uint64) error {
+	for i, f := range frames {
+		id := uint64(f)
+		if f < 0 {
+			id = wide[-f-1]
+		}
+		var pos int32
+		switch {
+		case p.dense != nil && id < uint64(len(p.dense)):
+			pos = p.dense[id]
+		case p.sparse != nil:
+			pos = p.sparse[id]
+		}
+		if pos == 0 {
+			return errNoLocation
+		}
+		frames[i] = pos - 1
+	}
+	return nil
+}
