@@ -391,7 +391,7 @@ func isSavedReport(head []byte) bool {
 // decoded one at a time.
 func loadCapture(arg, role string, cfg report.Config, in source.Options, keep func([]byte)) (*report.Capture, error) {
 	if keep == nil {
-		p, input, doc, err := in.LoadOrDocument(arg, isSavedReport)
+		p, st, input, doc, err := in.LoadOrDocument(arg, isSavedReport)
 		if err != nil {
 			return nil, err
 		}
@@ -399,7 +399,7 @@ func loadCapture(arg, role string, cfg report.Config, in source.Options, keep fu
 			defer doc.Close()
 			return report.ReadCaptureFrom(arg, role, doc)
 		}
-		return report.NewCapture(p, reportInput(input, role), cfg)
+		return report.NewCaptureStacks(p, st, reportInput(input, role), cfg)
 	}
 	data, err := in.Read(arg)
 	if err != nil {

@@ -58,15 +58,32 @@ func TestTopStacks(t *testing.T) {
 				if (err == nil) != (wantErr == nil) {
 					t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
 				}
-				g, _ := json.Marshal(got)
-				w, _ := json.Marshal(want)
-				if string(g) != string(w) {
-					t.Errorf("over stacks:\n%s\nover samples:\n%s", g, w)
+				sameJSON(t, got, want)
+				// A diff's capture of each side too.
+				p, _, err = source.Options{Aggregate: true}.Load([]string{path})
+				if err != nil {
+					t.Fatal(err)
 				}
+				wantCapture, _ := NewCapture(p, Input{Source: path}, cfg)
+				ps, st, _, err = source.Options{Aggregate: true}.LoadStacks([]string{path}, source.Bases{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotCapture, _ := NewCaptureStacks(ps, st, Input{Source: path}, cfg)
+				sameJSON(t, gotCapture, wantCapture)
 			})
 		}
 	}
 	if stacked < len(configs) {
 		t.Errorf("only %d loads gave stacks", stacked)
+	}
+}
+
+func sameJSON(t *testing.T, got, want any) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Errorf("over stacks:\n%s\nover samples:\n%s", g, w)
 	}
 }

@@ -19,8 +19,9 @@ func (o Options) LoadWithBasesFrom(args []string, bases Bases, read func(arg str
 // LoadOrDocument reads one argument (a path, "-" or a URL) as a stream, for a command that
 // also reads documents of its own in place of profiles: when isDoc says that the start of
 // the decompressed input is one, doc reads the whole decompressed document (within the
-// input limit) and must be closed; otherwise the argument is loaded as Load loads it.
-func (o Options) LoadOrDocument(arg string, isDoc func(head []byte) bool) (p *profile.Profile, in Input, doc io.ReadCloser, err error) {
+// input limit) and must be closed; otherwise the argument is loaded as LoadStacks loads it,
+// its samples as stacks where they can be.
+func (o Options) LoadOrDocument(arg string, isDoc func(head []byte) bool) (p *profile.Profile, stacks *Stacks, in Input, doc io.ReadCloser, err error) {
 	var si *streamInput
 	if isURL(arg) {
 		si, err = o.openURL(context.Background(), arg)
@@ -28,7 +29,7 @@ func (o Options) LoadOrDocument(arg string, isDoc func(head []byte) bool) (p *pr
 		si, err = o.openStream(arg)
 	}
 	if err != nil {
-		return nil, Input{}, nil, readError(arg, err)
+		return nil, nil, Input{}, nil, readError(arg, err)
 	}
 	if head := decompressedHead(si.r, headSize); isDoc(head) {
 		var r io.Reader = si.r
@@ -37,14 +38,15 @@ func (o Options) LoadOrDocument(arg string, isDoc func(head []byte) bool) (p *pr
 			z, err := o.newInflater(si.r)
 			if err != nil {
 				si.close()
-				return nil, Input{}, nil, &inputError{"reading " + arg, err}
+				return nil, nil, Input{}, nil, &inputError{"reading " + arg, err}
 			}
 			r, closeAll = z, func() error { z.stop(); return si.close() }
 		}
-		return nil, Input{}, &document{r: &limitedReader{r: r, limit: o.maxInputBytes()}, close: closeAll}, nil
+		return nil, nil, Input{}, &document{r: &limitedReader{r: r, limit: o.maxInputBytes()}, close: closeAll}, nil
 	}
 	opened := false
-	p, inputs, err := o.loadWith([]string{arg}, Bases{}, argReader{open: func(string) (*streamInput, error) {
+	o.compact = true
+	p, stacks, inputs, err := o.loadStacks([]string{arg}, Bases{}, argReader{open: func(string) (*streamInput, error) {
 		if opened {
 			return nil, errors.New("read twice")
 		}
@@ -52,9 +54,9 @@ func (o Options) LoadOrDocument(arg string, isDoc func(head []byte) bool) (p *pr
 		return si, nil
 	}})
 	if err != nil {
-		return nil, Input{}, nil, err
+		return nil, nil, Input{}, nil, err
 	}
-	return p, inputs[0], nil, nil
+	return p, stacks, inputs[0], nil, nil
 }
 
 // document is a decompressed input that a caller reads as a document of its own.
