@@ -117,7 +117,8 @@ func FuzzLoad(f *testing.F) {
 }
 
 // checkStream checks that data read as a stream (from standard input) loads as it loads
-// from bytes in memory: the same profile, or an error either way.
+// from bytes in memory, its samples as profile.Samples or as stacks: the same profile, or
+// an error either way.
 func checkStream(t *testing.T, data []byte) {
 	t.Helper()
 	want, _, wantErr := Options{}.LoadData("-", data)
@@ -127,6 +128,19 @@ func checkStream(t *testing.T, data []byte) {
 	}
 	if err == nil && got.String() != want.String() {
 		t.Errorf("as a stream:\n%s\nfrom bytes:\n%s", got, want)
+	}
+	// Loaded as stacks, the samples are the same once made.
+	got, st, _, err := Options{Stdin: bytes.NewReader(data)}.LoadStacks([]string{Stdin}, Bases{})
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("as stacks: error %v; from bytes: error %v", err, wantErr)
+	}
+	if err == nil {
+		if st != nil {
+			got.Sample = st.Samples(got.Location)
+		}
+		if got.String() != want.String() {
+			t.Errorf("as stacks:\n%s\nfrom bytes:\n%s", got, want)
+		}
 	}
 }
 
