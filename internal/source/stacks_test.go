@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"strings"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -65,6 +66,15 @@ func TestLoadStacks(t *testing.T) {
 	}
 	files["distinct"] = writeProfile(t, dir, "distinct.pb.gz", manySamples(3*minParallelSamples, true))
 	files["repeating"] = writeProfile(t, dir, "repeating.pb.gz", manySamples(3*minParallelSamples, false))
+	// Location IDs that are not positions plus one: some sparse, some beyond int32.
+	wide := manySamples(3*minParallelSamples, true)
+	for i, l := range wide.Location {
+		l.ID = uint64(7*i + 3)
+		if i%2 == 0 {
+			l.ID += 1 << 40
+		}
+	}
+	files["distinct, wide IDs"] = writeProfile(t, dir, "wide.pb.gz", wide)
 	compact := 0
 	for name, path := range files {
 		t.Run(name, func(t *testing.T) {
@@ -80,7 +90,7 @@ func TestLoadStacks(t *testing.T) {
 				t.Errorf("input has %d samples, want %d", inputs[0].Samples, len(want.Sample))
 			}
 			if st == nil {
-				if name == "distinct" {
+				if strings.HasPrefix(name, "distinct") {
 					t.Fatal("distinct samples not left as stacks")
 				}
 				if g, w := sums(p), sums(want); fmt.Sprint(g) != fmt.Sprint(w) {

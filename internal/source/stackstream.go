@@ -243,8 +243,12 @@ func (s *stackStream) finish() (*Stacks, error) {
 
 // locationPositions finds the position of a location in the table by its ID.
 type locationPositions struct {
-	dense  []int32 // ID -> position+1, 0 for none
-	sparse map[uint64]int32
+	// identity: every location's ID is its position plus one, as writers number them
+	// (pprof's, Go's runtime): a position is its ID minus one, with no table to look up.
+	identity bool
+	n        int32   // locations, with identity
+	dense    []int32 // ID -> position+1, 0 for none
+	sparse   map[uint64]int32
 }
 
 func newPositions(locs []*profile.Location) *locationPositions {
@@ -252,7 +256,13 @@ func newPositions(locs []*profile.Location) *locationPositions {
 	for _, l := range locs {
 		maxID = max(maxID, l.ID)
 	}
-	p := &locationPositions{}
+	p := &locationPositions{identity: maxID == uint64(len(locs)), n: int32(len(locs))}
+	for i, l := range locs {
+		p.identity = p.identity && l.ID == uint64(i)+1
+	}
+	if p.identity {
+		return p
+	}
 	if maxID <= uint64(2*len(locs)+1024) {
 		p.dense = make([]int32, maxID+1)
 	} else {
@@ -270,6 +280,15 @@ func newPositions(locs []*profile.Location) *locationPositions {
 
 // resolve turns the location IDs of frames (as rawSegment holds them) into positions.
 func (p *locationPositions) resolve(frames []int32, wide []uint64) error {
+	if p.identity {
+		for i, f := range frames {
+			if f < 1 || f > p.n {
+				return errNoLocation
+			}
+			frames[i] = f - 1
+		}
+		return nil
+	}
 	for i, f := range frames {
 		id := uint64(f)
 		if f < 0 {
