@@ -2,9 +2,9 @@ package source
 
 import (
 	"fmt"
-	"strings"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
