@@ -25,7 +25,9 @@ import (
 //   - JSON lines (the file exporter's default): one such object per line.
 //
 // Gzip around any of them was already removed by Options.decode. Every message is converted
-// on its own dictionary and the results become one profile (otlp_convert.go).
+// on its own dictionary and the results become one profile (otlp_convert.go). OTLP protobuf
+// that is streamed (stream.go) is read as it arrives instead, by streamOTLP
+// (otlp_stream.go), into the same converter.
 
 // errNotOTLP is protobuf input that is neither an OTLP message nor a length-prefixed stream
 // of them, when the format was forced.
@@ -34,33 +36,100 @@ var errNotOTLP = errors.New("not an OTLP profiles message: want a ProfilesData o
 // parseOTLP reads decompressed OTLP input in any of its containers and converts it to one
 // pprof profile. The warnings are what the conversion passed over.
 func (o Options) parseOTLP(raw []byte) (decoded, error) {
-	var msgs []*otlppb.ProfilesData
-	var repeats [][]*otlpRepeats
+	lim := o.limits()
+	var msgs []*otlpMessage
+	counted := 0 // the Profiles of the messages taken so far
+	take := func(data *otlppb.ProfilesData, repeats []*otlpRepeats) error {
+		m, err := otlpMessageOf(data, repeats, &counted, o.OTLPProfile, lim.samples)
+		msgs = append(msgs, m)
+		return err
+	}
 	// Protobuf first: its test is exact, whereas a message can start with a newline (the
 	// tag of field 1) followed by '{' (a length of 123).
 	frames, ok := otlpFrames(raw)
 	switch {
 	case !ok && isJSONObject(raw):
-		var err error
-		if msgs, err = decodeOTLPJSON(raw); err != nil {
+		data, err := decodeOTLPJSON(raw)
+		if err != nil {
 			return decoded{}, err
+		}
+		for _, d := range data {
+			if err := take(d, nil); err != nil {
+				return decoded{}, err
+			}
 		}
 	case !ok:
 		return decoded{}, errNotOTLP
 	default:
 		for i, frame := range frames {
 			msg, r, err := decodeOTLPProto(frame)
+			if err == nil {
+				err = take(msg, r)
+			}
 			if err != nil {
-				if len(frames) > 1 {
+				if len(frames) > 1 && !isLimit(err) {
 					return decoded{}, fmt.Errorf("OTLP message %d of %d: %w", i+1, len(frames), err)
 				}
 				return decoded{}, err
 			}
-			msgs = append(msgs, msg)
-			repeats = append(repeats, r)
 		}
 	}
-	return convertOTLP(msgs, repeats, o.OTLPProfile, len(raw), o.limits())
+	return convertOTLP(msgs, o.OTLPProfile, len(raw), lim)
+}
+
+// otlpMessageOf takes a message that proto.Unmarshal or protojson decoded for the converter:
+// the samples of each Profile are added up (otlpSamples) and let go. repeats are the
+// samples collapseOTLPSamples left, nil when none repeat. counted is the number of Profiles
+// of the messages before, which this message's add to; only the samples of the Profile
+// selected picks (all with 0) are added up, each Profile's distinct ones up to limit.
+func otlpMessageOf(data *otlppb.ProfilesData, repeats []*otlpRepeats, counted *int, selected, limit int) (*otlpMessage, error) {
+	m := &otlpMessage{dict: data.GetDictionary()}
+	for _, rp := range data.GetResourceProfiles() {
+		for _, sp := range rp.GetScopeProfiles() {
+			for _, prof := range sp.GetProfiles() {
+				*counted++
+				op := &otlpProfile{rp: rp, sp: sp, prof: prof}
+				k := len(m.profiles) // the Profile's position in its message
+				m.profiles = append(m.profiles, op)
+				samples := prof.GetSamples()
+				prof.Samples = nil
+				if selected != 0 && *counted != selected {
+					continue
+				}
+				var r *otlpRepeats
+				if k < len(repeats) {
+					r = repeats[k]
+				}
+				if r != nil && len(r.index) != len(samples) {
+					return nil, fmt.Errorf("profile %d: %d samples decoded where %d were kept", *counted, len(samples), len(r.index))
+				}
+				var err error
+				if op.samples, err = addUpSamples(samples, r, limit); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+// addUpSamples adds up decoded samples; r, when not nil, says which sample each stands for
+// and how many times (collapseOTLPSamples).
+func addUpSamples(samples []*otlppb.Sample, r *otlpRepeats, limit int) (*otlpSamples, error) {
+	a := newOTLPSamples(limit)
+	var key []byte
+	for i, s := range samples {
+		at, times := int64(i), int64(1)
+		if r != nil {
+			at, times = int64(r.index[i]), r.count[i]
+		}
+		f := otlpSampleFields{stack: s.GetStackIndex(), link: s.GetLinkIndex(), attrs: s.GetAttributeIndices(), ts: s.GetTimestampsUnixNano()}
+		key = f.appendKey(key[:0])
+		if err := a.add(key, otlpSampleValue(s.GetValues(), f.ts), times, at); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 // isOTLP says whether decompressed input is OTLP profiles in one of the containers

@@ -1,11 +1,13 @@
 package source
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,13 +94,30 @@ var errOTLPValueTooDeep = fmt.Errorf("arrays and key-value lists nested more tha
 // inputs have a handful (Go heap profiles 4, JFR recordings about 10).
 const maxOTLPSampleTypes = 64
 
+// otlpMessage is one OTLP message as the converter takes it, whichever reader decoded it:
+// its dictionary and its Profiles in order, each with its samples added up (otlpSamples).
+type otlpMessage struct {
+	dict     *otlppb.ProfilesDictionary
+	profiles []*otlpProfile
+}
+
+// otlpProfile is one Profile of a message. prof holds its fields but the samples; rp and sp
+// are the resource and scope it sits under, for their Resource and Scope only. samples is nil
+// for a Profile that --otlp-profile leaves out.
+type otlpProfile struct {
+	rp      *otlppb.ResourceProfiles
+	sp      *otlppb.ScopeProfiles
+	prof    *otlppb.Profile
+	samples *otlpSamples
+}
+
 // otlpRef is one OTLP Profile to convert, with where it sits.
 type otlpRef struct {
 	dict     *otlpDict
 	resource []*common.KeyValue
 	scope    *otlppb.ScopeProfiles
 	prof     *otlppb.Profile
-	repeats  *otlpRepeats      // the samples prof's message repeated, or nil
+	samples  *otlpSamples
 	st, pt   profile.ValueType // sample type and period type, resolved
 	column   int               // index of st among the pprof sample types
 	derived  int               // index of the time derived from counts and period, or -1
@@ -136,17 +155,17 @@ type otlpStack struct {
 	made   bool
 }
 
-// convertOTLP converts decoded OTLP messages to one pprof profile. selected, from 1, picks the
+// convertOTLP converts decoded OTLP messages to one pprof profile, letting go of each message
+// once it is converted (the caller's msgs are left nil). selected, from 1, picks the
 // one Profile to convert, counting the Profiles of every scope of every resource of every
-// message in order; 0 converts them all. repeats are, for each protobuf message, the
-// samples its Profiles repeated (collapseOTLPSamples). size is the input's size, which sets
-// the budget of frames and labels of all samples together (otlpBudget); the frames and
-// labels of each sample are checked against lim as it is converted, as checkLimits would
-// check them afterwards.
-func convertOTLP(msgs []*otlppb.ProfilesData, repeats [][]*otlpRepeats, selected, size int, lim limits) (decoded, error) {
+// message in order; 0 converts them all. size is the input's size, which sets the budget of
+// frames and labels of all samples together (otlpBudget); the frames and labels of each
+// sample are checked against lim as it is converted, as checkLimits would check them
+// afterwards.
+func convertOTLP(msgs []*otlpMessage, selected, size int, lim limits) (decoded, error) {
 	budget := otlpBudget(size)
 	c := &otlpConverter{p: &profile.Profile{}, budget: budget, initial: budget, size: size, lim: lim}
-	refs, err := c.collect(msgs, repeats, selected)
+	refs, err := c.collect(msgs, selected)
 	if err != nil {
 		return decoded{}, err
 	}
@@ -157,10 +176,17 @@ func convertOTLP(msgs []*otlppb.ProfilesData, repeats [][]*otlpRepeats, selected
 	if c.budget < 0 {
 		return decoded{}, c.tooLarge()
 	}
-	for _, r := range refs {
+	// What a Profile's samples were read into, and a message's dictionary once its last
+	// Profile is converted, are let go: an input of many messages holds them all until
+	// then, and the profile made of them is copied once more by Merge.
+	for i, r := range refs {
 		if err := c.samples(r); err != nil {
 			return decoded{}, err
 		}
+		if i+1 == len(refs) || refs[i+1].dict != r.dict {
+			*r.dict = otlpDict{}
+		}
+		refs[i] = nil
 	}
 	inferMappingFlags(c.p)
 	// pprof takes the first mapping for the main binary; a frame type's is never that.
@@ -196,12 +222,12 @@ func (c *otlpConverter) checkEntries(d *otlppb.ProfilesDictionary) error {
 }
 
 // collect lists the Profiles to convert and resolves their types.
-func (c *otlpConverter) collect(msgs []*otlppb.ProfilesData, repeats [][]*otlpRepeats, selected int) ([]*otlpRef, error) {
+func (c *otlpConverter) collect(msgs []*otlpMessage, selected int) ([]*otlpRef, error) {
 	var refs []*otlpRef
 	n := 0
 	for m, msg := range msgs {
-		k := 0 // the Profile's position in its message
-		d := &otlpDict{c: c, d: msg.GetDictionary()}
+		msgs[m] = nil // refs hold what is converted of it
+		d := &otlpDict{c: c, d: msg.dict}
 		if err := c.checkEntries(d.d); err != nil {
 			return nil, err
 		}
@@ -210,31 +236,21 @@ func (c *otlpConverter) collect(msgs []*otlppb.ProfilesData, repeats [][]*otlpRe
 		d.mappings = make([]*profile.Mapping, len(d.d.GetMappingTable()))
 		d.stacks = make([]otlpStack, len(d.d.GetStackTable()))
 		d.checked = make([]bool, len(d.d.GetAttributeTable()))
-		for _, rp := range msg.GetResourceProfiles() {
-			for _, sp := range rp.GetScopeProfiles() {
-				for _, prof := range sp.GetProfiles() {
-					n++
-					k++
-					if selected != 0 && n != selected {
-						continue
-					}
-					r := &otlpRef{dict: d, resource: rp.GetResource().GetAttributes(), scope: sp, prof: prof, derived: -1}
-					if m < len(repeats) && k <= len(repeats[m]) {
-						r.repeats = repeats[m][k-1]
-					}
-					if r.repeats != nil && len(r.repeats.index) != len(prof.GetSamples()) {
-						return nil, fmt.Errorf("profile %d: %d samples decoded where %d were kept", n, len(prof.GetSamples()), len(r.repeats.index))
-					}
-					var err error
-					if r.st, err = d.valueType(prof.GetSampleType()); err != nil {
-						return nil, fmt.Errorf("profile %d: sample type: %w", n, err)
-					}
-					if r.pt, err = d.valueType(prof.GetPeriodType()); err != nil {
-						return nil, fmt.Errorf("profile %d: period type: %w", n, err)
-					}
-					refs = append(refs, r)
-				}
+		for _, op := range msg.profiles {
+			n++
+			if selected != 0 && n != selected {
+				continue
 			}
+			prof := op.prof
+			r := &otlpRef{dict: d, resource: op.rp.GetResource().GetAttributes(), scope: op.sp, prof: prof, samples: op.samples, derived: -1}
+			var err error
+			if r.st, err = d.valueType(prof.GetSampleType()); err != nil {
+				return nil, fmt.Errorf("profile %d: sample type: %w", n, err)
+			}
+			if r.pt, err = d.valueType(prof.GetPeriodType()); err != nil {
+				return nil, fmt.Errorf("profile %d: period type: %w", n, err)
+			}
+			refs = append(refs, r)
 		}
 	}
 	switch {
@@ -386,48 +402,30 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 	}
 
 	// Samples with the same stack, attributes, link and timestamps become identical pprof
-	// samples, which profile.Merge adds up: they are added up here at once, so that a
-	// stack or an attribute shared by many samples is expanded once, not once a sample.
-	// As Merge does, a sample whose values are all zero is dropped (but checked), the sum
-	// stands where the first sample with a value stood, and Merge drops sums of zero.
+	// samples, which profile.Merge adds up: they were added up as they were read
+	// (otlpSamples), so that a stack or an attribute shared by many samples is expanded
+	// once, not once a sample. As Merge does, a sample whose values are all zero is dropped
+	// (but checked), the sum stands where the first sample with a value stood, and Merge
+	// drops sums of zero.
 	period := r.prof.GetPeriod()
 	n := len(c.p.SampleType)
-	seen := make(map[string]*profile.Sample) // nil for samples of zero values only
-	var key []byte
-	for i, s := range r.prof.GetSamples() {
-		// A sample the message repeated stands for its repeats (collapseOTLPSamples).
-		at, times := i, int64(1)
-		if r.repeats != nil {
-			at, times = int(r.repeats.index[i]), r.repeats.count[i]
-		}
-		key = otlpSampleKey(key[:0], s)
-		v := otlpSampleValue(s)
-		zero := v == 0
-		v *= times // as adding it times times does, overflow included
-		sum, ok := seen[string(key)]
-		if ok && (zero || sum != nil) {
-			if !zero {
-				sum.Value[r.column] += v
-				if r.derived >= 0 {
-					sum.Value[r.derived] += v * period
-				}
-			}
-			continue
-		}
-		ps, err := d.sample(s, &shared, zero)
+	var s otlpSampleFields
+	for _, e := range r.samples.events {
+		s.fromKey(r.samples.keys.at(int(e.key)))
+		ps, err := d.sample(&s, &shared, e.zero)
 		var depth *DepthLimitError
 		var labels *LabelLimitError
 		switch {
 		case errors.As(err, &depth), errors.As(err, &labels):
 			return err // as checkLimits, and every other format, says it
 		case err != nil:
-			return fmt.Errorf("sample %d: %w", at, err)
+			return fmt.Errorf("sample %d: %w", e.at, err)
 		}
-		seen[string(key)] = ps
 		if ps == nil {
 			continue
 		}
-		addTimestamps(ps, s.GetTimestampsUnixNano())
+		addTimestamps(ps, s.ts)
+		v := r.samples.sums[e.key]
 		ps.Value = make([]int64, n)
 		ps.Value[r.column] = v
 		if r.derived >= 0 {
@@ -438,19 +436,162 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 	return nil
 }
 
-// otlpSampleKey appends to b what identifies a sample's pprof sample within its Profile:
-// its stack, attributes, link and timestamps.
-func otlpSampleKey(b []byte, s *otlppb.Sample) []byte {
-	b = binary.AppendUvarint(b, uint64(uint32(s.GetStackIndex())))
-	b = binary.AppendUvarint(b, uint64(uint32(s.GetLinkIndex())))
-	b = binary.AppendUvarint(b, uint64(len(s.GetAttributeIndices())))
-	for _, a := range s.GetAttributeIndices() {
+// otlpSampleFields are what the converter reads of an OTLP sample but its values, which
+// are added up: what identifies its pprof sample within its Profile.
+type otlpSampleFields struct {
+	stack, link int32
+	attrs       []int32
+	ts          []uint64
+}
+
+// appendKey appends to b the fields as one byte string, the key samples are added up by.
+func (s *otlpSampleFields) appendKey(b []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(uint32(s.stack)))
+	b = binary.AppendUvarint(b, uint64(uint32(s.link)))
+	b = binary.AppendUvarint(b, uint64(len(s.attrs)))
+	for _, a := range s.attrs {
 		b = binary.AppendUvarint(b, uint64(uint32(a)))
 	}
-	for _, t := range s.GetTimestampsUnixNano() {
+	for _, t := range s.ts {
 		b = binary.AppendUvarint(b, t)
 	}
 	return b
+}
+
+// fromKey sets the fields from a key appendKey made, reusing their slices.
+func (s *otlpSampleFields) fromKey(key []byte) {
+	next := func() uint64 {
+		v, n := binary.Uvarint(key)
+		key = key[n:]
+		return v
+	}
+	s.stack, s.link = int32(next()), int32(next())
+	s.attrs = s.attrs[:0]
+	for range next() {
+		s.attrs = append(s.attrs, int32(next()))
+	}
+	s.ts = s.ts[:0]
+	for len(key) > 0 {
+		s.ts = append(s.ts, next())
+	}
+}
+
+// otlpSampleValue is the one value of a sample, by its shape: the sum of its values, or
+// without values the number of its timestamps, each an event worth 1. Values are int64s,
+// which a reader may hold as the uint64s of their varints.
+func otlpSampleValue[V int64 | uint64](values []V, ts []uint64) int64 {
+	if len(values) == 0 {
+		return int64(len(ts))
+	}
+	var sum int64
+	for _, v := range values {
+		sum += int64(v)
+	}
+	return sum
+}
+
+// otlpSamples are the samples of one Profile added up as they are read, by their key
+// (otlpSampleFields.appendKey): a Profile of millions of samples over a few thousand stacks
+// holds a few thousand keys and sums, whichever reader reads it. The converter then goes
+// through the events, which are what converting the samples one by one would have done in
+// that order: convert a key where it is first met (checking only a sample of zero value),
+// and again where it is first met with a value after it was met without one. Keys are
+// refused past limit, when not 0: each costs memory until the input is converted.
+type otlpSamples struct {
+	keys   keyArena
+	index  hashIndex
+	seed   maphash.Seed
+	sums   []int64 // by key
+	valued []bool  // by key: an event with a value was recorded
+	events []otlpEvent
+	limit  int
+}
+
+// otlpEvent is a key to convert, met first (or first with a value) at the sample at.
+type otlpEvent struct {
+	at   int64
+	key  int32
+	zero bool
+}
+
+func newOTLPSamples(limit int) *otlpSamples {
+	return &otlpSamples{seed: maphash.MakeSeed(), limit: limit}
+}
+
+// add adds times samples of the key, each of value v (which, as profile.Merge adds them,
+// may wrap around); at is the position of the first among the Profile's samples.
+func (a *otlpSamples) add(key []byte, v, times, at int64) error {
+	i, found := a.find(key)
+	if !found {
+		if a.limit > 0 && i >= a.limit {
+			return &SampleLimitError{Limit: a.limit}
+		}
+		a.keys.add(key)
+		a.sums = append(a.sums, v*times)
+		a.valued = append(a.valued, v != 0)
+		a.events = append(a.events, otlpEvent{at: at, key: int32(i), zero: v == 0})
+		return nil
+	}
+	if v != 0 && !a.valued[i] {
+		a.valued[i] = true
+		a.events = append(a.events, otlpEvent{at: at, key: int32(i)})
+	}
+	a.sums[i] += v * times
+	return nil
+}
+
+// find is the position of key among the keys, or the position it takes if new (and false).
+// The keys of a Profile of a handful of them, of which an input of many small messages has
+// thousands, are looked through; past indexFrom keys, they are indexed.
+func (a *otlpSamples) find(key []byte) (int, bool) {
+	same := func(j int) bool { return bytes.Equal(a.keys.at(j), key) }
+	n := len(a.keys.refs)
+	if n < indexFrom {
+		for j := range n {
+			if same(j) {
+				return j, true
+			}
+		}
+		if n < indexFrom-1 {
+			return n, false
+		}
+		for j := range n {
+			a.index.find(maphash.Bytes(a.seed, a.keys.at(j)), func(int) bool { return false })
+		}
+	}
+	return a.index.find(maphash.Bytes(a.seed, key), same)
+}
+
+// keyArena holds byte strings one after another in chunks, which double up to arenaChunk
+// bytes (a longer string has a chunk of its own): millions of short keys cost their bytes
+// and a reference each, not an allocation each, and a few keys a few bytes.
+type keyArena struct {
+	chunks [][]byte
+	refs   []keyRef
+}
+
+type keyRef struct{ chunk, off, n int32 }
+
+// add appends a copy of b.
+func (a *keyArena) add(b []byte) {
+	n := len(a.chunks)
+	if n == 0 || cap(a.chunks[n-1])-len(a.chunks[n-1]) < len(b) {
+		size := 64
+		if n > 0 {
+			size = min(2*cap(a.chunks[n-1]), arenaChunk)
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, max(size, len(b))))
+		n++
+	}
+	c := a.chunks[n-1]
+	a.refs = append(a.refs, keyRef{chunk: int32(n - 1), off: int32(len(c)), n: int32(len(b))})
+	a.chunks[n-1] = append(c, b...)
+}
+
+// at is the i-th string added.
+func (a *keyArena) at(i int) []byte {
+	r := a.refs[i]
+	return a.chunks[r.chunk][r.off : r.off+r.n : r.off+r.n]
 }
 
 // timestampLabel is the numeric label that keeps a sample's timestamps, in nanoseconds since
@@ -479,28 +620,15 @@ func addTimestamps(ps *profile.Sample, ts []uint64) {
 	ps.NumUnit[timestampLabel] = units
 }
 
-// otlpSampleValue is the one value of a sample, by its shape: the sum of its values, or
-// without values the number of its timestamps, each an event worth 1.
-func otlpSampleValue(s *otlppb.Sample) int64 {
-	if len(s.GetValues()) == 0 {
-		return int64(len(s.GetTimestampsUnixNano()))
-	}
-	var sum int64
-	for _, v := range s.GetValues() {
-		sum += v
-	}
-	return sum
-}
-
 // sample converts a sample's stack and labels; shared are the labels of its Profile and
 // resource, which its own attributes override. A sample whose values are all zero is only
 // checked, and nil returned: profile.Merge would drop it, and checkLimits never see it.
 // Others are checked against the limits of frames and labels a sample may have as they are
 // converted, so that a sample over them costs no more than the limits.
-func (d *otlpDict) sample(s *otlppb.Sample, shared *labelSet, zero bool) (*profile.Sample, error) {
+func (d *otlpDict) sample(s *otlpSampleFields, shared *labelSet, zero bool) (*profile.Sample, error) {
 	c := d.c
 	stacks := d.d.GetStackTable()
-	si := s.GetStackIndex()
+	si := s.stack
 	if si < 0 || int(si) >= len(stacks) {
 		return nil, indexError("stack_table", si, len(stacks))
 	}
@@ -522,7 +650,7 @@ func (d *otlpDict) sample(s *otlppb.Sample, shared *labelSet, zero bool) (*profi
 
 	if zero {
 		// Each attribute is checked once, however many samples carry it.
-		for _, i := range s.GetAttributeIndices() {
+		for _, i := range s.attrs {
 			if i >= 0 && int(i) < len(d.checked) && d.checked[i] {
 				continue
 			}
@@ -535,14 +663,14 @@ func (d *otlpDict) sample(s *otlppb.Sample, shared *labelSet, zero bool) (*profi
 			}
 			d.checked[i] = true
 		}
-		if li, links := s.GetLinkIndex(), d.d.GetLinkTable(); li != 0 && (li < 0 || int(li) >= len(links)) {
+		if li, links := s.link, d.d.GetLinkTable(); li != 0 && (li < 0 || int(li) >= len(links)) {
 			return nil, indexError("link_table", li, len(links))
 		}
 		return nil, nil
 	}
 
 	ls := labelSet{max: c.lim.labels}
-	for _, i := range s.GetAttributeIndices() {
+	for _, i := range s.attrs {
 		key, v, unit, err := d.attribute(i)
 		if err != nil {
 			return nil, err
@@ -551,7 +679,7 @@ func (d *otlpDict) sample(s *otlppb.Sample, shared *labelSet, zero bool) (*profi
 			return nil, err
 		}
 	}
-	if li := s.GetLinkIndex(); li != 0 {
+	if li := s.link; li != 0 {
 		links := d.d.GetLinkTable()
 		if li < 0 || int(li) >= len(links) {
 			return nil, indexError("link_table", li, len(links))
@@ -570,7 +698,7 @@ func (d *otlpDict) sample(s *otlppb.Sample, shared *labelSet, zero bool) (*profi
 		return nil, &LabelLimitError{Limit: c.lim.labels}
 	}
 	labels := ls.n
-	if ts := s.GetTimestampsUnixNano(); len(ts) > 0 && !stamped {
+	if ts := s.ts; len(ts) > 0 && !stamped {
 		labels += len(ts) // addTimestamps
 	}
 	if c.lim.labels > 0 && labels > c.lim.labels {

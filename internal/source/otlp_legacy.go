@@ -20,7 +20,9 @@ import (
 //     samples there are not stacks but slices of a profile-wide location list.
 //
 // The older layouts are detected from the wire types and field numbers of the samples and
-// profiles, and their fields renumbered with protowire before the message is decoded.
+// profiles, and their fields renumbered with protowire before the message is decoded. A
+// message read as a stream is read in whichever layout its samples show as they come
+// (otlp_stream.go), from the same signals (layoutSignals).
 
 // otlpLayout is a wire layout of the OTLP profiles proto.
 type otlpLayout int
@@ -68,48 +70,73 @@ func otlpWireLayout(msg []byte) (otlpLayout, error) {
 	err := visitNested(msg, pathToProfile(), func(prof []byte) error {
 		sampleTypes := 0
 		err := eachField(prof, func(f wireField) error {
-			switch {
-			case f.num == 1:
-				sampleTypes++
-				s.pre18 = s.pre18 || sampleTypes > 1 // repeated sample_type
-			case f.num == 3 && f.typ != protowire.Fixed64Type, f.num == 13, f.num == 14:
-				s.pre18 = true // location_indices; fields beyond attribute_indices
-			case f.num == 12, f.num == 8 && len(f.content) > 0, f.num == 9 && f.typ == protowire.VarintType:
-				// attribute_indices, profile_id, dropped_attributes_count. An empty field 8
-				// (as the eBPF profiler's v1.9 files have) reads the same either way: the
-				// current decoder keeps it as an unknown field.
-				s.v18Profile = true
-			}
+			s.profileField(f.num, f.typ, len(f.content) > 0, &sampleTypes)
 			return nil
 		})
 		if err != nil {
 			return err
 		}
 		return visitNested(prof, pathToSample(), func(sample []byte) error {
-			var has [7]bool
+			var has sampleFieldSet
 			err := eachField(sample, func(f wireField) error {
-				if f.num < protowire.Number(len(has)) {
-					has[f.num] = true
-				}
-				switch {
-				case f.num == 6, f.num == 5 && f.typ == protowire.VarintType:
-					s.pre18 = true // timestamps, link_index of the pre-v1.8 Sample
-				case f.num == 3 && f.typ == protowire.BytesType, f.num == 4 && f.typ == protowire.VarintType:
-					s.oldSample = true // packed attribute_indices, link_index
-				case f.num == 4 && f.typ == protowire.BytesType:
-					s.newSample = true // packed values
-				}
+				s.sampleField(f.num, f.typ, &has)
 				return nil
 			})
-			if has[2] && !has[4] && !has[5] {
-				s.oldSampleWithoutValues = true
-			}
+			s.sampleEnd(has)
 			return err
 		})
 	})
 	if err != nil {
 		return layoutCurrent, nil
 	}
+	return s.layout()
+}
+
+// profileField notes what a field of a Profile says about the layout: its number, its wire
+// type, whether it is length-delimited with some content. sampleTypes counts the Profile's
+// fields 1 so far.
+func (s *layoutSignals) profileField(num protowire.Number, typ protowire.Type, content bool, sampleTypes *int) {
+	switch {
+	case num == 1:
+		*sampleTypes++
+		s.pre18 = s.pre18 || *sampleTypes > 1 // repeated sample_type
+	case num == 3 && typ != protowire.Fixed64Type, num == 13, num == 14:
+		s.pre18 = true // location_indices; fields beyond attribute_indices
+	case num == 12, num == 8 && typ == protowire.BytesType && content, num == 9 && typ == protowire.VarintType:
+		// attribute_indices, profile_id, dropped_attributes_count. An empty field 8
+		// (as the eBPF profiler's v1.9 files have) reads the same either way: the
+		// current decoder keeps it as an unknown field.
+		s.v18Profile = true
+	}
+}
+
+// sampleFieldSet says which of the fields 0 to 6 a sample has, of any wire type.
+type sampleFieldSet [7]bool
+
+// sampleField notes what a field of a Sample says about the layout, and that the sample has it.
+func (s *layoutSignals) sampleField(num protowire.Number, typ protowire.Type, has *sampleFieldSet) {
+	if num < protowire.Number(len(has)) {
+		has[num] = true
+	}
+	switch {
+	case num == 6, num == 5 && typ == protowire.VarintType:
+		s.pre18 = true // timestamps, link_index of the pre-v1.8 Sample
+	case num == 3 && typ == protowire.BytesType, num == 4 && typ == protowire.VarintType:
+		s.oldSample = true // packed attribute_indices, link_index
+	case num == 4 && typ == protowire.BytesType:
+		s.newSample = true // packed values
+	}
+}
+
+// sampleEnd notes what the fields a sample has say about the layout.
+func (s *layoutSignals) sampleEnd(has sampleFieldSet) {
+	if has[2] && !has[4] && !has[5] {
+		s.oldSampleWithoutValues = true
+	}
+}
+
+// layout is the layout the signals of a whole message tell.
+func (s *layoutSignals) layout() (otlpLayout, error) {
 	switch {
 	case s.pre18:
 		return layoutCurrent, errPre18Layout

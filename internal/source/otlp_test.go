@@ -598,12 +598,15 @@ func TestOTLPContainers(t *testing.T) {
 	}
 }
 
-// TestOTLPErrors checks that malformed OTLP is a one-line error naming what is wrong.
-func TestOTLPErrors(t *testing.T) {
-	cases := map[string]struct {
-		mutate func(*otlppb.ProfilesData)
-		want   string
-	}{
+// otlpErrorCase is a change that makes semanticsMessage malformed, and what the error says.
+type otlpErrorCase struct {
+	mutate func(*otlppb.ProfilesData)
+	want   string
+}
+
+// otlpErrors are the malformed messages TestOTLPErrors reads, by what is wrong.
+func otlpErrors() map[string]otlpErrorCase {
+	return map[string]otlpErrorCase{
 		"stack index": {func(m *otlppb.ProfilesData) {
 			m.ResourceProfiles[0].ScopeProfiles[0].Profiles[0].Samples[0].StackIndex = 99
 		}, "stack_table index 99 out of range"},
@@ -632,7 +635,11 @@ func TestOTLPErrors(t *testing.T) {
 			m.ResourceProfiles = nil
 		}, "no profiles in the OTLP input"},
 	}
-	for name, c := range cases {
+}
+
+// TestOTLPErrors checks that malformed OTLP is a one-line error naming what is wrong.
+func TestOTLPErrors(t *testing.T) {
+	for name, c := range otlpErrors() {
 		m := semanticsMessage()
 		c.mutate(m)
 		_, _, err := source.Options{}.LoadBytes([]string{"bad.pb"}, [][]byte{marshal(t, m)})
@@ -702,9 +709,9 @@ func BenchmarkLoadOTLP(b *testing.B) {
 	}
 }
 
-// TestOTLPFrameTypes checks that each location's profile.frame.type reaches the input's
-// FrameTypes by mapping file, on a message built in code and on an eBPF profiler capture.
-func TestOTLPFrameTypes(t *testing.T) {
+// frameTypesMessage is a message whose locations have frame types: one per mapping, none,
+// two on one mapping, and one without a mapping.
+func frameTypesMessage() *otlppb.ProfilesData {
 	d := newDict()
 	ft := func(v string) []int32 { return []int32{d.attr("profile.frame.type", str(v), "")} }
 	for _, f := range []string{"/bin/app", "vmlinux", "/lib/mixed.so"} {
@@ -717,7 +724,7 @@ func TestOTLPFrameTypes(t *testing.T) {
 	mixed1 := d.loc(&otlppb.Location{MappingIndex: 3, Lines: line("m1"), AttributeIndices: ft("native")})
 	mixed2 := d.loc(&otlppb.Location{MappingIndex: 3, Lines: line("m2"), AttributeIndices: ft("cpython")})
 	jit := d.loc(&otlppb.Location{Lines: line("Main.run"), AttributeIndices: ft("jvm")})
-	msg := &otlppb.ProfilesData{
+	return &otlppb.ProfilesData{
 		ResourceProfiles: []*otlppb.ResourceProfiles{{ScopeProfiles: []*otlppb.ScopeProfiles{{Profiles: []*otlppb.Profile{{
 			SampleType: &otlppb.ValueType{TypeStrindex: d.s("samples"), UnitStrindex: d.s("count")},
 			Samples: []*otlppb.Sample{
@@ -727,7 +734,12 @@ func TestOTLPFrameTypes(t *testing.T) {
 		}}}}}},
 		Dictionary: d.d,
 	}
-	_, inputs, err := source.Options{}.LoadBytes([]string{"msg.pb"}, [][]byte{marshal(t, msg)})
+}
+
+// TestOTLPFrameTypes checks that each location's profile.frame.type reaches the input's
+// FrameTypes by mapping file, on a message built in code and on an eBPF profiler capture.
+func TestOTLPFrameTypes(t *testing.T) {
+	_, inputs, err := source.Options{}.LoadBytes([]string{"msg.pb"}, [][]byte{marshal(t, frameTypesMessage())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -778,4 +790,39 @@ func TestOTLPFrameTypes(t *testing.T) {
 		t.Errorf("mappings after a round trip (-want +got):\n%s", diff)
 	}
 	sameTops(t, ebpf, back)
+}
+
+// TestOTLPStreamedAsWhole reads the messages built here, and the pprof profiles of the round
+// trip written as OTLP, as a stream and in memory (source.CheckStreamedOTLP): the same
+// profile, or an error for both.
+func TestOTLPStreamedAsWhole(t *testing.T) {
+	inputs := map[string][]byte{
+		"semantics":   marshal(t, semanticsMessage()),
+		"frame types": marshal(t, frameTypesMessage()),
+	}
+	for name, c := range otlpErrors() {
+		m := semanticsMessage()
+		c.mutate(m)
+		inputs["malformed: "+name] = marshal(t, m)
+	}
+	for name, p := range roundTripProfiles(t) {
+		var buf bytes.Buffer
+		if err := source.WriteOTLPProto(&buf, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		inputs["round trip: "+name] = buf.Bytes()
+	}
+	var stream []byte
+	for _, msg := range [][]byte{inputs["semantics"], inputs["frame types"]} {
+		stream = binary.BigEndian.AppendUint32(stream, uint32(len(msg)))
+		stream = append(stream, msg...)
+	}
+	inputs["stream"] = stream
+	for name, data := range inputs {
+		t.Run(name, func(t *testing.T) {
+			for _, o := range []source.Options{{}, {OTLPProfile: 2}, {OTLPProfile: 3}} {
+				source.CheckStreamedOTLP(t, o, data)
+			}
+		})
+	}
 }

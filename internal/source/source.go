@@ -4,10 +4,11 @@
 // Load follows pprof's fetchProfiles with -symbolize=none, step by step:
 //
 //  1. Each argument is read as a stream (stream.go), gunzipped as it is read if it is gzip,
-//     and parsed: profile.proto and folded stacks as the bytes arrive, profile.proto by the
-//     same decoder that builds exactly the profile profile.ParseData would with much less
-//     memory (decode.go); everything else (OpenTelemetry profiles, pprof's legacy text and
-//     binary formats, a regular file the stream decoder does not take) is read whole and
+//     and parsed: profile.proto, OpenTelemetry protobuf and folded stacks as the bytes
+//     arrive, profile.proto by the same decoder that builds exactly the profile
+//     profile.ParseData would with much less memory (decode.go); everything else (OTLP/JSON,
+//     pprof's legacy text and binary formats, a regular file the stream decoders do not
+//     take) is read whole and
 //     parsed, pprof's formats by profile.ParseData itself, so what parses stays pprof's. An
 //     input whose start no format can have is refused from its first 4 KB. The result is
 //     validated.
@@ -377,7 +378,8 @@ func (o Options) group(args []string, rd argReader) (*profile.Profile, []Input, 
 // gets the fake one pprof gives it.
 //
 // When rd streams, a file or standard input holding profile.proto is decoded as it is read
-// and decompressed (streamArg), and so are folded stacks; other formats are read whole first.
+// and decompressed (streamArg), and so are OTLP protobuf and folded stacks; other formats are
+// read whole first.
 func (o Options) parse(arg string, rd argReader) (*profile.Profile, Input, error) {
 	d, in, err := o.parseDecoded(arg, rd)
 	if err != nil {

@@ -342,13 +342,14 @@ func headOf(start []byte, n int) []byte {
 	return head[:k]
 }
 
-// streamArg reads arg (a file or "-") as a stream when its start shows profile.proto or
-// folded stacks (or Options.Format names one of them and the start agrees), decompressing
-// as it reads: neither the compressed nor the decompressed input is ever held whole. ok is
-// false when the input is something else: data then holds it whole, as read, for decode.
-// A regular file that fails to decode as a pprof stream is read whole too, so that
-// profile.ParseData (which reads more than the decoder does, and says what is wrong in its
-// own words) has the last word; a limit error is final.
+// streamArg reads arg (a file or "-") as a stream when its start shows profile.proto, OTLP
+// protobuf or folded stacks (or Options.Format names one of them and the start agrees),
+// decompressing as it reads: neither the compressed nor the decompressed input is ever held
+// whole. ok is false when the input is something else: data then holds it whole, as read,
+// for decode. A regular file that fails to decode as a stream is read whole too, so that
+// the readers over bytes (profile.ParseData, which reads more than the decoder does and says
+// what is wrong in its own words; the OTLP reader) have the last word; a limit error is
+// final.
 func (o Options) streamArg(arg string, in *streamInput) (d decoded, data []byte, ok bool, err error) {
 	defer in.close()
 	d, data, ok, err = o.streamFrom(arg, in)
@@ -384,6 +385,8 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		format = FormatPprof
 	case (format == "" || format == FormatFolded) && (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head):
 		format = FormatFolded
+	case (format == "" || format == FormatOTLP) && looksOTLPProto(head):
+		format = FormatOTLP
 	default:
 		format = ""
 	}
@@ -412,11 +415,17 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		p, warnings, err := o.foldLines(&streamLines{r: br, lim: o.limits()})
 		return decoded{p: p, format: FormatFolded, warnings: warnings}, nil, err == nil, err
 	}
-	lim := o.limits()
-	d, err = decodeFields(&streamFields{r: br, lim: lim}, lim, decodeMode{aggregate: o.Aggregate, noStacks: o.NoStacks, compact: o.compact})
-	if err == nil {
-		d.format, d.labelsCounted = FormatPprof, true
-		return d, nil, true, nil
+	if format == FormatOTLP {
+		if d, err = o.streamOTLP(br); err == nil {
+			return d, nil, true, nil
+		}
+	} else {
+		lim := o.limits()
+		d, err = decodeFields(&streamFields{r: br, lim: lim}, lim, decodeMode{aggregate: o.Aggregate, noStacks: o.NoStacks, compact: o.compact})
+		if err == nil {
+			d.format, d.labelsCounted = FormatPprof, true
+			return d, nil, true, nil
+		}
 	}
 	var (
 		rerr readErr
