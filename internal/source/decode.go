@@ -311,7 +311,7 @@ type decodeMode struct {
 	aggregate bool
 	// noStacks gives samples no locations (Options.NoStacks).
 	noStacks bool
-	// compact leaves the samples as Stacks, the profile without samples (Options.Compact).
+	// compact leaves the samples as Stacks, the profile without samples (LoadStacks).
 	compact bool
 }
 

@@ -389,7 +389,7 @@ func (o Options) parse(arg string, rd argReader) (*profile.Profile, Input, error
 	return d.p, in, nil
 }
 
-// parseDecoded is parse leaving the samples compact where the reader did (Options.compact).
+// parseDecoded is parse leaving the samples compact where the reader did (LoadStacks).
 func (o Options) parseDecoded(arg string, rd argReader) (decoded, Input, error) {
 	d, err := o.parseArg(arg, rd)
 	if err != nil {

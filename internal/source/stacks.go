@@ -5,7 +5,7 @@ import (
 )
 
 // Stacks are the samples of a profile held compactly, for the reports that only add values
-// up along stacks (Options.Compact): a sample is the positions of its locations in the
+// up along stacks (LoadStacks): a sample is the positions of its locations in the
 // profile's location table, its values and its label set, about four bytes a frame where a
 // profile.Sample takes eight for the pointer alone, plus a slice and three maps of its own.
 // The profile they belong to has no Sample; Samples makes them when a report needs them.
