@@ -3,33 +3,42 @@ package source
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/units"
 )
 
-// Merging many inputs (profq merge) folds them into the running result a few at a time
-// instead of parsing pprof's chunks of 128 at once, so that memory follows the largest input
-// and the result rather than the number of inputs.
+// Merging many inputs (profq merge) merges each input into one running result as soon as it
+// is read (merger), instead of parsing pprof's chunks of 128 at once and merging their
+// merges, so that memory follows the result and the largest input rather than the number of
+// inputs, and each input's samples are mapped into the result once.
 //
-// Folding gives the profile pprof's chunks give: the sample types all inputs share, in the
-// first input's order (CompatibilizeSampleTypes keeps the first profile's order, and a set
-// intersected step by step is the same set); the finest unit of each type (scaleProfiles:
-// the minimum, whatever the grouping; the ratios between units are whole numbers, so
-// scaling twice gives what scaling once does); and profile.Merge's result, whose headers
-// (largest period, earliest time, summed durations, comments once each) and samples (summed
-// by stack and labels, in the order they first appear) do not depend on the grouping either.
+// The first inputs are merged together, as one of pprof's chunks is (combine), until they
+// weigh minMergeWeight or number chunkSize: a merge of a few small inputs is exactly pprof's.
+// Every later input is prepared with the result as combine prepares the profiles it merges,
+// then merged into it. This gives the profile pprof's chunks give: the sample types all
+// inputs share, in the first input's order (CompatibilizeSampleTypes keeps the first
+// profile's order, and a set intersected step by step is the same set); the finest unit of
+// each type (scaleProfiles: the minimum, whatever the grouping; the ratios between units are
+// whole numbers, so scaling twice gives what scaling once does); and profile.Merge's result,
+// whose headers (largest period, earliest time, summed durations, comments once each) and
+// samples (summed by stack and labels, in the order they first appear) do not depend on the
+// grouping either. In three corners pprof's result depends on its chunks, and this one on
+// its grouping: samples whose values cancel out (Merge drops them as it ends, so that one
+// added to again later comes last, where the merger keeps its place); a sample type a later
+// input lacks (a sample whose first values were all of that type keeps the place it had,
+// rather than take the place where it first has other values); a finer unit in a later input
+// (ScaleN drops the samples whose rescaled values are all zero: here the result's, where a
+// chunk drops each input's).
 //
-// Each fold re-maps the running result, so folding inputs one by one would cost the result's
-// size once per input: quadratic when the result is large. A batch is therefore folded in
-// when the pending inputs weigh twice as much as the result (or minMergeWeight), which keeps
-// the total work linear: re-mapping the result costs at most half of what mapping the inputs
-// does (with batches of the result's weight it cost as much, and re-mapping, which copies
-// every sample of the result, is the dearer of the two). Memory stays bounded by the result
-// and the largest input, not by their number: about the old result, a batch of twice its
-// weight and the new result (plus, for URLs, up to maxFetches bodies fetched ahead).
+// When preparing changes the result's values (an input lacks one of its sample types, or
+// has a finer unit), the result is merged anew from its samples so changed, as Merge re-maps
+// the profiles it is given: at most once for each sample type dropped and each unit refined.
 
-// minMergeWeight is the smallest batch folded into the running result, in mergeWeight units
-// (about 25 MB of parsed profile): small inputs are folded in batches rather than one by one.
+// minMergeWeight is the weight, in mergeWeight units (about 25 MB of parsed profile), up to
+// which the first inputs are merged together.
 const minMergeWeight = 1 << 18
 
 // mergeWeight estimates the memory of a parsed profile by its number of samples, locations
@@ -40,7 +49,7 @@ func mergeWeight(p *profile.Profile) int {
 
 // Merge reads every argument (a file, "-" or a URL, in any format Load reads) and merges
 // them into one profile with pprof's merge semantics, reading the inputs in order, as they
-// are folded in (see above). Unlike Load, it leaves the profile as the inputs make it:
+// are merged (see above). Unlike Load, it leaves the profile as the inputs make it:
 // drop_frames and keep_frames are kept, not applied, and mapping files are not cleared, so
 // that a report on the merged profile reads what a report on all the inputs reads. Names
 // are demangled as Options.Demangle says (profq merge passes DemangleNone unless told
@@ -51,7 +60,8 @@ func (o Options) Merge(args []string) (*profile.Profile, []Input, error) {
 	return o.merge(args, minMergeWeight)
 }
 
-// merge is Merge folding batches of at least minWeight (tests fold every input alone).
+// merge is Merge, merging the first inputs together until they weigh minWeight (tests merge
+// every input on its own).
 func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input, error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("no profile to read")
@@ -60,54 +70,186 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 		return nil, nil, err
 	}
 	// URLs are fetched maxFetches at a time ahead of their turn, but every input is parsed
-	// and folded in argument order: the result, the warnings and the first error are those
+	// and merged in argument order: the result, the warnings and the first error are those
 	// of reading the inputs one after another.
 	fetches := o.fetchAhead(args)
 	defer fetches.stop()
 	inputs := make([]Input, 0, len(args))
-	var (
-		acc           *profile.Profile
-		accWeight     int
-		pending       []*profile.Profile
-		pendingWeight int
-	)
-	fold := func(done int) error {
-		ps := pending
-		if acc != nil {
-			ps = append([]*profile.Profile{acc}, pending...)
-		}
-		p, err := combine(ps, args[:done])
-		if err != nil {
-			return err
-		}
-		acc, accWeight = p, mergeWeight(p)
-		pending, pendingWeight = nil, 0
-		return nil
-	}
+	f := folding{minWeight: minWeight}
 	for i, arg := range args {
 		p, in, err := o.parse(arg, argReader{open: fetches.open})
 		if err != nil {
 			return nil, nil, err
 		}
 		inputs = append(inputs, in)
-		pending = append(pending, p)
-		pendingWeight += mergeWeight(p)
-		if pendingWeight >= max(2*accWeight, minWeight) || len(pending) == chunkSize {
-			if err := fold(i + 1); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	if len(pending) > 0 {
-		if err := fold(len(args)); err != nil {
+		if err := f.add(p, args[:i+1]); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := demangleProfile(acc, o.Demangle); err != nil {
+	p, err := f.result(args)
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := acc.CheckValid(); err != nil {
+	if err := demangleProfile(p, o.Demangle); err != nil {
+		return nil, nil, err
+	}
+	if err := p.CheckValid(); err != nil {
 		return nil, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
 	}
-	return acc, inputs, nil
+	return p, inputs, nil
+}
+
+// folding is the merge of the inputs read so far (see above).
+type folding struct {
+	minWeight int
+	// batch holds the first inputs until they are merged together, weight their weight.
+	batch  []*profile.Profile
+	weight int
+	// first is the first batch when it was one input, which combine leaves as it is; m the
+	// merge once there are more.
+	first *profile.Profile
+	m     *merger
+}
+
+// add merges p, or keeps it to merge it with the first inputs. args are the arguments read
+// so far, p's last, for error messages.
+func (f *folding) add(p *profile.Profile, args []string) error {
+	if f.first == nil && f.m == nil {
+		f.batch = append(f.batch, p)
+		if f.weight += mergeWeight(p); f.weight >= f.minWeight || len(f.batch) == chunkSize {
+			return f.mergeBatch(args)
+		}
+		return nil
+	}
+	acc := f.first
+	if f.m != nil {
+		changes, err := changesValues(f.m.p, p)
+		if err != nil {
+			return combining(args, err)
+		}
+		acc = f.m.p
+		if changes {
+			acc, f.m = f.m.profile(), nil
+		}
+	}
+	if err := prepare([]*profile.Profile{acc, p}); err != nil {
+		return combining(args, err)
+	}
+	// Merging adds the values of identical samples, and pprof's Merge does not check that
+	// the sums fit. The merger's samples are compact: it counts their sums itself.
+	counted := acc
+	if f.m != nil {
+		counted = summed(f.m)
+	}
+	if err := checkSums([]*profile.Profile{counted, p}); err != nil {
+		return combining(args, err)
+	}
+	if f.m == nil {
+		// Merging acc alone is Merge re-mapping it: acc is the first profile it is given, with
+		// which nothing is incompatible.
+		f.first, f.m = nil, newMerger()
+		_ = f.m.add(acc)
+	}
+	if err := f.m.add(p); err != nil {
+		return combining(args, fmt.Errorf("merging: %w", err))
+	}
+	return nil
+}
+
+// mergeBatch merges the first inputs together, as combine does. args are the arguments read
+// so far.
+func (f *folding) mergeBatch(args []string) error {
+	ps := f.batch
+	f.batch = nil
+	if len(ps) == 1 {
+		p, err := combine(ps, args)
+		f.first = p
+		return err
+	}
+	if err := prepare(ps); err != nil {
+		return combining(args, err)
+	}
+	if err := checkSums(ps); err != nil {
+		return combining(args, err)
+	}
+	f.m = newMerger()
+	for _, p := range ps {
+		if err := f.m.add(p); err != nil {
+			return combining(args, fmt.Errorf("merging: %w", err))
+		}
+	}
+	return nil
+}
+
+// result is the merged profile of all the arguments, args.
+func (f *folding) result(args []string) (*profile.Profile, error) {
+	if len(f.batch) > 0 {
+		if err := f.mergeBatch(args); err != nil {
+			return nil, err
+		}
+	}
+	if f.m == nil {
+		return f.first, nil
+	}
+	return f.m.result(), nil
+}
+
+// combining is the error for arguments whose profiles could not be combined, as combine
+// reports it.
+func combining(args []string, err error) error {
+	return &inputError{"combining " + describe(args), err}
+}
+
+// prepare makes the sample types and units of ps the same, as combine does before merging
+// them.
+func prepare(ps []*profile.Profile) error {
+	adoptPeriodType(ps)
+	if err := profile.CompatibilizeSampleTypes(ps); err != nil {
+		return err
+	}
+	return scaleProfiles(ps)
+}
+
+// changesValues says whether preparing acc and p changes acc's values: whether sample types
+// are dropped from acc, or their units made finer. Both depend on the headers alone, so
+// copies of them are prepared. It fails as preparing fails.
+func changesValues(acc, p *profile.Profile) (bool, error) {
+	a := headers(acc)
+	types := a.SampleType
+	if err := prepare([]*profile.Profile{a, headers(p)}); err != nil {
+		return false, err
+	}
+	if !slices.Equal(a.SampleType, types) {
+		return true, nil
+	}
+	for i, t := range a.SampleType {
+		if ratio, _ := units.Scale(1, acc.SampleType[i].Unit, t.Unit); ratio != 1 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// headers copies what preparing reads and writes of p: all but the samples.
+func headers(p *profile.Profile) *profile.Profile {
+	h := &profile.Profile{
+		SampleType:        copyValueTypes(p.SampleType),
+		Period:            p.Period,
+		DefaultSampleType: p.DefaultSampleType,
+	}
+	if p.PeriodType != nil {
+		h.PeriodType = &profile.ValueType{Type: p.PeriodType.Type, Unit: p.PeriodType.Unit}
+	}
+	return h
+}
+
+// summed is a profile whose only sample holds what checkSums counts of m's samples (they
+// cannot exceed int64, having been checked), so that checkSums of it and p is checkSums of
+// the result and p.
+func summed(m *merger) *profile.Profile {
+	values := make([]int64, len(m.sums))
+	for i, s := range m.sums {
+		values[i] = int64(s)
+	}
+	return &profile.Profile{SampleType: m.p.SampleType, Sample: []*profile.Sample{{Value: values}}}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkMerge merges the first 100 of the merge benchmark's inputs (benchdata.MergePaths,
-// made on first use) with Options.Merge, in process: reading, decoding and folding, without
+// made on first use) with Options.Merge, in process: reading, decoding and merging, without
 // writing the result. BenchmarkMergeCommand in internal/cli runs the whole command on all
 // 1,000.
 func BenchmarkMerge(b *testing.B) {

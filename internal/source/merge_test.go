@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,8 +61,9 @@ func encoded(t *testing.T, p *profile.Profile) []byte {
 	return buf.Bytes()
 }
 
-// TestMergeFoldsAsPprof checks that Merge, folding inputs one at a time or in batches, gives
-// exactly the profile that pprof's chunks of 128 give (group), over more than two chunks.
+// TestMergeFoldsAsPprof checks that Merge, merging the inputs one by one or the first ones
+// together, gives exactly the profile that pprof's chunks of 128 give (group), over more
+// than two chunks.
 func TestMergeFoldsAsPprof(t *testing.T) {
 	args := mergeInputs(t, 2*chunkSize+17)
 	o := Options{Demangle: DemangleNone}
@@ -75,13 +77,13 @@ func TestMergeFoldsAsPprof(t *testing.T) {
 	for _, minWeight := range []int{1, 50, minMergeWeight} {
 		got, inputs, err := o.merge(args, minWeight)
 		if err != nil {
-			t.Fatalf("merge with batches of weight %d: %v", minWeight, err)
+			t.Fatalf("merge with a first batch of weight %d: %v", minWeight, err)
 		}
 		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
-			t.Errorf("merge with batches of weight %d differs from pprof's chunks:\ngot:\n%s\nwant:\n%s", minWeight, got, want)
+			t.Errorf("merge with a first batch of weight %d differs from pprof's chunks:\ngot:\n%s\nwant:\n%s", minWeight, got, want)
 		}
 		if len(inputs) != len(wantInputs) || inputs[5].Samples != wantInputs[5].Samples || inputs[2].SampleTypes[2].Type != "extra" {
-			t.Errorf("merge with batches of weight %d: inputs not described as Load does", minWeight)
+			t.Errorf("merge with a first batch of weight %d: inputs not described as Load does", minWeight)
 		}
 	}
 }
@@ -136,5 +138,109 @@ func TestMergeErrors(t *testing.T) {
 				t.Errorf("error %q; want it to contain %q (and be %v)", err, tt.want, tt.is)
 			}
 		})
+	}
+}
+
+// TestMergeCancelledSamples checks that samples whose values cancel out are dropped at the
+// end, with what only they refer to, and that one added to again keeps its place, as in
+// pprof's merge of one chunk, whether the inputs are merged together or one by one.
+func TestMergeCancelledSamples(t *testing.T) {
+	dir := t.TempDir()
+	var args []string
+	for i, p := range zeroProfiles() {
+		args = append(args, writeProfile(t, dir, fmt.Sprintf("p%d.pb.gz", i), p))
+	}
+	o := Options{Demangle: DemangleNone}
+	want, _, err := o.group(args, argReader{read: o.readArg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, minWeight := range []int{1, minMergeWeight} {
+		got, _, err := o.merge(args, minWeight)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
+			t.Errorf("merge with a first batch of weight %d differs from pprof's:\ngot:\n%s\nwant:\n%s", minWeight, got, want)
+		}
+		if len(got.Sample) != 3 || len(got.Sample[0].Location) != 1 || len(got.Function) != 2 {
+			t.Errorf("merged:\n%s\nwant main's sample first, three samples in two functions", got)
+		}
+	}
+}
+
+// TestMergeRefusesOverflow checks that sums beyond int64 are refused: those of the first
+// inputs, merged together, as combine counts them; then those of the result and each input,
+// so that values that cancelled out in the result count no more.
+func TestMergeRefusesOverflow(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, v int64) string {
+		return writeProfile(t, dir, name, build(cpuSpec("nanoseconds", v, 1)))
+	}
+	const half = math.MaxInt64/2 + 1
+	small, big := write("small.pb.gz", 1), write("big.pb.gz", half)
+	// The result's values fit in seconds, but not once in nanoseconds, as the last input asks.
+	secs := writeProfile(t, dir, "secs.pb.gz", build(cpuSpec("seconds", 2e9, 2e9)))
+	for _, minWeight := range []int{1, minMergeWeight} {
+		var overflow *OverflowError
+		_, _, err := Options{}.merge([]string{small, big, big}, minWeight)
+		if !errors.As(err, &overflow) || overflow.SampleType != "cpu/nanoseconds" ||
+			!strings.HasPrefix(err.Error(), "combining profiles "+small+", "+big+" and "+big+": ") {
+			t.Errorf("first batch of weight %d: error %v; want an OverflowError for cpu/nanoseconds combining the three profiles", minWeight, err)
+		}
+		if _, _, err := (Options{}).merge([]string{secs, secs, secs, small}, minWeight); !errors.As(err, &overflow) {
+			t.Errorf("first batch of weight %d: error %v; want an OverflowError once the result is in nanoseconds", minWeight, err)
+		}
+	}
+	const third = math.MaxInt64/3 + 1
+	plus, minus := write("plus.pb.gz", third), write("minus.pb.gz", -third)
+	p, _, err := Options{}.merge([]string{plus, minus, plus, plus}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := totals(p); got[1] != 2*third+4 {
+		t.Errorf("totals %v; want [12 %d]", got, int64(2*third+4))
+	}
+}
+
+// TestMergeRefinesResult checks that merge, merging the inputs one by one or together, gives
+// the profile that pprof's chunks give when a later input lacks one of the result's sample
+// types and has finer units, in another order: a sample the result holds only in the type
+// dropped goes, and comes back last.
+func TestMergeRefinesResult(t *testing.T) {
+	dir := t.TempDir()
+	extra := func(unit string, v1, v2 int64) spec {
+		s := cpuSpec(unit, v1, v2)
+		s.types = append(s.types, vt("extra", "bytes"))
+		for i := range s.samples {
+			s.samples[i].values = append(s.samples[i].values, 3)
+		}
+		s.samples = append(s.samples, sample{stack: "h;main", values: []int64{0, 0, 4}})
+		return s
+	}
+	late := cpuSpec("nanoseconds", 5, 6)
+	late.samples = append(late.samples, sample{stack: "h;main", values: []int64{1, 1}})
+	args := []string{
+		writeProfile(t, dir, "a.pb.gz", build(extra("milliseconds", 1, 2))),
+		writeProfile(t, dir, "b.pb.gz", build(extra("milliseconds", 3, 4))),
+		writeProfile(t, dir, "c.pb.gz", build(cpuSpec("microseconds", 5, 6))),
+		writeProfile(t, dir, "d.pb.gz", build(late)),
+	}
+	o := Options{Demangle: DemangleNone}
+	want, _, err := o.group(args, argReader{read: o.readArg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, minWeight := range []int{1, minMergeWeight} {
+		got, _, err := o.merge(args, minWeight)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
+			t.Errorf("merge with a first batch of weight %d differs from pprof's chunks:\ngot:\n%s\nwant:\n%s", minWeight, got, want)
+		}
+		if last := got.Sample[len(got.Sample)-1]; last.Location[0].Line[0].Function.Name != "h" || got.SampleType[1].Unit != "nanoseconds" {
+			t.Errorf("merged:\n%s\nwant h;main last, cpu in nanoseconds", got)
+		}
 	}
 }

@@ -416,8 +416,8 @@ func TestMergeFoldedWithProfile(t *testing.T) {
 		if got := totals(p)[0]; got != want {
 			t.Errorf("%v: total %d, want %d", args, got, want)
 		}
-		// profq merge folds the inputs in batches: with four inputs, the three folded ones
-		// merge first, into a profile with an empty period type.
+		// Merged one at a time (a first batch of one input), the three folded inputs merge
+		// first, into a profile with an empty period type.
 		merged, _, err := Options{}.merge(args, 1)
 		if err != nil {
 			t.Fatalf("merge %v: %v", args, err)

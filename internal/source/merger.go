@@ -1,0 +1,560 @@
+package source
+
+import (
+	"fmt"
+	"hash/maphash"
+	"reflect"
+	"slices"
+	"unsafe"
+
+	"github.com/google/pprof/profile"
+)
+
+// merger merges profiles one at a time into one, giving exactly the profile that
+// profile.Merge gives for all of them at once: the same headers, the same mappings,
+// functions and locations with the same IDs in the same order, the same samples in the same
+// order. It follows Merge step by step (each profile's first mapping first, then each
+// sample that is not all zeros, mapping its locations, their mappings and functions in
+// order, and identifying each by Merge's keys), but finds them by hashing what they are
+// made of instead of building a string for each, and keeps the samples compact: the
+// positions of their locations, their values and their label set, each in one array.
+//
+// Merge's keys have quirks that merger keeps:
+//   - mappings are the same when their build IDs (or, without one, their files: a build ID
+//     and a file that read alike match), offsets and sizes rounded up to 4 KB are, so that
+//     all fake mappings (no build ID, no file) are one; a location of a mapping that matched
+//     one with another start is moved by the difference;
+//   - locations are the same when their mappings, addresses within them, IsFolded and lines
+//     (function, line and column of each, in order) are;
+//   - functions are the same when their names, system names, files and start lines are;
+//   - samples are the same when their locations (in the result) and labels are: every
+//     label key with its values in order, every numeric label key with its values and
+//     units (no units and an empty list alike), a key without values counting.
+//
+// Samples whose values are all zero are passed over; when samples whose values cancel out
+// remain at the end, the result is merged once more on its own, as Merge does, which drops
+// them and whatever only they referred to.
+//
+// The profiles must be valid (as CheckValid says), and compatible: the same period type and
+// sample types, as profile.Merge checks.
+type merger struct {
+	// p holds the headers, mappings, locations and functions so far; its samples are only
+	// made when the merge is done (profile).
+	p        *profile.Profile
+	seed     maphash.Seed
+	comments map[string]bool
+
+	mappings  map[mappingKey]*profile.Mapping
+	functions hashIndex // over p.Function
+	locations hashIndex // over p.Location
+	labels    hashIndex // over sets
+	sets      []LabelSet
+
+	// The samples: sample j's locations are frames[ends[j-1]:ends[j]] (from 0 for j = 0),
+	// positions in p.Location; its values values[j*n:(j+1)*n] for n sample types; its label
+	// set sets[sampleSet[j]].
+	samples   hashIndex
+	frames    []int32
+	ends      []int
+	values    []int64
+	sampleSet []int32
+	// sums are, for each sample type, the sum of the absolute values of the samples: what
+	// checkSums counts of the result.
+	sums []uint64
+
+	in sourceTables
+}
+
+// sourceTables map what the profile being added refers to by ID into the result: Merge
+// knows locations, functions and mappings by their IDs within one profile.
+type sourceTables struct {
+	mappings  map[uint64]mappedMapping
+	functions idTable
+	locations idTable
+	// labels are the label sets met, by the identity of the label maps: readers give
+	// samples with the same labels the same maps, so that labels are compared once a set.
+	labels map[labelIdentity]int32
+	lines  []profile.Line // scratch
+	frames []int32        // scratch
+}
+
+// mappedMapping is the result's mapping for one of a profile's, and what to add to that
+// profile's addresses in it.
+type mappedMapping struct {
+	m      *profile.Mapping
+	offset int64
+}
+
+// mappingKey identifies a mapping as Merge does.
+type mappingKey struct {
+	size, offset  uint64
+	buildIDOrFile string
+}
+
+// functionKey identifies a function as Merge does.
+type functionKey struct {
+	startLine                  int64
+	name, systemName, fileName string
+}
+
+// labelIdentity identifies the label maps of a sample.
+type labelIdentity [3]unsafe.Pointer
+
+func newMerger() *merger {
+	return &merger{
+		seed:     maphash.MakeSeed(),
+		comments: make(map[string]bool),
+		mappings: make(map[mappingKey]*profile.Mapping),
+		in: sourceTables{
+			mappings: make(map[uint64]mappedMapping),
+			labels:   make(map[labelIdentity]int32),
+		},
+	}
+}
+
+// add merges src into the result. It fails, as Merge does, when src is not compatible with
+// the first profile added.
+func (m *merger) add(src *profile.Profile) error {
+	if err := m.addHeaders(src); err != nil {
+		return err
+	}
+	m.in.reset(src)
+	if len(m.mappings) == 0 && len(src.Mapping) > 0 {
+		// Merge maps the first mapping of the first profile that has any first: the main
+		// binary's.
+		m.mapping(src.Mapping[0])
+	}
+	for _, s := range src.Sample {
+		if !zeros(s.Value) {
+			m.addSample(s)
+		}
+	}
+	return nil
+}
+
+// addHeaders merges src's headers into the result's as Merge's combineHeaders does: those of
+// the first profile added, the earliest time (but a zero time is replaced by the next),
+// summed durations, the largest period (a zero one is replaced by the next), each comment
+// once, the first default sample type and documentation URL that are not empty.
+func (m *merger) addHeaders(src *profile.Profile) error {
+	p := m.p
+	if p == nil {
+		p = &profile.Profile{
+			SampleType: append(make([]*profile.ValueType, 0, len(src.SampleType)), src.SampleType...),
+			DropFrames: src.DropFrames,
+			KeepFrames: src.KeepFrames,
+			PeriodType: src.PeriodType,
+		}
+		m.p = p
+		m.sums = make([]uint64, len(p.SampleType))
+	} else if err := compatible(p, src); err != nil {
+		return err
+	}
+	if p.TimeNanos == 0 || src.TimeNanos < p.TimeNanos {
+		p.TimeNanos = src.TimeNanos
+	}
+	p.DurationNanos += src.DurationNanos
+	if p.Period == 0 || p.Period < src.Period {
+		p.Period = src.Period
+	}
+	for _, c := range src.Comments {
+		if !m.comments[c] {
+			p.Comments = append(p.Comments, c)
+			m.comments[c] = true
+		}
+	}
+	if p.DefaultSampleType == "" {
+		p.DefaultSampleType = src.DefaultSampleType
+	}
+	if p.DocURL == "" {
+		p.DocURL = src.DocURL
+	}
+	return nil
+}
+
+// compatible fails, with Merge's error, unless p and q have the same period type and sample
+// types.
+func compatible(p, q *profile.Profile) error {
+	same := func(a, b *profile.ValueType) bool { return a.Type == b.Type && a.Unit == b.Unit }
+	if !same(p.PeriodType, q.PeriodType) {
+		return fmt.Errorf("incompatible period types %v and %v", p.PeriodType, q.PeriodType)
+	}
+	if !slices.EqualFunc(p.SampleType, q.SampleType, same) {
+		return fmt.Errorf("incompatible sample types %v and %v", p.SampleType, q.SampleType)
+	}
+	return nil
+}
+
+// reset forgets the previous profile's IDs, for src.
+func (t *sourceTables) reset(src *profile.Profile) {
+	clear(t.mappings)
+	clear(t.labels)
+	t.functions.reset(len(src.Function))
+	t.locations.reset(len(src.Location))
+}
+
+// addSample adds the values of src to the result's sample with the same locations and
+// labels, or makes one.
+func (m *merger) addSample(src *profile.Sample) {
+	frames := m.in.frames[:0]
+	for _, l := range src.Location {
+		frames = append(frames, m.location(l))
+	}
+	m.in.frames = frames
+	set := m.labelSet(src)
+	h := uint64(set)
+	for _, f := range frames {
+		h = mix(h, uint64(f))
+	}
+	n := len(m.p.SampleType)
+	j, found := m.samples.find(finish(h), func(j int) bool {
+		return m.sampleSet[j] == set && slices.Equal(m.stack(j), frames)
+	})
+	if !found {
+		m.frames = append(m.frames, frames...)
+		m.ends = append(m.ends, len(m.frames))
+		m.values = append(m.values, make([]int64, n)...)
+		m.sampleSet = append(m.sampleSet, set)
+	}
+	values := m.values[j*n : (j+1)*n]
+	for i, v := range src.Value {
+		sum := values[i] + v
+		m.sums[i] += abs(sum) - abs(values[i])
+		values[i] = sum
+	}
+}
+
+// stack is the locations of sample j.
+func (m *merger) stack(j int) []int32 {
+	start := 0
+	if j > 0 {
+		start = m.ends[j-1]
+	}
+	return m.frames[start:m.ends[j]]
+}
+
+// location returns the position in the result of the location src maps to, adding it if it
+// is new.
+func (m *merger) location(src *profile.Location) int32 {
+	if i := m.in.locations.get(src.ID); i > 0 {
+		return i - 1
+	}
+	mm := m.mapping(src.Mapping)
+	lines := m.in.lines[:0]
+	for _, ln := range src.Line {
+		lines = append(lines, profile.Line{Function: m.function(ln.Function), Line: ln.Line, Column: ln.Column})
+	}
+	m.in.lines = lines
+	addr := uint64(int64(src.Address) + mm.offset)
+	// Merge keys the address within the mapping: for locations of the same mapping, the
+	// address itself.
+	h := mix(mix(addr, mappingID(mm.m)), uint64(len(lines)))
+	if src.IsFolded {
+		h = mix(h, 1)
+	}
+	for _, ln := range lines {
+		h = mix(mix(mix(h, functionID(ln.Function)), uint64(ln.Line)), uint64(ln.Column))
+	}
+	j, found := m.locations.find(finish(h), func(j int) bool {
+		l := m.p.Location[j]
+		return l.Mapping == mm.m && l.Address == addr && l.IsFolded == src.IsFolded && sameLines(l.Line, lines)
+	})
+	if !found {
+		l := &profile.Location{
+			ID:       uint64(j + 1),
+			Mapping:  mm.m,
+			Address:  addr,
+			Line:     make([]profile.Line, len(lines)),
+			IsFolded: src.IsFolded,
+		}
+		copy(l.Line, lines)
+		m.p.Location = append(m.p.Location, l)
+	}
+	m.in.locations.set(src.ID, int32(j+1))
+	return int32(j)
+}
+
+func mappingID(m *profile.Mapping) uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.ID
+}
+
+func functionID(f *profile.Function) uint64 {
+	if f == nil {
+		return 0
+	}
+	return f.ID
+}
+
+// sameLines compares the lines of two locations of the result, whose functions are the
+// same when they are the same object.
+func sameLines(a, b []profile.Line) bool {
+	return slices.EqualFunc(a, b, func(x, y profile.Line) bool {
+		return x.Function == y.Function && x.Line == y.Line && x.Column == y.Column
+	})
+}
+
+// mapping returns the result's mapping for src, adding it if it is new.
+func (m *merger) mapping(src *profile.Mapping) mappedMapping {
+	if src == nil {
+		return mappedMapping{}
+	}
+	if mm, ok := m.in.mappings[src.ID]; ok {
+		return mm
+	}
+	k := keyOfMapping(src)
+	if r, ok := m.mappings[k]; ok {
+		mm := mappedMapping{r, int64(r.Start) - int64(src.Start)}
+		m.in.mappings[src.ID] = mm
+		return mm
+	}
+	r := &profile.Mapping{
+		ID:                     uint64(len(m.p.Mapping) + 1),
+		Start:                  src.Start,
+		Limit:                  src.Limit,
+		Offset:                 src.Offset,
+		File:                   src.File,
+		KernelRelocationSymbol: src.KernelRelocationSymbol,
+		BuildID:                src.BuildID,
+		HasFunctions:           src.HasFunctions,
+		HasFilenames:           src.HasFilenames,
+		HasLineNumbers:         src.HasLineNumbers,
+		HasInlineFrames:        src.HasInlineFrames,
+	}
+	m.p.Mapping = append(m.p.Mapping, r)
+	m.mappings[k] = r
+	m.in.mappings[src.ID] = mappedMapping{m: r}
+	return mappedMapping{m: r}
+}
+
+// keyOfMapping is Merge's key of a mapping: its size rounded up to 4 KB (so that small
+// differences do not matter), its offset, and its build ID or, without one, its file.
+func keyOfMapping(m *profile.Mapping) mappingKey {
+	const rounding = 0x1000
+	size := m.Limit - m.Start + rounding - 1
+	k := mappingKey{size: size - size%rounding, offset: m.Offset, buildIDOrFile: m.BuildID}
+	if k.buildIDOrFile == "" {
+		k.buildIDOrFile = m.File
+	}
+	return k
+}
+
+// function returns the result's function for src, adding it if it is new.
+func (m *merger) function(src *profile.Function) *profile.Function {
+	if src == nil {
+		return nil
+	}
+	if i := m.in.functions.get(src.ID); i > 0 {
+		return m.p.Function[i-1]
+	}
+	k := functionKey{src.StartLine, src.Name, src.SystemName, src.Filename}
+	j, found := m.functions.find(maphash.Comparable(m.seed, k), func(j int) bool {
+		f := m.p.Function[j]
+		return functionKey{f.StartLine, f.Name, f.SystemName, f.Filename} == k
+	})
+	if !found {
+		m.p.Function = append(m.p.Function, &profile.Function{
+			ID:         uint64(j + 1),
+			Name:       src.Name,
+			SystemName: src.SystemName,
+			Filename:   src.Filename,
+			StartLine:  src.StartLine,
+		})
+	}
+	m.in.functions.set(src.ID, int32(j+1))
+	return m.p.Function[j]
+}
+
+// labelSet returns the position in sets of the labels of src, adding them if they are new.
+func (m *merger) labelSet(src *profile.Sample) int32 {
+	id := labelIdentity{mapPointer(src.Label), mapPointer(src.NumLabel), mapPointer(src.NumUnit)}
+	if set, ok := m.in.labels[id]; ok {
+		return set
+	}
+	j, found := m.labels.find(hashLabels(m.seed, src), func(j int) bool { return sameLabels(src, &m.sets[j]) })
+	if !found {
+		m.sets = append(m.sets, copyLabels(src))
+	}
+	m.in.labels[id] = int32(j)
+	return int32(j)
+}
+
+// mapPointer identifies a map.
+func mapPointer[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
+	return reflect.ValueOf(m).UnsafePointer()
+}
+
+// hashLabels hashes the labels of s as sameLabels compares them: a sum over the keys,
+// whatever the order of the maps, numeric labels weighted apart from the others.
+func hashLabels(seed maphash.Seed, s *profile.Sample) uint64 {
+	var sum uint64
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for k, vs := range s.Label {
+		h.Reset()
+		maphash.WriteComparable(&h, k)
+		for _, v := range vs {
+			maphash.WriteComparable(&h, v)
+		}
+		sum += h.Sum64()
+	}
+	for k, vs := range s.NumLabel {
+		h.Reset()
+		maphash.WriteComparable(&h, k)
+		maphash.WriteComparable(&h, len(vs))
+		for _, v := range vs {
+			maphash.WriteComparable(&h, v)
+		}
+		for _, u := range s.NumUnit[k] {
+			maphash.WriteComparable(&h, u)
+		}
+		sum += h.Sum64() * 3
+	}
+	return sum
+}
+
+// sameLabels says whether s has the labels of set, as Merge's sample key compares them: the
+// units of numeric labels matter only for the keys of NumLabel.
+func sameLabels(s *profile.Sample, set *LabelSet) bool {
+	if len(s.Label) != len(set.Label) || len(s.NumLabel) != len(set.NumLabel) {
+		return false
+	}
+	for k, vs := range s.Label {
+		if ws, ok := set.Label[k]; !ok || !slices.Equal(vs, ws) {
+			return false
+		}
+	}
+	for k, vs := range s.NumLabel {
+		if ws, ok := set.NumLabel[k]; !ok || !slices.Equal(vs, ws) || !slices.Equal(s.NumUnit[k], set.NumUnit[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// copyLabels copies the labels of s as Merge does: every value list, and for each numeric
+// label the list of its units, empty when s has none.
+func copyLabels(s *profile.Sample) LabelSet {
+	set := LabelSet{
+		Label:    make(map[string][]string, len(s.Label)),
+		NumLabel: make(map[string][]int64, len(s.NumLabel)),
+		NumUnit:  make(map[string][]string, len(s.NumLabel)),
+	}
+	for k, vs := range s.Label {
+		set.Label[k] = append(make([]string, 0, len(vs)), vs...)
+	}
+	for k, vs := range s.NumLabel {
+		set.NumLabel[k] = append(make([]int64, 0, len(vs)), vs...)
+		us := s.NumUnit[k]
+		set.NumUnit[k] = append(make([]string, 0, len(us)), us...)
+	}
+	return set
+}
+
+// result returns the merged profile. Samples whose values cancelled out are dropped by
+// merging the result once more, as Merge does.
+func (m *merger) result() *profile.Profile {
+	p := m.profile()
+	if !slices.ContainsFunc(p.Sample, func(s *profile.Sample) bool { return zeros(s.Value) }) {
+		return p
+	}
+	again := newMerger()
+	// The result has the result's headers: they cannot be incompatible with themselves.
+	_ = again.add(p)
+	return again.result()
+}
+
+// profile gives the result its samples, as they are, and returns it. The compact samples are
+// dropped: the merger is done.
+func (m *merger) profile() *profile.Profile {
+	n := len(m.p.SampleType)
+	samples := make([]profile.Sample, len(m.ends))
+	locs := make([]*profile.Location, len(m.frames))
+	for i, f := range m.frames {
+		locs[i] = m.p.Location[f]
+	}
+	start := 0
+	for j, end := range m.ends {
+		set := &m.sets[m.sampleSet[j]]
+		samples[j] = profile.Sample{
+			Location: locs[start:end:end],
+			Value:    m.values[j*n : (j+1)*n : (j+1)*n],
+			Label:    set.Label,
+			NumLabel: set.NumLabel,
+			NumUnit:  set.NumUnit,
+		}
+		start = end
+	}
+	m.p.Sample = pointers(samples)
+	m.frames, m.ends, m.values, m.sampleSet, m.samples = nil, nil, nil, nil, hashIndex{}
+	return m.p
+}
+
+// zeros says whether all values are zero (none counts), as Merge's isZeroSample.
+func zeros(values []int64) bool {
+	for _, v := range values {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func abs(v int64) uint64 {
+	if v < 0 {
+		return -uint64(v)
+	}
+	return uint64(v)
+}
+
+// mix adds x to the hash h.
+func mix(h, x uint64) uint64 {
+	return (h ^ x) * 0x9e3779b97f4a7c15
+}
+
+// finish spreads the bits of a hash made by mix over all of them (murmur3's finalizer): the
+// table picks slots by the lower ones.
+func finish(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
+// idTable maps the IDs of one profile's objects to positions in the result, plus one (0:
+// not mapped yet). IDs are usually 1 to the number of objects.
+type idTable struct {
+	dense  []int32
+	sparse map[uint64]int32
+}
+
+// reset empties the table, for a profile of n objects.
+func (t *idTable) reset(n int) {
+	if cap(t.dense) <= n {
+		t.dense = make([]int32, n+1)
+	}
+	t.dense = t.dense[:n+1]
+	clear(t.dense)
+	clear(t.sparse)
+}
+
+func (t *idTable) get(id uint64) int32 {
+	if id < uint64(len(t.dense)) {
+		return t.dense[id]
+	}
+	return t.sparse[id]
+}
+
+func (t *idTable) set(id uint64, v int32) {
+	if id < uint64(len(t.dense)) {
+		t.dense[id] = v
+		return
+	}
+	if t.sparse == nil {
+		t.sparse = make(map[uint64]int32)
+	}
+	t.sparse[id] = v
+}
