@@ -39,3 +39,16 @@ func BenchmarkDiffCommand(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTagsCommand measures `profq tags` end to end on the synthetic profile, whose
+// every sample has labels: values and labels are read, stacks are not.
+func BenchmarkTagsCommand(b *testing.B) {
+	path := benchdata.Path(b, benchdata.Synthetic)
+	b.ReportAllocs()
+	var stderr bytes.Buffer
+	for b.Loop() {
+		if code := Run([]string{"tags", path}, IO{Out: io.Discard, Err: &stderr}); code != 0 {
+			b.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	}
+}

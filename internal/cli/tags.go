@@ -71,12 +71,11 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`
 }
 
 func runTags(stdio IO, o *TagsOptions, args []string) error {
-	o.input.NoStacks = tagsWithoutStacks(&o.Report.Report, o.base, args)
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
+	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err
 	}
-	t, err := report.NewTags(p, inputs, o.Report)
+	t, err := report.NewTagsStacks(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}
@@ -84,13 +83,4 @@ func runTags(stdio IO, o *TagsOptions, args []string) error {
 	return o.Output.write(stdio.Out, func(w io.Writer) error {
 		return render.Tags(w, t, render.TagsOptions{Format: o.Output.format, Unit: o.Unit})
 	})
-}
-
-// tagsWithoutStacks says whether a tags report of args can be made without reading stacks:
-// without filters on locations, tags looks at values and labels alone. Only of one profile:
-// merging profiles, or subtracting a base, merges samples with the same stack, and the
-// counts of samples would change without them.
-func tagsWithoutStacks(r *report.Config, base baseFlags, args []string) bool {
-	return len(args) == 1 && len(base.base) == 0 && len(base.diffBase) == 0 &&
-		r.Focus == "" && r.Ignore == "" && r.Hide == "" && r.Show == "" && r.ShowFrom == "" && r.PruneFrom == ""
 }

@@ -6,35 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/profq/profq/internal/report"
 )
 
-// TestTagsWithoutStacks checks that tags, which reads no stacks when no filter looks at
-// locations, reports what it reports when the stacks are read (a --hide that hides nothing
-// makes it read them): the same label values, weights and sample counts, alone and with
-// several profiles or a base, which merge samples by stack.
-func TestTagsWithoutStacks(t *testing.T) {
-	// Which reports read no stacks: one profile, no base, no filter on locations.
-	hide := report.DefaultConfig()
-	hide.Hide = "^$"
-	for _, c := range []struct {
-		cfg  report.Config
-		base baseFlags
-		args []string
-		want bool
-	}{
-		{report.DefaultConfig(), baseFlags{}, []string{"p"}, true},
-		{report.DefaultConfig(), baseFlags{}, []string{"p", "q"}, false},
-		{report.DefaultConfig(), baseFlags{base: []string{"b"}}, []string{"p"}, false},
-		{report.DefaultConfig(), baseFlags{diffBase: []string{"b"}}, []string{"p"}, false},
-		{hide, baseFlags{}, []string{"p"}, false},
-	} {
-		if got := tagsWithoutStacks(&c.cfg, c.base, c.args); got != c.want {
-			t.Errorf("%+v %v: without stacks %v, want %v", c.base, c.args, got, c.want)
-		}
-	}
-
+// TestTagsOverStacks checks that tags, which reads one profile as compact stacks when no
+// filter looks at samples one by one, reports what it reports over profile.Samples (a --hide
+// that hides nothing makes it read them): the same label values, weights and sample counts,
+// alone and with several profiles or a base, which are read as profile.Samples.
+func TestTagsOverStacks(t *testing.T) {
 	labels := filepath.Join("..", "..", "testdata", "profiles", "labels.pb.gz")
 	heap := filepath.Join("..", "..", "testdata", "profiles", "heap.pb.gz")
 	for _, args := range [][]string{

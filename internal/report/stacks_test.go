@@ -13,17 +13,7 @@ import (
 // profq's test profiles and a synthetic one large enough to be decoded and walked on several
 // cores, under options that keep the stacks and options that make the samples (filters).
 func TestTopStacks(t *testing.T) {
-	dir := t.TempDir()
-	params := synth.Default()
-	params.Samples, params.Locations, params.Functions = 200_000, 5_000, 2_000
-	large := filepath.Join(dir, "synth.pb.gz")
-	if err := synth.WriteFile(large, params); err != nil {
-		t.Fatal(err)
-	}
-	profiles := []string{large}
-	for _, name := range []string{"cpu.pb.gz", "heap.pb.gz", "labels.pb.gz"} {
-		profiles = append(profiles, filepath.Join("..", "..", "testdata", "profiles", name))
-	}
+	profiles := stackProfiles(t)
 	configs := map[string]func(*Config){
 		"default":     func(*Config) {},
 		"cum":         func(c *Config) { c.Sort = "cum"; c.NodeCount = 10 },
@@ -85,5 +75,66 @@ func sameJSON(t *testing.T, got, want any) {
 	w, _ := json.Marshal(want)
 	if string(g) != string(w) {
 		t.Errorf("over stacks:\n%s\nover samples:\n%s", g, w)
+	}
+}
+
+// stackProfiles are profq's test profiles and a synthetic one large enough to be decoded and
+// walked on several cores.
+func stackProfiles(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	params := synth.Default()
+	params.Samples, params.Locations, params.Functions = 200_000, 5_000, 2_000
+	large := filepath.Join(dir, "synth.pb.gz")
+	if err := synth.WriteFile(large, params); err != nil {
+		t.Fatal(err)
+	}
+	profiles := []string{large}
+	for _, name := range []string{"cpu.pb.gz", "heap.pb.gz", "labels.pb.gz"} {
+		profiles = append(profiles, filepath.Join("..", "..", "testdata", "profiles", name))
+	}
+	return profiles
+}
+
+// TestTagsStacks checks that tags over samples held as stacks (added up by label set) is
+// tags over profile.Samples, under options that keep the stacks and options that make the
+// samples.
+func TestTagsStacks(t *testing.T) {
+	configs := map[string]func(*TagsConfig){
+		"default":     func(*TagsConfig) {},
+		"first value": func(c *TagsConfig) { c.Report.SampleIndex = "0" },
+		"relative":    func(c *TagsConfig) { c.Report.RelativePercentages = true; c.Report.TagFocus = "handler=.*a.*" },
+		"tagshow":     func(c *TagsConfig) { c.TagShow = "handler|bytes" },
+		"taghide":     func(c *TagsConfig) { c.TagHide = "tenant" },
+		"hide":        func(c *TagsConfig) { c.Report.Hide = "runtime" },
+	}
+	stacked := 0
+	for _, path := range stackProfiles(t) {
+		for name, edit := range configs {
+			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
+				cfg := DefaultTagsConfig()
+				edit(&cfg)
+				p, _, err := source.Options{}.Load([]string{path})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wantErr := NewTags(p, nil, cfg)
+				ps, st, _, err := source.Options{}.LoadStacks([]string{path}, source.Bases{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st != nil {
+					stacked++
+				}
+				got, err := NewTagsStacks(ps, st, nil, cfg)
+				if (err == nil) != (wantErr == nil) {
+					t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
+				}
+				sameJSON(t, got, want)
+			})
+		}
+	}
+	if stacked < len(configs) {
+		t.Errorf("only %d loads gave stacks", stacked)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/filter"
+	"github.com/profq/profq/internal/source"
 )
 
 // TagsConfig is what a caller asks of a tags report.
@@ -56,13 +58,23 @@ func (c *TagsConfig) compile() (*filter.Set, tagKeyFilter, error) {
 // RelativePercentages), filter samples, drop label keys by TagShow/TagHide, then add each
 // sample's value to every label value it carries.
 func NewTags(p *profile.Profile, inputs []Input, cfg TagsConfig) (*Tags, error) {
+	return NewTagsStacks(p, nil, inputs, cfg)
+}
+
+// NewTagsStacks is NewTags for a profile whose samples are held as stacks (st, from
+// source.LoadStacks; nil when p has its samples): labels are added up by label set.
+func NewTagsStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg TagsConfig) (*Tags, error) {
 	filters, keyFilter, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
+	if st != nil && (!filters.Empty() || keyFilter.show != nil || keyFilter.hide != nil) {
+		// Filters cut and drop samples, and their labels, one by one.
+		p.Sample, st = st.Samples(p.Location), nil
+	}
 	// The units come from the whole profile, before any filter, as pprof reads them.
-	numUnits, ignoredUnits := p.NumLabelUnits()
-	pr, err := prepare(p, cfg.Report, func(p *profile.Profile) []string {
+	numUnits, ignoredUnits := labelSamples(p, st).NumLabelUnits()
+	pr, err := prepareStacks(p, st, cfg.Report, func(p *profile.Profile) []string {
 		return append(filters.Apply(p), keyFilter.apply(p)...)
 	})
 	if err != nil {
@@ -71,12 +83,12 @@ func NewTags(p *profile.Profile, inputs []Input, cfg TagsConfig) (*Tags, error) 
 	index, total := pr.index, pr.total
 	warnings := append(unitWarnings(numUnits, ignoredUnits), pr.warnings...)
 
-	st := p.SampleType[index]
+	vt := p.SampleType[index]
 	opts := effectiveOptions(cfg.Report, index)
 	t := &Tags{
 		SchemaVersion: SchemaVersion,
 		Kind:          KindTags,
-		SampleType:    SampleType{Type: st.Type, Unit: st.Unit},
+		SampleType:    SampleType{Type: vt.Type, Unit: vt.Unit},
 		Total:         total,
 		Options: TagsOptions{
 			SampleIndex:         index,
@@ -85,7 +97,7 @@ func NewTags(p *profile.Profile, inputs []Input, cfg TagsConfig) (*Tags, error) 
 		},
 		Inputs:   inputs,
 		Warnings: append([]string{}, warnings...),
-		Keys:     tagKeys(p, index, numUnits, total),
+		Keys:     tagKeys(tagGroups(p, st, index), numUnits, total),
 	}
 	if t.Inputs == nil {
 		t.Inputs = []Input{}
@@ -107,25 +119,92 @@ type keyAcc struct {
 	values  map[labelValue]*tagAcc
 }
 
+// tagGroup is the samples that share their labels (the same label maps): how many there
+// are and their values added up.
+type tagGroup struct {
+	labels  *profile.Sample // the labels, in a sample of their own
+	samples int
+	weight  int64
+}
+
+// tagGroups gathers the samples of p, or st when not nil, by their labels, adding up
+// value index. Samples share label maps as the readers make them (one set of maps for each
+// set of labels); samples with equal labels in maps of their own are groups of their own.
+func tagGroups(p *profile.Profile, st *source.Stacks, index int) []tagGroup {
+	if st != nil {
+		groups := make([]tagGroup, len(st.LabelSets)+1)
+		for i, set := range st.LabelSets {
+			groups[i+1].labels = &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit}
+		}
+		n := st.NumValues
+		for k := range st.Segments {
+			seg := &st.Segments[k]
+			for j, set := range seg.Labels {
+				g := &groups[set]
+				g.samples++
+				g.weight += seg.Values[j*n+index]
+			}
+		}
+		return groups[1:]
+	}
+	type identity struct{ label, numLabel, numUnit unsafe.Pointer }
+	byMaps := map[identity]int{}
+	var groups []tagGroup
+	for _, s := range p.Sample {
+		if len(s.Label) == 0 && len(s.NumLabel) == 0 {
+			continue // nothing to add to
+		}
+		id := identity{mapPointer(s.Label), mapPointer(s.NumLabel), mapPointer(s.NumUnit)}
+		i, ok := byMaps[id]
+		if !ok {
+			i = len(groups)
+			byMaps[id] = i
+			groups = append(groups, tagGroup{labels: s})
+		}
+		groups[i].samples++
+		groups[i].weight += s.Value[index]
+	}
+	return groups
+}
+
+// mapPointer is what a map value points to: maps are the same map when it is.
+func mapPointer[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
+}
+
+// labelSamples is p, or when st is not nil a profile with a sample for each of st's label
+// sets, in the order samples first carry them: what NumLabelUnits reads.
+func labelSamples(p *profile.Profile, st *source.Stacks) *profile.Profile {
+	if st == nil {
+		return p
+	}
+	q := &profile.Profile{Sample: make([]*profile.Sample, len(st.LabelSets))}
+	for i, set := range st.LabelSets {
+		q.Sample[i] = &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit}
+	}
+	return q
+}
+
 // tagKeys adds every sample's value to each label value it carries, as pprof's printTags
-// does: zero-valued samples count (they add nothing but their keys still appear), and a value
-// listed twice on one sample counts twice.
-func tagKeys(p *profile.Profile, index int, numUnits map[string]string, total int64) []TagKey {
+// does, a group of samples with the same labels at a time: zero-valued samples count (they
+// add nothing but their keys still appear), and a value listed twice on one sample counts
+// twice.
+func tagKeys(groups []tagGroup, numUnits map[string]string, total int64) []TagKey {
 	keys := map[string]*keyAcc{}
 	var vals []labelValue
-	add := func(key string, s *profile.Sample, v int64) {
+	add := func(key string, g *tagGroup) {
 		k := keys[key]
 		if k == nil {
 			k = &keyAcc{values: map[labelValue]*tagAcc{}}
 			keys[key] = k
 		}
-		k.samples++
-		vals = sampleLabelValues(vals[:0], s, key)
+		k.samples += g.samples
+		vals = sampleLabelValues(vals[:0], g.labels, key)
 		for i, lv := range vals {
 			if slices.Contains(vals[:i], lv) {
 				// The same value twice on one sample: weigh it again, count the sample once.
-				k.values[lv].weight += v
-				k.weight += v
+				k.values[lv].weight += g.weight
+				k.weight += g.weight
 				continue
 			}
 			a := k.values[lv]
@@ -133,20 +212,20 @@ func tagKeys(p *profile.Profile, index int, numUnits map[string]string, total in
 				a = &tagAcc{}
 				k.values[lv] = a
 			}
-			a.weight += v
-			a.samples++
-			k.weight += v
+			a.weight += g.weight
+			a.samples += g.samples
+			k.weight += g.weight
 			k.numeric = k.numeric || lv.numeric
 		}
 	}
-	for _, s := range p.Sample {
-		v := s.Value[index]
-		for key := range s.Label {
-			add(key, s, v)
+	for i := range groups {
+		g := &groups[i]
+		for key := range g.labels.Label {
+			add(key, g)
 		}
-		for key := range s.NumLabel {
-			if _, ok := s.Label[key]; !ok { // a key with both kinds was added above
-				add(key, s, v)
+		for key := range g.labels.NumLabel {
+			if _, ok := g.labels.Label[key]; !ok { // a key with both kinds was added above
+				add(key, g)
 			}
 		}
 	}

@@ -121,41 +121,6 @@ func TestAggregateIdentical(t *testing.T) {
 	}
 }
 
-// TestNoStacks checks that the decoder, told that no report will look at stacks, gives every
-// sample of every test profile its values and labels and no locations, and still refuses a
-// sample that refers to a location the profile lacks.
-func TestNoStacks(t *testing.T) {
-	for path, data := range testdataProfiles(t) {
-		raw := rawProfile(t, data)
-		want, err := decodeProfile(raw)
-		if err != nil {
-			continue // a legacy format: not the decoder's
-		}
-		d, err := decodeFields(&sliceFields{data: raw}, limits{}, decodeMode{noStacks: true})
-		if err != nil {
-			t.Errorf("%s: %v", path, err)
-			continue
-		}
-		got := d.p
-		if len(got.Sample) != len(want.Sample) {
-			t.Errorf("%s: %d samples, want %d", path, len(got.Sample), len(want.Sample))
-			continue
-		}
-		for i, s := range got.Sample {
-			w := want.Sample[i]
-			if s.Location == nil || len(s.Location) != 0 || !slices.Equal(s.Value, w.Value) ||
-				fmt.Sprint(s.Label, s.NumLabel) != fmt.Sprint(w.Label, w.NumLabel) {
-				t.Errorf("%s: sample %d is %v, want %v without locations", path, i, s, w)
-				break
-			}
-		}
-	}
-	bad := newProfileBytes(t, func(p *profile.Profile) { p.Location = p.Location[1:] })
-	if _, err := decodeFields(&sliceFields{data: bad}, limits{}, decodeMode{noStacks: true}); err == nil {
-		t.Error("a sample with an unknown location is accepted")
-	}
-}
-
 // newProfileBytes encodes a small profile of two samples through two locations, edited by
 // edit after its locations are referenced.
 func newProfileBytes(t *testing.T, edit func(*profile.Profile)) []byte {

@@ -238,7 +238,7 @@ func (d *decoder) streamStacks() {
 	switch {
 	case d.stream != nil:
 		d.stream.submit(false)
-	case !d.compact || d.noStacks:
+	case !d.compact:
 	case !d.aggregate:
 		d.startStackStream()
 	case d.samples == minParallelSamples:
@@ -309,8 +309,6 @@ type decodeMode struct {
 	// values added (aggregator), where that pays: the profile then has fewer samples than
 	// its input, and the same sums (Options.Aggregate).
 	aggregate bool
-	// noStacks gives samples no locations (Options.NoStacks).
-	noStacks bool
 	// compact leaves the samples as Stacks, the profile without samples (LoadStacks).
 	compact bool
 }
@@ -1216,14 +1214,6 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 	}
 	d := r.d
 	ids, values, raw := r.ids, r.values, r.rawLabels
-	if d.noStacks {
-		for _, id := range ids {
-			if d.locationByID.get(id) == nil {
-				return errNoLocation
-			}
-		}
-		ids = ids[:0]
-	}
 	// Never nil: ParseData gives a sample without locations an empty Location.
 	s.Location = r.locs.take(len(ids))
 	for i, id := range ids {

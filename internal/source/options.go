@@ -40,10 +40,6 @@ type Options struct {
 	Aggregate bool
 	// compact lets the pprof decoder leave the samples compact (LoadStacks).
 	compact bool
-	// NoStacks lets the pprof decoder leave every sample without locations (an empty
-	// Location), checking only that they exist: for reports that look at values and labels
-	// alone (tags without location filters), which then neither hold nor walk the stacks.
-	NoStacks bool
 	// Fetch says how URL arguments are fetched (fetch.go).
 	Fetch FetchOptions
 	// Demangle is how C++ and Rust function names are demangled once the profiles are

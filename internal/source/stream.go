@@ -421,7 +421,7 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		}
 	} else {
 		lim := o.limits()
-		d, err = decodeFields(&streamFields{r: br, lim: lim}, lim, decodeMode{aggregate: o.Aggregate, noStacks: o.NoStacks, compact: o.compact})
+		d, err = decodeFields(&streamFields{r: br, lim: lim}, lim, decodeMode{aggregate: o.Aggregate, compact: o.compact})
 		if err == nil {
 			d.format, d.labelsCounted = FormatPprof, true
 			return d, nil, true, nil
