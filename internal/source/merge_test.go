@@ -150,23 +150,34 @@ func TestMergeCancelledSamples(t *testing.T) {
 	for i, p := range zeroProfiles() {
 		args = append(args, writeProfile(t, dir, fmt.Sprintf("p%d.pb.gz", i), p))
 	}
+	for _, got := range mergedAsChunks(t, args) {
+		if len(got.Sample) != 3 || len(got.Sample[0].Location) != 1 || len(got.Function) != 2 {
+			t.Errorf("merged:\n%s\nwant main's sample first, three samples in two functions", got)
+		}
+	}
+}
+
+// mergedAsChunks merges args with a first batch of one input and of minMergeWeight, checks
+// that each result is pprof's merge of the inputs in chunks (group), and returns them.
+func mergedAsChunks(t *testing.T, args []string) []*profile.Profile {
+	t.Helper()
 	o := Options{Demangle: DemangleNone}
 	want, _, err := o.group(args, argReader{read: o.readArg})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out []*profile.Profile
 	for _, minWeight := range []int{1, minMergeWeight} {
 		got, _, err := o.merge(args, minWeight)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
-			t.Errorf("merge with a first batch of weight %d differs from pprof's:\ngot:\n%s\nwant:\n%s", minWeight, got, want)
+			t.Errorf("merge with a first batch of weight %d differs from pprof's chunks:\ngot:\n%s\nwant:\n%s", minWeight, got, want)
 		}
-		if len(got.Sample) != 3 || len(got.Sample[0].Location) != 1 || len(got.Function) != 2 {
-			t.Errorf("merged:\n%s\nwant main's sample first, three samples in two functions", got)
-		}
+		out = append(out, got)
 	}
+	return out
 }
 
 // TestMergeRefusesOverflow checks that sums beyond int64 are refused: those of the first
@@ -226,19 +237,7 @@ func TestMergeRefinesResult(t *testing.T) {
 		writeProfile(t, dir, "c.pb.gz", build(cpuSpec("microseconds", 5, 6))),
 		writeProfile(t, dir, "d.pb.gz", build(late)),
 	}
-	o := Options{Demangle: DemangleNone}
-	want, _, err := o.group(args, argReader{read: o.readArg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, minWeight := range []int{1, minMergeWeight} {
-		got, _, err := o.merge(args, minWeight)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(encoded(t, got), encoded(t, want)) {
-			t.Errorf("merge with a first batch of weight %d differs from pprof's chunks:\ngot:\n%s\nwant:\n%s", minWeight, got, want)
-		}
+	for _, got := range mergedAsChunks(t, args) {
 		if last := got.Sample[len(got.Sample)-1]; last.Location[0].Line[0].Function.Name != "h" || got.SampleType[1].Unit != "nanoseconds" {
 			t.Errorf("merged:\n%s\nwant h;main last, cpu in nanoseconds", got)
 		}
