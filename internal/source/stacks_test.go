@@ -1,6 +1,8 @@
 package source
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -152,6 +154,24 @@ func TestStackLimits(t *testing.T) {
 		_, _, err := o.Load([]string{path})
 		if fmt.Sprint(err) != fmt.Sprint(errStacks) || err == nil {
 			t.Errorf("%+v: error %v as stacks, %v as samples", o, errStacks, err)
+		}
+	}
+}
+
+// TestStacksRefuseUnknownLocations checks that samples decoded into stacks as they stream
+// are refused when they refer to a location the profile lacks, whether the locations' IDs
+// are their positions plus one or not.
+func TestStacksRefuseUnknownLocations(t *testing.T) {
+	for name, edit := range map[string]func(*profile.Profile){
+		"IDs not positions": func(p *profile.Profile) { p.Location = p.Location[1:] },
+		"IDs positions plus 1": func(p *profile.Profile) {
+			p.Sample[0].Location = append(p.Sample[0].Location, &profile.Location{ID: 3})
+		},
+	} {
+		data := newProfileBytes(t, edit)
+		d, err := decodeFields(&streamFields{r: bufio.NewReader(bytes.NewReader(data))}, limits{}, decodeMode{compact: true})
+		if err == nil {
+			t.Errorf("%s: a sample with an unknown location is accepted: %d stacks", name, d.stacks.Len())
 		}
 	}
 }
