@@ -82,11 +82,11 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	if err != nil {
 		return usageErrorf("peek: REGEX: %w", err)
 	}
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
+	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err
 	}
-	pk, err := report.NewPeek(p, inputs, o.Report, re)
+	pk, err := report.NewPeekStacks(p, st, inputs, o.Report, re)
 	var noMatch *report.NoMatchError
 	if errors.As(err, &noMatch) {
 		warn(stdio.Err, noMatch.Warnings)

@@ -3,6 +3,8 @@ package report
 import (
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/source"
+
 	"github.com/profq/profq/internal/graph"
 )
 
@@ -25,13 +27,20 @@ type callGraph struct {
 // the total (before filtering unless RelativePercentages), filter, aggregate to the
 // granularity, trim /proc/self/cwd/ from file names, build the graph with the frame types the
 // inputs state. It modifies p.
-func newCallGraph(p *profile.Profile, inputs []Input, cfg Config) (*callGraph, error) {
+//
+// st are p's samples when held as stacks (nil when p has them): a graph built from them has
+// no tags.
+func newCallGraph(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config) (*callGraph, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
-	labelUnits, _ := p.NumLabelUnits()
-	pr, err := prepare(p, cfg, filters.Apply)
+	if st != nil && !filters.Empty() {
+		// Filters cut and drop samples one by one.
+		p.Sample, st = st.Samples(p.Location), nil
+	}
+	labelUnits, _ := labelSamples(p, st).NumLabelUnits()
+	pr, err := prepareStacks(p, st, cfg, filters.Apply)
 	if err != nil {
 		return nil, err
 	}
@@ -39,12 +48,17 @@ func newCallGraph(p *profile.Profile, inputs []Input, cfg Config) (*callGraph, e
 	cg := &callGraph{index: index, total: pr.total, warnings: pr.warnings, labelUnits: labelUnits}
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p)
-	cg.g = graph.Build(p, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)})
+	gopts := graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)}
+	if st != nil {
+		cg.g = graph.BuildStacks(p, st, gopts)
+	} else {
+		cg.g = graph.Build(p, gopts)
+	}
 
-	st := p.SampleType[index]
-	cg.sampleType = SampleType{Type: st.Type, Unit: st.Unit}
+	vt := p.SampleType[index]
+	cg.sampleType = SampleType{Type: vt.Type, Unit: vt.Unit}
 	if cfg.Mean {
-		cg.sampleType.Type = "mean_" + st.Type
+		cg.sampleType.Type = "mean_" + vt.Type
 	}
 	cg.profile = profileInfo(p)
 	return cg, nil

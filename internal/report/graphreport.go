@@ -34,7 +34,7 @@ const SortEntropy = "entropy"
 // node's tags, edges below the edge cutoff dropped, and residual edges dropped where another
 // path joins the same nodes. cfg.Sort does not apply.
 func NewGraph(p *profile.Profile, inputs []Input, cfg GraphConfig) (*Graph, error) {
-	cg, err := newCallGraph(p, inputs, cfg.Config)
+	cg, err := newCallGraph(p, nil, inputs, cfg.Config)
 	if err != nil {
 		return nil, err
 	}

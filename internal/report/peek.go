@@ -6,6 +6,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/graph"
+	"github.com/profq/profq/internal/source"
 )
 
 // DefaultPeekConfig returns the defaults of a peek report: pprof's, which trim nothing, so that
@@ -34,10 +35,16 @@ func (e *NoMatchError) Error() string {
 // into and out of it. The graph is trimmed as cfg says; DefaultPeekConfig trims nothing, as
 // pprof -peek does. A regular expression that matches no node is a *NoMatchError.
 func NewPeek(p *profile.Profile, inputs []Input, cfg Config, re *regexp.Regexp) (*Peek, error) {
+	return NewPeekStacks(p, nil, inputs, cfg, re)
+}
+
+// NewPeekStacks is NewPeek for a profile whose samples are held as stacks (st, from
+// source.LoadStacks; nil when p has its samples). The report is the same.
+func NewPeekStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, re *regexp.Regexp) (*Peek, error) {
 	if re == nil {
 		return nil, optionErrorf("peek needs a regular expression")
 	}
-	cg, err := newCallGraph(p, inputs, cfg)
+	cg, err := newCallGraph(p, st, inputs, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/profq/profq/internal/source"
@@ -136,5 +137,40 @@ func TestTagsStacks(t *testing.T) {
 	}
 	if stacked < len(configs) {
 		t.Errorf("only %d loads gave stacks", stacked)
+	}
+}
+
+// TestPeekStacks checks that peek over samples held as stacks is peek over profile.Samples.
+func TestPeekStacks(t *testing.T) {
+	configs := map[string]func(*Config){
+		"default":  func(*Config) {},
+		"trimmed":  func(c *Config) { c.NodeCount = 20; c.NodeFraction = 0.005; c.EdgeFraction = 0.001 },
+		"lines":    func(c *Config) { c.Granularity = "lines" },
+		"focus":    func(c *Config) { c.Focus = "main" },
+		"mean":     func(c *Config) { c.Mean = true },
+		"tagfocus": func(c *Config) { c.TagFocus = "handler=.*a.*" },
+	}
+	re := regexp.MustCompile(`main|runtime\.|mallocgc|^f`)
+	for _, path := range stackProfiles(t) {
+		for name, edit := range configs {
+			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
+				cfg := DefaultPeekConfig()
+				edit(&cfg)
+				p, _, err := source.Options{Aggregate: true}.Load([]string{path})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wantErr := NewPeek(p, nil, cfg, re)
+				ps, st, _, err := source.Options{Aggregate: true}.LoadStacks([]string{path}, source.Bases{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := NewPeekStacks(ps, st, nil, cfg, re)
+				if (err == nil) != (wantErr == nil) {
+					t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
+				}
+				sameJSON(t, got, want)
+			})
+		}
 	}
 }
