@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/synth"
 )
@@ -33,35 +35,15 @@ func TestTopStacks(t *testing.T) {
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				cfg := DefaultConfig()
 				edit(&cfg)
-				p, _, err := source.Options{Aggregate: true}.Load([]string{path})
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, wantErr := NewTop(p, nil, cfg)
-				ps, st, _, err := source.Options{Aggregate: true}.LoadStacks([]string{path}, source.Bases{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if st != nil {
+				if sameOverStacks(t, path, true, func(p *profile.Profile, st *source.Stacks) (any, error) {
+					return NewTopStacks(p, st, nil, cfg)
+				}) {
 					stacked++
 				}
-				got, err := NewTopStacks(ps, st, nil, cfg)
-				if (err == nil) != (wantErr == nil) {
-					t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
-				}
-				sameJSON(t, got, want)
 				// A diff's capture of each side too.
-				p, _, err = source.Options{Aggregate: true}.Load([]string{path})
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantCapture, _ := NewCapture(p, Input{Source: path}, cfg)
-				ps, st, _, err = source.Options{Aggregate: true}.LoadStacks([]string{path}, source.Bases{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				gotCapture, _ := NewCaptureStacks(ps, st, Input{Source: path}, cfg)
-				sameJSON(t, gotCapture, wantCapture)
+				sameOverStacks(t, path, true, func(p *profile.Profile, st *source.Stacks) (any, error) {
+					return NewCaptureStacks(p, st, Input{Source: path}, cfg)
+				})
 			})
 		}
 	}
@@ -70,13 +52,31 @@ func TestTopStacks(t *testing.T) {
 	}
 }
 
-func sameJSON(t *testing.T, got, want any) {
+// sameOverStacks checks that report gives the same report (or fails alike) from path loaded
+// as profile.Samples and as stacks (source.LoadStacks, which may still give samples: nil
+// stacks), and says whether it gave stacks.
+func sameOverStacks(t *testing.T, path string, aggregate bool, report func(*profile.Profile, *source.Stacks) (any, error)) bool {
 	t.Helper()
+	o := source.Options{Aggregate: aggregate}
+	p, _, err := o.Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantErr := report(p, nil)
+	ps, st, _, err := o.LoadStacks([]string{path}, source.Bases{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := report(ps, st)
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
+	}
 	g, _ := json.Marshal(got)
 	w, _ := json.Marshal(want)
 	if string(g) != string(w) {
 		t.Errorf("over stacks:\n%s\nover samples:\n%s", g, w)
 	}
+	return st != nil
 }
 
 // stackProfiles are profq's test profiles and a synthetic one large enough to be decoded and
@@ -115,23 +115,11 @@ func TestTagsStacks(t *testing.T) {
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				cfg := DefaultTagsConfig()
 				edit(&cfg)
-				p, _, err := source.Options{}.Load([]string{path})
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, wantErr := NewTags(p, nil, cfg)
-				ps, st, _, err := source.Options{}.LoadStacks([]string{path}, source.Bases{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if st != nil {
+				if sameOverStacks(t, path, false, func(p *profile.Profile, st *source.Stacks) (any, error) {
+					return NewTagsStacks(p, st, nil, cfg)
+				}) {
 					stacked++
 				}
-				got, err := NewTagsStacks(ps, st, nil, cfg)
-				if (err == nil) != (wantErr == nil) {
-					t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
-				}
-				sameJSON(t, got, want)
 			})
 		}
 	}
@@ -156,20 +144,9 @@ func TestPeekStacks(t *testing.T) {
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				cfg := DefaultPeekConfig()
 				edit(&cfg)
-				p, _, err := source.Options{Aggregate: true}.Load([]string{path})
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, wantErr := NewPeek(p, nil, cfg, re)
-				ps, st, _, err := source.Options{Aggregate: true}.LoadStacks([]string{path}, source.Bases{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := NewPeekStacks(ps, st, nil, cfg, re)
-				if (err == nil) != (wantErr == nil) {
-					t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
-				}
-				sameJSON(t, got, want)
+				sameOverStacks(t, path, true, func(p *profile.Profile, st *source.Stacks) (any, error) {
+					return NewPeekStacks(p, st, nil, cfg, re)
+				})
 			})
 		}
 	}
