@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/google/pprof/profile"
 
@@ -1129,25 +1128,19 @@ func (d *decoder) eachChunk(first int, read func(r *sampleReader, c int) error) 
 	}
 	readers := 1
 	if n >= minParallelSamples {
-		readers = min(runtime.GOMAXPROCS(0), 4, len(d.arena.chunks)-first)
+		readers = min(runtime.GOMAXPROCS(0), 4)
 	}
 	errs := make([]error, len(d.arena.chunks)-first)
-	next := atomic.Int64{}
-	next.Store(int64(first))
-	var wg workers.Group
+	// One reader, with its scratch space, per goroutine: each takes the next chunk.
+	pool := make(chan *sampleReader, readers)
 	for range readers {
-		wg.Go(func() {
-			r := &sampleReader{d: d}
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= len(d.arena.chunks) {
-					return
-				}
-				errs[c-first] = read(r, c)
-			}
-		})
+		pool <- &sampleReader{d: d}
 	}
-	wg.Wait()
+	workers.Each(len(errs), readers, func(i int) {
+		r := <-pool
+		errs[i] = read(r, first+i)
+		pool <- r
+	})
 	d.arena.chunks = nil
 	for _, err := range errs {
 		if err != nil {

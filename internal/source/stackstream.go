@@ -204,26 +204,11 @@ func (s *stackStream) finish() (*Stacks, error) {
 	}
 	pos := newPositions(d.p.Location)
 	errs := make([]error, len(s.segs))
-	var wg workers.Group
-	var next sync.Mutex
-	k := 0
-	for range min(runtime.GOMAXPROCS(0), 4) {
-		wg.Go(func() {
-			for {
-				next.Lock()
-				i := k
-				k++
-				next.Unlock()
-				if i >= len(s.segs) {
-					return
-				}
-				raw := &s.segs[i]
-				errs[i] = pos.resolve(raw.seg.Frames, raw.wide)
-				st.Segments[i] = raw.seg
-			}
-		})
-	}
-	wg.Wait()
+	workers.Each(len(s.segs), min(runtime.GOMAXPROCS(0), 4), func(i int) {
+		raw := &s.segs[i]
+		errs[i] = pos.resolve(raw.seg.Frames, raw.wide)
+		st.Segments[i] = raw.seg
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 )
 
 // Group is a sync.WaitGroup for goroutines that may panic: Wait raises the first panic of
@@ -61,4 +62,19 @@ func Recovered(r any) *Panic {
 		return p
 	}
 	return &Panic{Value: r, Stack: debug.Stack()}
+}
+
+// Each calls f(i) for every i from 0 to n-1, on up to max goroutines at once, each taking
+// the next i as it finishes one, and returns when all calls have.
+func Each(n, max int, f func(i int)) {
+	var next atomic.Int64
+	var g Group
+	for range min(n, max) {
+		g.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	g.Wait()
 }

@@ -72,3 +72,37 @@ func catch(f func()) (r any) {
 	f()
 	return nil
 }
+
+// TestEach checks that Each calls f once for every index, on at most max goroutines at
+// once, and that a panic in f reaches the caller.
+func TestEach(t *testing.T) {
+	for _, c := range []struct{ n, max int }{{0, 4}, {1, 4}, {100, 1}, {1000, 3}} {
+		calls := make([]atomic.Int32, c.n)
+		var running, most atomic.Int32
+		Each(c.n, c.max, func(i int) {
+			now := running.Add(1)
+			for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+			}
+			calls[i].Add(1)
+			running.Add(-1)
+		})
+		for i := range calls {
+			if n := calls[i].Load(); n != 1 {
+				t.Errorf("n=%d max=%d: f(%d) called %d times", c.n, c.max, i, n)
+			}
+		}
+		if m := most.Load(); int(m) > c.max {
+			t.Errorf("n=%d max=%d: %d calls at once", c.n, c.max, m)
+		}
+	}
+	defer func() {
+		if _, ok := recover().(*Panic); !ok {
+			t.Error("a panic in f did not reach Each's caller as a *Panic")
+		}
+	}()
+	Each(10, 2, func(i int) {
+		if i == 7 {
+			panic("seven")
+		}
+	})
+}
