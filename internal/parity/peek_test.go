@@ -445,9 +445,20 @@ func TestParityPeekBase(t *testing.T) {
 				{".", []string{"-diff_base=" + base, "-nodefraction=0.01"}},
 			} {
 				t.Run(c.name(), func(t *testing.T) {
-					if !runPeekCase(t, c, []string{src}) {
-						t.Errorf("no match for %q: the case should select something", c.re)
+					if runPeekCase(t, c, []string{src}) {
+						return
 					}
+					// Both tools found no match (runPeekCase checked that they agree). The
+					// expression derived from a profile captured at test time can name a frame
+					// that the base, captured too, cancels out or turns negative; "." must
+					// still select something.
+					if c.re != "." {
+						c.re = "."
+						if runPeekCase(t, c, []string{src}) {
+							return
+						}
+					}
+					t.Errorf("no match for %q: the case should select something", c.re)
 				})
 			}
 		})
