@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -71,48 +72,82 @@ func (a *sampleArena) eachIn(i int, f func(msg []byte) error) error {
 // Readers decoding at once share it: a lock guards the map. A set is made under the lock, so
 // that each is made once.
 type sharedLabels struct {
+	labelSetIDs
 	mu   sync.Mutex
-	sets map[string]labelMaps
+	maps []labelMaps // of set i+1, made once
 }
 
 type labelMaps struct {
 	label    map[string][]string
 	numLabel map[string][]int64
 	numUnit  map[string][]string
-	id       int32 // from 1, in order of first use
+	made     bool
 }
 
-// set gives s the labels raw encodes, as sampleReader.setLabels does.
+// set gives s the labels raw encodes, as sampleReader.setLabels does, and sets r.labelSet.
 func (ls *sharedLabels) set(r *sampleReader, s *profile.Sample, raw []labelX) error {
-	key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)*int(unsafe.Sizeof(labelX{})))
-	// Each reader remembers the sets it met, so that readers at once seldom take the lock.
-	if set, ok := r.known[string(key)]; ok {
-		s.Label, s.NumLabel, s.NumUnit = set.label, set.numLabel, set.numUnit
-		r.labelSet = set.id
+	id := ls.id(r, raw)
+	r.labelSet = id
+	i := int(id - 1)
+	// Each reader keeps the maps it was given, so that readers at once seldom take the lock.
+	if i < len(r.maps) && r.maps[i].made {
+		s.Label, s.NumLabel, s.NumUnit = r.maps[i].label, r.maps[i].numLabel, r.maps[i].numUnit
 		return nil
-	}
-	if r.known == nil {
-		r.known = make(map[string]labelMaps)
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if set, ok := ls.sets[string(key)]; ok {
-		s.Label, s.NumLabel, s.NumUnit = set.label, set.numLabel, set.numUnit
-		r.labelSet = set.id
-		r.known[string(key)] = set
-		return nil
+	for len(ls.maps) <= i {
+		ls.maps = append(ls.maps, labelMaps{})
 	}
-	if err := r.setLabels(s, raw); err != nil {
-		return err
+	m := &ls.maps[i]
+	if !m.made {
+		if err := r.setLabels(s, raw); err != nil {
+			return err
+		}
+		*m = labelMaps{s.Label, s.NumLabel, s.NumUnit, true}
 	}
-	if ls.sets == nil {
-		ls.sets = make(map[string]labelMaps)
+	s.Label, s.NumLabel, s.NumUnit = m.label, m.numLabel, m.numUnit
+	for len(r.maps) <= i {
+		r.maps = append(r.maps, labelMaps{})
 	}
-	set := labelMaps{s.Label, s.NumLabel, s.NumUnit, int32(len(ls.sets) + 1)}
-	ls.sets[string(key)] = set
-	r.known[string(key)] = set
-	r.labelSet = set.id
+	r.maps[i] = *m
 	return nil
+}
+
+// labelSetIDs numbers the label sets of samples as encoded, from 1, in the order they are
+// first met. Readers decoding at once share it: a lock guards it, and each reader remembers
+// the sets it met (sampleReader.known), so that it seldom takes the lock.
+type labelSetIDs struct {
+	idsMu sync.Mutex
+	ids   map[string]int32
+	sets  [][]labelX // set i+1 as encoded
+}
+
+// id is the number of the label set raw, from 1; 0 for none.
+func (ls *labelSetIDs) id(r *sampleReader, raw []labelX) int32 {
+	if len(raw) == 0 {
+		return 0
+	}
+	key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)*int(unsafe.Sizeof(labelX{})))
+	if id, ok := r.known[string(key)]; ok {
+		return id
+	}
+	if r.known == nil {
+		r.known = make(map[string]int32)
+	}
+	ls.idsMu.Lock()
+	defer ls.idsMu.Unlock()
+	id, ok := ls.ids[string(key)]
+	if !ok {
+		if ls.ids == nil {
+			ls.ids = make(map[string]int32)
+		}
+		ls.sets = append(ls.sets, slices.Clone(raw))
+		id = int32(len(ls.sets))
+		ls.ids[string(key)] = id
+	}
+	r.known[string(key)] = id
+	return id
 }
 
 // hashIndex finds entries by their hash: an open-addressing table whose slots hold the

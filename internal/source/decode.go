@@ -378,8 +378,10 @@ type sampleReader struct {
 	// labelSet is the label set (sharedLabels) of the sample readSample read last, from 1;
 	// 0 for none.
 	labelSet int32
-	// known are the label sets this reader met, by their encoding (sharedLabels.set).
-	known map[string]labelMaps
+	// known are the label sets this reader met, by their encoding (labelSetIDs.id), and
+	// maps the label maps it was given, by set (sharedLabels.set).
+	known map[string]int32
+	maps  []labelMaps
 	// scratch is the segment readRawChunk appends to, reused from chunk to chunk.
 	scratch StackSegment
 }

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/google/pprof/profile"
 
@@ -27,7 +27,6 @@ type stackStream struct {
 
 	mu   sync.Mutex
 	segs []rawSegment // by chunk
-	sets rawLabelSets
 }
 
 // stackJob is a chunk of the sample arena to decode.
@@ -38,21 +37,13 @@ type stackJob struct {
 }
 
 // rawSegment is a segment of stacks as a worker decodes it: Frames hold location IDs, or
-// for an ID beyond int32 -(k+1) for wide[k]; Labels hold raw label sets (rawLabelSets) from
-// 1. values is how many values each sample has.
+// for an ID beyond int32 -(k+1) for wide[k]; Labels hold the label sets' numbers
+// (labelSetIDs). values is how many values each sample has.
 type rawSegment struct {
 	seg    StackSegment
 	wide   []uint64
 	values int
 	err    error
-}
-
-// rawLabelSets numbers the label sets of samples as encoded, from 1, in the order they are
-// first met; the workers share them.
-type rawLabelSets struct {
-	mu   sync.Mutex
-	ids  map[string]int32
-	sets [][]labelX
 }
 
 // errValueCounts refuses samples that have different numbers of values: at most one of the
@@ -98,7 +89,7 @@ func (s *stackStream) stop() {
 func (s *stackStream) work(jobs <-chan stackJob) {
 	r := &sampleReader{d: s.d}
 	for job := range jobs {
-		seg := r.readRawChunk(job.data, job.count, &s.sets)
+		seg := r.readRawChunk(job.data, job.count)
 		s.mu.Lock()
 		for len(s.segs) <= job.c {
 			s.segs = append(s.segs, rawSegment{})
@@ -109,7 +100,7 @@ func (s *stackStream) work(jobs <-chan stackJob) {
 }
 
 // readRawChunk decodes the count samples of a chunk of the arena into a raw segment.
-func (r *sampleReader) readRawChunk(data []byte, count int, sets *rawLabelSets) rawSegment {
+func (r *sampleReader) readRawChunk(data []byte, count int) rawSegment {
 	// Sized once for a whole chunk: a frame and a value take a byte or more of it.
 	seg := &r.scratch
 	if cap(seg.Frames) < len(data) {
@@ -142,7 +133,7 @@ func (r *sampleReader) readRawChunk(data []byte, count int, sets *rawLabelSets) 
 		}
 		seg.Ends = append(seg.Ends, uint32(len(seg.Frames)))
 		seg.Values = append(seg.Values, r.values...)
-		seg.Labels = append(seg.Labels, sets.id(r, r.rawLabels))
+		seg.Labels = append(seg.Labels, r.d.labelSets.id(r, r.rawLabels))
 	}
 	raw.seg = seg.clone()
 	return raw
@@ -150,36 +141,7 @@ func (r *sampleReader) readRawChunk(data []byte, count int, sets *rawLabelSets) 
 
 // clone is a copy of s at its size.
 func (s *StackSegment) clone() StackSegment {
-	return StackSegment{clip(s.Frames), clip(s.Ends), clip(s.Values), clip(s.Labels)}
-}
-
-func clip[T any](s []T) []T { return append([]T(nil), s...) }
-
-// id is the number of the label set raw, from 1; 0 for none.
-func (ls *rawLabelSets) id(r *sampleReader, raw []labelX) int32 {
-	if len(raw) == 0 {
-		return 0
-	}
-	key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)*int(unsafe.Sizeof(labelX{})))
-	if set, ok := r.known[string(key)]; ok {
-		return set.id
-	}
-	if r.known == nil {
-		r.known = make(map[string]labelMaps)
-	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	id, ok := ls.ids[string(key)]
-	if !ok {
-		if ls.ids == nil {
-			ls.ids = make(map[string]int32)
-		}
-		ls.sets = append(ls.sets, append([]labelX(nil), raw...))
-		id = int32(len(ls.sets))
-		ls.ids[string(key)] = id
-	}
-	r.known[string(key)] = labelMaps{id: id}
-	return id
+	return StackSegment{slices.Clone(s.Frames), slices.Clone(s.Ends), slices.Clone(s.Values), slices.Clone(s.Labels)}
 }
 
 // finish decodes the last chunk, waits for the workers and makes Stacks of their segments
@@ -215,8 +177,8 @@ func (s *stackStream) finish() (*Stacks, error) {
 		}
 	}
 	r := &sampleReader{d: d}
-	st.LabelSets = make([]LabelSet, len(s.sets.sets))
-	for i, raw := range s.sets.sets {
+	st.LabelSets = make([]LabelSet, len(d.labelSets.sets))
+	for i, raw := range d.labelSets.sets {
 		var smp profile.Sample
 		if err := r.setLabels(&smp, raw); err != nil {
 			return nil, err
