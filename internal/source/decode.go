@@ -997,41 +997,38 @@ func (x *index[T]) get(id uint64) *T {
 
 // readSamples decodes the samples from the arena, dropping each of its chunks once read:
 // into profile.Samples, or Stacks when compact, and with aggregate adding each sample to an
-// earlier one with the same locations and labels while that pays.
+// earlier one with the same locations and labels where that pays.
 func (d *decoder) readSamples() error {
 	if d.samples == 0 {
 		return nil
 	}
 	defer pauseGC()()
-	if !d.aggregate {
-		return d.readRest(0, nil)
-	}
-	if d.compact {
-		if !d.repeatsPay() {
-			d.startStackStream()
-			var err error
-			d.stacks, err = d.stream.finish()
-			return err
-		}
-		// Samples repeat: aggregated profile.Samples take less than stacks would.
-		d.compact = false
-	}
-	// Aggregated, the samples kept may be far fewer than those read: they are cut from
-	// shared arrays as they are kept, not allocated for all at once. (One reader, in order:
-	// which sample is kept is the first of its kind.)
-	//
 	// Adding up pays only where samples repeat, which they seldom do in one profile written
-	// by Go's runtime (it writes each stack and label set once): when nearly all of the
-	// first minParallelSamples samples are kept, the rest are decoded as they are, on every
-	// core.
+	// by Go's runtime (it writes each stack and label set once): it is left out when the
+	// first samples show that it would not pay. A small input not left compact is added up
+	// whatever its samples: that costs little.
+	small := d.samples < minParallelSamples && !d.compact
+	switch {
+	case d.aggregate && (small || d.repeatsPay()):
+		return d.readAggregated()
+	case d.compact:
+		d.startStackStream()
+		var err error
+		d.stacks, err = d.stream.finish()
+		return err
+	}
+	return d.readAll()
+}
+
+// readAggregated decodes the samples into profile.Samples, adding each to an earlier one
+// with the same locations and labels. The samples kept may be far fewer than those read:
+// they are cut from shared arrays as they are kept, not allocated for all at once. (One
+// reader, in order: which sample is kept is the first of its kind.)
+func (d *decoder) readAggregated() error {
 	agg := &aggregator{}
 	r := &sampleReader{d: d}
 	var arr shared[profile.Sample]
-	read := 0
 	for c := range d.arena.chunks {
-		if read >= minParallelSamples && 4*len(agg.kept) > 3*read {
-			return d.readRest(c, agg)
-		}
 		err := d.arena.eachIn(c, func(msg []byte) error {
 			saved, locs, vals := arr, r.locs, r.vals
 			s := &arr.take(1)[0]
@@ -1048,37 +1045,28 @@ func (d *decoder) readSamples() error {
 		if err != nil {
 			return err
 		}
-		if read += d.arena.counts[c]; read >= minParallelSamples && 4*len(agg.kept) <= 3*read {
-			read = -1 << 62 // worth it: aggregate to the end
-		}
 	}
 	d.arena.chunks = nil
 	d.p.Sample = agg.kept
 	return nil
 }
 
-// readRest decodes the samples of the arena's chunks from first on into profile.Samples, as
-// they are, after those agg kept (nil for none).
-func (d *decoder) readRest(first int, agg *aggregator) error {
-	var kept []*profile.Sample
-	if agg != nil {
-		kept = agg.kept
-	}
+// readAll decodes every sample of the arena into profile.Samples, as they are.
+func (d *decoder) readAll() error {
 	// Where each chunk's samples go.
-	starts := make([]int, len(d.arena.chunks)-first)
-	n := len(kept)
+	starts := make([]int, len(d.arena.chunks))
+	n := 0
 	for c := range starts {
 		starts[c] = n
-		n += d.arena.counts[first+c]
+		n += d.arena.counts[c]
 	}
 	all := make([]*profile.Sample, n)
-	copy(all, kept)
 	d.p.Sample = all
-	return d.eachChunk(first, func(r *sampleReader, c int) error {
+	return d.eachChunk(func(r *sampleReader, c int) error {
 		samples := make([]profile.Sample, d.arena.counts[c])
 		i := 0
 		return d.arena.eachIn(c, func(msg []byte) error {
-			all[starts[c-first]+i] = &samples[i]
+			all[starts[c]+i] = &samples[i]
 			err := r.readSample(&samples[i], msg)
 			i++
 			return err
@@ -1119,28 +1107,24 @@ func (d *decoder) repeatsPay() bool {
 // minParallelSamples is the fewest samples worth decoding on several cores.
 const minParallelSamples = 64 << 10
 
-// eachChunk runs read on every chunk of the arena from first on, the chunks spread over one
-// reader per core (at most four): once the input is read, the cores that decompressed and
-// read it are free. The error is that of the first failing chunk in the input's order, as
-// reading in order would meet it. The arena is empty afterwards.
-func (d *decoder) eachChunk(first int, read func(r *sampleReader, c int) error) error {
-	n := 0
-	for _, c := range d.arena.counts[first:] {
-		n += c
-	}
+// eachChunk runs read on every chunk of the arena, the chunks spread over one reader per
+// core (at most four): once the input is read, the cores that decompressed and read it are
+// free. The error is that of the first failing chunk in the input's order, as reading in
+// order would meet it. The arena is empty afterwards.
+func (d *decoder) eachChunk(read func(r *sampleReader, c int) error) error {
 	readers := 1
-	if n >= minParallelSamples {
+	if d.samples >= minParallelSamples {
 		readers = min(runtime.GOMAXPROCS(0), 4)
 	}
-	errs := make([]error, len(d.arena.chunks)-first)
+	errs := make([]error, len(d.arena.chunks))
 	// One reader, with its scratch space, per goroutine: each takes the next chunk.
 	pool := make(chan *sampleReader, readers)
 	for range readers {
 		pool <- &sampleReader{d: d}
 	}
-	workers.Each(len(errs), readers, func(i int) {
+	workers.Each(len(errs), readers, func(c int) {
 		r := <-pool
-		errs[i] = read(r, first+i)
+		errs[c] = read(r, c)
 		pool <- r
 	})
 	d.arena.chunks = nil
