@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/google/pprof/profile"
 
@@ -164,7 +165,7 @@ func (s *stackStream) finish() (*Stacks, error) {
 			return nil, errValueCounts
 		}
 	}
-	pos := newPositions(d.p.Location)
+	pos := d.positions()
 	errs := make([]error, len(s.segs))
 	workers.Each(len(s.segs), min(runtime.GOMAXPROCS(0), 4), func(i int) {
 		raw := &s.segs[i]
@@ -188,70 +189,44 @@ func (s *stackStream) finish() (*Stacks, error) {
 	return st, nil
 }
 
-// locationPositions finds the position of a location in the table by its ID.
+// locationPositions finds the position of a location in the table by its ID: through the
+// decoder's index of locations by ID, which holds pointers into the table.
 type locationPositions struct {
 	// identity: every location's ID is its position plus one, as writers number them
-	// (pprof's, Go's runtime): a position is its ID minus one, with no table to look up.
+	// (pprof's, Go's runtime): a position is its ID minus one, with nothing to look up.
 	identity bool
-	n        int32   // locations, with identity
-	dense    []int32 // ID -> position+1, 0 for none
-	sparse   map[uint64]int32
+	n        int32 // locations
+	byID     *index[profile.Location]
+	table    []profile.Location
 }
 
-func newPositions(locs []*profile.Location) *locationPositions {
-	var maxID uint64
-	for _, l := range locs {
-		maxID = max(maxID, l.ID)
-	}
-	p := &locationPositions{identity: maxID == uint64(len(locs)), n: int32(len(locs))}
-	for i, l := range locs {
-		p.identity = p.identity && l.ID == uint64(i)+1
-	}
-	if p.identity {
-		return p
-	}
-	if maxID <= uint64(2*len(locs)+1024) {
-		p.dense = make([]int32, maxID+1)
-	} else {
-		p.sparse = make(map[uint64]int32, len(locs))
-	}
-	for i, l := range locs {
-		if p.dense != nil {
-			p.dense[l.ID] = int32(i) + 1
-		} else {
-			p.sparse[l.ID] = int32(i) + 1
-		}
+func (d *decoder) positions() *locationPositions {
+	p := &locationPositions{identity: true, n: int32(len(d.locations)), byID: &d.locationByID, table: d.locations}
+	for i := range d.locations {
+		p.identity = p.identity && d.locations[i].ID == uint64(i)+1
 	}
 	return p
 }
 
 // resolve turns the location IDs of frames (as rawSegment holds them) into positions.
 func (p *locationPositions) resolve(frames []int32, wide []uint64) error {
-	if p.identity {
-		for i, f := range frames {
+	for i, f := range frames {
+		if p.identity {
 			if f < 1 || f > p.n {
 				return errNoLocation
 			}
 			frames[i] = f - 1
+			continue
 		}
-		return nil
-	}
-	for i, f := range frames {
 		id := uint64(f)
 		if f < 0 {
 			id = wide[-f-1]
 		}
-		var pos int32
-		switch {
-		case p.dense != nil && id < uint64(len(p.dense)):
-			pos = p.dense[id]
-		case p.sparse != nil:
-			pos = p.sparse[id]
-		}
-		if pos == 0 {
+		l := p.byID.get(id)
+		if l == nil {
 			return errNoLocation
 		}
-		frames[i] = pos - 1
+		frames[i] = int32((uintptr(unsafe.Pointer(l)) - uintptr(unsafe.Pointer(&p.table[0]))) / unsafe.Sizeof(*l))
 	}
 	return nil
 }
