@@ -35,16 +35,12 @@ func newCallGraph(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Con
 	if err != nil {
 		return nil, err
 	}
-	if st != nil && !filters.Empty() {
-		// Filters cut and drop samples one by one.
-		p.Sample, st = st.Samples(p.Location), nil
-	}
 	labelUnits, _ := labelSamples(p, st).NumLabelUnits()
-	pr, err := prepareStacks(p, st, cfg, filters.Apply)
+	pr, err := prepareStacks(p, st, cfg, !filters.Empty(), filters.Apply)
 	if err != nil {
 		return nil, err
 	}
-	index := pr.index
+	index, st := pr.index, pr.stacks
 	cg := &callGraph{index: index, total: pr.total, warnings: pr.warnings, labelUnits: labelUnits}
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p)

@@ -48,13 +48,14 @@ func TestTopStacks(t *testing.T) {
 		}
 	}
 	if stacked < len(configs) {
-		t.Errorf("only %d loads gave stacks", stacked)
+		t.Errorf("only %d reports walked stacks", stacked)
 	}
 }
 
 // sameOverStacks checks that report gives the same report (or fails alike) from path loaded
 // as profile.Samples and as stacks (source.LoadStacks, which may still give samples: nil
-// stacks), and says whether it gave stacks.
+// stacks), and says whether the report walked the stacks, leaving the profile without
+// samples.
 func sameOverStacks(t *testing.T, path string, aggregate bool, report func(*profile.Profile, *source.Stacks) (any, error)) bool {
 	t.Helper()
 	o := source.Options{Aggregate: aggregate}
@@ -76,7 +77,7 @@ func sameOverStacks(t *testing.T, path string, aggregate bool, report func(*prof
 	if string(g) != string(w) {
 		t.Errorf("over stacks:\n%s\nover samples:\n%s", g, w)
 	}
-	return st != nil
+	return st != nil && ps.Sample == nil
 }
 
 // stackProfiles are profq's test profiles and a synthetic one large enough to be decoded and
@@ -124,7 +125,7 @@ func TestTagsStacks(t *testing.T) {
 		}
 	}
 	if stacked < len(configs) {
-		t.Errorf("only %d loads gave stacks", stacked)
+		t.Errorf("only %d reports walked stacks", stacked)
 	}
 }
 
@@ -138,16 +139,22 @@ func TestPeekStacks(t *testing.T) {
 		"mean":     func(c *Config) { c.Mean = true },
 		"tagfocus": func(c *Config) { c.TagFocus = "handler=.*a.*" },
 	}
+	stacked := 0
 	re := regexp.MustCompile(`main|runtime\.|mallocgc|^f`)
 	for _, path := range stackProfiles(t) {
 		for name, edit := range configs {
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				cfg := DefaultPeekConfig()
 				edit(&cfg)
-				sameOverStacks(t, path, true, func(p *profile.Profile, st *source.Stacks) (any, error) {
+				if sameOverStacks(t, path, true, func(p *profile.Profile, st *source.Stacks) (any, error) {
 					return NewPeekStacks(p, st, nil, cfg, re)
-				})
+				}) {
+					stacked++
+				}
 			})
 		}
+	}
+	if stacked < len(configs) {
+		t.Errorf("only %d reports walked stacks", stacked)
 	}
 }

@@ -68,18 +68,16 @@ func NewTagsStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Ta
 	if err != nil {
 		return nil, err
 	}
-	if st != nil && (!filters.Empty() || keyFilter.show != nil || keyFilter.hide != nil) {
-		// Filters cut and drop samples, and their labels, one by one.
-		p.Sample, st = st.Samples(p.Location), nil
-	}
 	// The units come from the whole profile, before any filter, as pprof reads them.
 	numUnits, ignoredUnits := labelSamples(p, st).NumLabelUnits()
-	pr, err := prepareStacks(p, st, cfg.Report, func(p *profile.Profile) []string {
+	filtering := !filters.Empty() || keyFilter.show != nil || keyFilter.hide != nil
+	pr, err := prepareStacks(p, st, cfg.Report, filtering, func(p *profile.Profile) []string {
 		return append(filters.Apply(p), keyFilter.apply(p)...)
 	})
 	if err != nil {
 		return nil, err
 	}
+	st = pr.stacks
 	index, total := pr.index, pr.total
 	warnings := append(unitWarnings(numUnits, ignoredUnits), pr.warnings...)
 

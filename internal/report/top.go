@@ -125,16 +125,11 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 	if err != nil {
 		return nil, err
 	}
-	st := o.stacks
-	if st != nil && !filters.Empty() {
-		// Filters cut and drop samples one by one.
-		p.Sample, st = st.Samples(p.Location), nil
-	}
-	pr, err := prepareStacks(p, st, cfg, filters.Apply)
+	pr, err := prepareStacks(p, o.stacks, cfg, !filters.Empty(), filters.Apply)
 	if err != nil {
 		return nil, err
 	}
-	index, total, warnings := pr.index, pr.total, pr.warnings
+	index, total, warnings, st := pr.index, pr.total, pr.warnings, pr.stacks
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p)
 
@@ -192,18 +187,24 @@ type prepared struct {
 	total int64
 	// warnings are what the filters said.
 	warnings []string
+	// stacks are the profile's samples when held as stacks, nil when it has them.
+	stacks *source.Stacks
 }
 
 // prepare chooses the sample value of p, then takes the report total and filters the
 // samples with apply, in the order cfg.RelativePercentages asks for: the steps every report
 // (top, peek, graph, traces, tags, by-label) takes before its own. It modifies p.
 func prepare(p *profile.Profile, cfg Config, apply func(*profile.Profile) []string) (prepared, error) {
-	return prepareStacks(p, nil, cfg, apply)
+	return prepareStacks(p, nil, cfg, false, apply)
 }
 
-// prepareStacks is prepare for a profile whose samples are st when not nil; apply then must
-// filter nothing.
-func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, apply func(*profile.Profile) []string) (prepared, error) {
+// prepareStacks is prepare for a profile whose samples are st when not nil. When apply
+// filters (filtering), which cuts and drops samples one by one, p is given its samples
+// first; the stacks still to walk are in the result.
+func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, filtering bool, apply func(*profile.Profile) []string) (prepared, error) {
+	if st != nil && filtering {
+		p.Sample, st = st.Samples(p.Location), nil
+	}
 	index, err := sampleIndex(p, cfg.SampleIndex)
 	if err != nil {
 		return prepared{}, err
@@ -212,7 +213,7 @@ func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, apply func
 		// The divisor is sample type 0, the count; a single type would divide by itself.
 		return prepared{}, optionErrorf("--mean needs a profile with a count sample type besides the value")
 	}
-	pr := prepared{index: index}
+	pr := prepared{index: index, stacks: st}
 	if cfg.RelativePercentages {
 		pr.warnings = apply(p)
 	}
