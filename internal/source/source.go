@@ -230,7 +230,7 @@ func (o Options) loadWith(args []string, bases Bases, rd argReader) (*profile.Pr
 // Stacks, and the profile without samples. Otherwise stacks is nil and the profile has its
 // samples, as from LoadWithBases.
 func (o Options) LoadStacks(args []string, bases Bases) (p *profile.Profile, stacks *Stacks, inputs []Input, err error) {
-	o.compact = len(args) == 1 && len(bases.Paths) == 0
+	o.compact = true
 	return o.loadStacks(args, bases, argReader{})
 }
 
@@ -259,7 +259,8 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 		inputs []Input
 		err    error
 	)
-	if o.compact && len(args) == 1 && len(bases.Paths) == 0 {
+	// Only one input without bases is left compact: combining profiles needs their samples.
+	if o.compact = o.compact && len(args) == 1 && len(bases.Paths) == 0; o.compact {
 		var d decoded
 		var in Input
 		if d, in, err = o.parseDecoded(args[0], rd); err != nil {
