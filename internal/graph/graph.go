@@ -98,7 +98,7 @@ const minShard = 64 << 10
 func Build(p *profile.Profile, o Options) *Graph {
 	g := &Graph{opts: o}
 	g.idx = g.index(p)
-	per := max(1, (len(p.Sample)+o.workers(len(p.Sample))-1)/o.workers(len(p.Sample)))
+	per := o.perShard(len(p.Sample))
 	for lo := 0; lo < len(p.Sample) || lo == 0; lo += per {
 		g.shards = append(g.shards, &shard{samples: p.Sample[lo:min(lo+per, len(p.Sample))]})
 	}
@@ -111,8 +111,7 @@ func Build(p *profile.Profile, o Options) *Graph {
 func BuildStacks(p *profile.Profile, st *source.Stacks, o Options) *Graph {
 	g := &Graph{opts: o, stacks: true}
 	g.idx = g.index(p)
-	n := st.Len()
-	per := max(1, (n+o.workers(n)-1)/o.workers(n))
+	per := o.perShard(st.Len())
 	// Whole segments to each shard, about per samples each.
 	sh := &shard{numValues: st.NumValues}
 	count := 0
@@ -132,12 +131,14 @@ func BuildStacks(p *profile.Profile, st *source.Stacks, o Options) *Graph {
 	return g
 }
 
-// workers is how many goroutines walk n samples.
-func (o Options) workers(n int) int {
-	if o.Workers > 0 {
-		return o.Workers
+// perShard is how many of n samples each goroutine walks: Workers goroutines, or one per
+// CPU for large profiles.
+func (o Options) perShard(n int) int {
+	workers := o.Workers
+	if workers <= 0 {
+		workers = max(1, min(runtime.GOMAXPROCS(0), n/minShard))
 	}
-	return max(1, min(runtime.GOMAXPROCS(0), n/minShard))
+	return max(1, (n+workers-1)/workers)
 }
 
 // walk computes the nodes' values from the shards.
