@@ -50,14 +50,10 @@ type merger struct {
 	labels    hashIndex // over sets
 	sets      []LabelSet
 
-	// The samples: sample j's locations are frames[ends[j-1]:ends[j]] (from 0 for j = 0),
-	// positions in p.Location; its values values[j*n:(j+1)*n] for n sample types; its label
-	// set sets[sampleSet[j]].
-	samples   hashIndex
-	frames    []int32
-	ends      []int
-	values    []int64
-	sampleSet []int32
+	// The samples, as stacks over p.Location whose label sets are sets (sample j's set is
+	// sets[kept.Labels[j]-1]).
+	samples hashIndex
+	kept    StackSegment
 	// sums are, for each sample type, the sum of the absolute values of the samples: what
 	// checkSums counts of the result.
 	sums []uint64
@@ -207,30 +203,22 @@ func (m *merger) addSample(src *profile.Sample) {
 		h = mix(h, uint64(f))
 	}
 	n := len(m.p.SampleType)
+	kept := &m.kept
 	j, found := m.samples.find(finish(h), func(j int) bool {
-		return m.sampleSet[j] == set && slices.Equal(m.stack(j), frames)
+		return kept.Labels[j] == set+1 && slices.Equal(kept.Stack(j), frames)
 	})
 	if !found {
-		m.frames = append(m.frames, frames...)
-		m.ends = append(m.ends, len(m.frames))
-		m.values = append(m.values, make([]int64, n)...)
-		m.sampleSet = append(m.sampleSet, set)
+		kept.Frames = append(kept.Frames, frames...)
+		kept.Ends = append(kept.Ends, uint32(len(kept.Frames)))
+		kept.Values = append(kept.Values, make([]int64, n)...)
+		kept.Labels = append(kept.Labels, set+1)
 	}
-	values := m.values[j*n : (j+1)*n]
+	values := kept.Values[j*n : (j+1)*n]
 	for i, v := range src.Value {
 		sum := values[i] + v
 		m.sums[i] += abs(sum) - abs(values[i])
 		values[i] = sum
 	}
-}
-
-// stack is the locations of sample j.
-func (m *merger) stack(j int) []int32 {
-	start := 0
-	if j > 0 {
-		start = m.ends[j-1]
-	}
-	return m.frames[start:m.ends[j]]
 }
 
 // location returns the position in the result of the location src maps to, adding it if it
@@ -469,26 +457,9 @@ func (m *merger) result() *profile.Profile {
 // profile gives the result its samples, as they are, and returns it. The compact samples are
 // dropped: the merger is done.
 func (m *merger) profile() *profile.Profile {
-	n := len(m.p.SampleType)
-	samples := make([]profile.Sample, len(m.ends))
-	locs := make([]*profile.Location, len(m.frames))
-	for i, f := range m.frames {
-		locs[i] = m.p.Location[f]
-	}
-	start := 0
-	for j, end := range m.ends {
-		set := &m.sets[m.sampleSet[j]]
-		samples[j] = profile.Sample{
-			Location: locs[start:end:end],
-			Value:    m.values[j*n : (j+1)*n : (j+1)*n],
-			Label:    set.Label,
-			NumLabel: set.NumLabel,
-			NumUnit:  set.NumUnit,
-		}
-		start = end
-	}
-	m.p.Sample = pointers(samples)
-	m.frames, m.ends, m.values, m.sampleSet, m.samples = nil, nil, nil, nil, hashIndex{}
+	st := Stacks{Segments: []StackSegment{m.kept}, LabelSets: m.sets, NumValues: len(m.p.SampleType)}
+	m.p.Sample = st.Samples(m.p.Location)
+	m.kept, m.samples = StackSegment{}, hashIndex{}
 	return m.p
 }
 
