@@ -114,19 +114,8 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 
 // TestOTLPOldLayoutsRejected refuses layouts before v1.8 and messages mixing layouts.
 func TestOTLPOldLayoutsRejected(t *testing.T) {
-	current := legacyTestMessage(t)
-	addToSamples := func(extra []byte) []byte {
-		out, err := rewriteNested(current, pathToProfile(), func(prof []byte) ([]byte, error) {
-			return rewriteNested(prof, pathToSample(), func(s []byte) ([]byte, error) {
-				return append(slices.Clone(s), extra...), nil
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	pre18 := addToSamples(protowire.AppendVarint(protowire.AppendTag(nil, 6, protowire.BytesType), 0)) // timestamps as packed varints
+	msgs := oldLayoutErrors(t)
+	pre18 := msgs["pre-1.8 sample"] // timestamps as packed varints
 	if _, err := otlpWireLayout(pre18); !errors.Is(err, errPre18Layout) {
 		t.Errorf("pre-1.8 sample: %v", err)
 	}
@@ -134,17 +123,11 @@ func TestOTLPOldLayoutsRejected(t *testing.T) {
 		t.Errorf("pre-1.8 parse: %v", err)
 	}
 	// Profile.location_indices (field 3 as packed varints) is pre-1.8 too.
-	locIdx, err := rewriteNested(current, pathToProfile(), func(prof []byte) ([]byte, error) {
-		return protowire.AppendBytes(protowire.AppendTag(slices.Clone(prof), 3, protowire.BytesType), []byte{1, 2}), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := otlpWireLayout(locIdx); !errors.Is(err, errPre18Layout) {
+	if _, err := otlpWireLayout(msgs["location_indices"]); !errors.Is(err, errPre18Layout) {
 		t.Errorf("location_indices: %v", err)
 	}
-	mixed := addToSamples(protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), []byte{1})) // old packed attribute_indices beside new values
-	if _, err := otlpWireLayout(mixed); !errors.Is(err, errMixedLayout) {
+	// Old packed attribute_indices beside new values.
+	if _, err := otlpWireLayout(msgs["mixed"]); !errors.Is(err, errMixedLayout) {
 		t.Errorf("mixed: %v", err)
 	}
 }
