@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -382,8 +383,6 @@ type sampleReader struct {
 	// maps the label maps it was given, by set (sharedLabels.set).
 	known map[string]int32
 	maps  []labelMaps
-	// scratch is the segment readRawChunk appends to, reused from chunk to chunk.
-	scratch StackSegment
 }
 
 // locationX is what a location refers to: its mapping's ID and its lines, lines[start:end].
@@ -552,9 +551,13 @@ func countVarints(f *field) int {
 	if f.wire != wireBytes {
 		return 1
 	}
-	n := 0
-	for _, b := range f.data {
-		if b < 0x80 {
+	// Eight bytes at a time: a varint ends at each byte without its high bit.
+	b, n := f.data, 0
+	for ; len(b) >= 8; b = b[8:] {
+		n += 8 - bits.OnesCount64(binary.LittleEndian.Uint64(b)&0x8080808080808080)
+	}
+	for _, c := range b {
+		if c < 0x80 {
 			n++
 		}
 	}

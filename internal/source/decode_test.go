@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -763,6 +764,31 @@ func TestLooksProfileProto(t *testing.T) {
 	for _, other := range []string{string(otlp), "main;foo 1\n", "--- contention:\ncycles/second=3\n", "{\"resourceProfiles\":[]}"} {
 		if looksProfileProto(head([]byte(other))) {
 			t.Errorf("%.20q recognised as profile.proto", other)
+		}
+	}
+}
+
+// TestCountVarints checks the count of packed varints, read eight bytes at a time, against
+// the varints decoded, for IDs of every length at every alignment.
+func TestCountVarints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 40 {
+		var packed []byte
+		for range n {
+			packed = binary.AppendUvarint(packed, rng.Uint64()>>rng.UintN(64))
+		}
+		for skip := range min(len(packed), 9) {
+			f := field{wire: wireBytes, data: packed[skip:]}
+			want, err := appendVarints[uint64](nil, &f)
+			if skip > 0 && err != nil {
+				continue // a cut varint at the end: not a packed field
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := countVarints(&f); got != len(want) {
+				t.Errorf("%d varints from byte %d: counted %d, decoded %d", n, skip, got, len(want))
+			}
 		}
 	}
 }

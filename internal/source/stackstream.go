@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -37,13 +36,15 @@ type stackJob struct {
 	count int
 }
 
-// rawSegment is a segment of stacks as a worker decodes it: Frames hold location IDs, or
-// for an ID beyond int32 -(k+1) for wide[k]; Labels hold the label sets' numbers
-// (labelSetIDs). values is how many values each sample has.
+// rawSegment is a segment of stacks as a worker decodes it: Frames hold location IDs minus
+// one, or for an ID of 0 or beyond int32 -(k+1) for wide[k]; Labels hold the label sets'
+// numbers (labelSetIDs). values is how many values each sample has; last is the largest
+// frame held, -1 for none.
 type rawSegment struct {
 	seg    StackSegment
 	wide   []uint64
 	values int
+	last   int32
 	err    error
 }
 
@@ -100,49 +101,148 @@ func (s *stackStream) work(jobs <-chan stackJob) {
 	}
 }
 
-// readRawChunk decodes the count samples of a chunk of the arena into a raw segment.
+// readRawChunk decodes the count samples of a chunk of the arena into a raw segment, its
+// slices made at their size: the frames are counted first, which costs less than decoding
+// them into scratch space and copying them.
 func (r *sampleReader) readRawChunk(data []byte, count int) rawSegment {
-	// Sized once for a whole chunk: a frame and a value take a byte or more of it.
-	seg := &r.scratch
-	if cap(seg.Frames) < len(data) {
-		seg.Frames, seg.Values = make([]int32, 0, len(data)), make([]int64, 0, len(data))
+	raw := rawSegment{values: -1, last: -1}
+	frames, err := countFrames(data)
+	if err != nil {
+		raw.err = err
+		return raw
 	}
-	if cap(seg.Ends) < count {
-		seg.Ends, seg.Labels = make([]uint32, 0, count), make([]int32, 0, count)
-	}
-	seg.Frames, seg.Ends, seg.Values, seg.Labels = seg.Frames[:0], seg.Ends[:0], seg.Values[:0], seg.Labels[:0]
-	raw := rawSegment{values: -1}
+	seg := &raw.seg
+	seg.Frames, seg.Ends, seg.Labels = make([]int32, 0, frames), make([]uint32, 0, count), make([]int32, 0, count)
 	for c := data; len(c) > 0; {
 		msg, rest := nextMessage(c)
 		c = rest
-		if raw.err = r.readFields(msg, -1); raw.err != nil {
+		if raw.err = r.readStack(msg, &raw); raw.err != nil {
 			break
 		}
 		if raw.values < 0 {
 			raw.values = len(r.values)
+			seg.Values = make([]int64, 0, count*raw.values)
 		} else if len(r.values) != raw.values {
 			raw.err = errValueCounts
 			break
-		}
-		for _, id := range r.ids {
-			if id <= math.MaxInt32 {
-				seg.Frames = append(seg.Frames, int32(id))
-			} else {
-				raw.wide = append(raw.wide, id)
-				seg.Frames = append(seg.Frames, -int32(len(raw.wide)))
-			}
 		}
 		seg.Ends = append(seg.Ends, uint32(len(seg.Frames)))
 		seg.Values = append(seg.Values, r.values...)
 		seg.Labels = append(seg.Labels, r.d.labelSets.id(r, r.rawLabels))
 	}
-	raw.seg = seg.clone()
 	return raw
 }
 
-// clone is a copy of s at its size.
-func (s *StackSegment) clone() StackSegment {
-	return StackSegment{slices.Clone(s.Frames), slices.Clone(s.Ends), slices.Clone(s.Values), slices.Clone(s.Labels)}
+// countFrames is how many location IDs the samples of a chunk of the arena hold.
+func countFrames(data []byte) (int, error) {
+	n := 0
+	var f field
+	for c := data; len(c) > 0; {
+		msg, rest := nextMessage(c)
+		c = rest
+		for i := 0; i < len(msg); {
+			next, err := readField(msg, i, &f)
+			if err != nil {
+				return 0, err
+			}
+			i = next
+			if f.num == 1 {
+				n += countVarints(&f)
+			}
+		}
+	}
+	return n, nil
+}
+
+// readStack decodes a Sample message as readFields does, except that its location IDs go
+// straight to raw's segment (as rawSegment holds them) rather than to r.ids.
+func (r *sampleReader) readStack(msg []byte, raw *rawSegment) error {
+	d := r.d
+	seg := &raw.seg
+	start := len(seg.Frames)
+	values, labels := r.values[:0], r.rawLabels[:0]
+	var f field
+	for i := 0; i < len(msg); {
+		next, err := readField(msg, i, &f)
+		if err != nil {
+			return err
+		}
+		i = next
+		switch f.num {
+		case 1:
+			err = raw.appendFrames(&f)
+			if d.lim.depth > 0 && len(seg.Frames)-start > d.lim.depth {
+				return &DepthLimitError{Limit: d.lim.depth}
+			}
+		case 2:
+			values, err = appendVarints(values, &f)
+		case 3:
+			if d.lim.labels > 0 && len(labels) >= d.lim.labels {
+				return &LabelLimitError{Limit: d.lim.labels}
+			}
+			var l labelX
+			l, err = readLabel(&f)
+			labels = append(labels, l)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	r.values, r.rawLabels = values, labels
+	return nil
+}
+
+// appendFrames appends the location IDs of f to the segment, as rawSegment holds them.
+func (raw *rawSegment) appendFrames(f *field) error {
+	switch f.wire {
+	case wireVarint:
+		raw.appendFrame(f.u64)
+		return nil
+	case wireBytes:
+		frames, last := raw.seg.Frames, raw.last
+		b := f.data
+		for i := 0; i < len(b); {
+			// IDs of one and two bytes without a call: most are.
+			id := uint64(b[i])
+			switch {
+			case id < 0x80:
+				i++
+			case i+1 < len(b) && b[i+1] < 0x80:
+				id = id&0x7f | uint64(b[i+1])<<7
+				i += 2
+			default:
+				var err error
+				if id, i, err = readVarint(b, i); err != nil {
+					raw.seg.Frames, raw.last = frames, last
+					return err
+				}
+			}
+			if id-1 >= math.MaxInt32 {
+				raw.seg.Frames, raw.last = frames, last
+				raw.appendFrame(id)
+				frames, last = raw.seg.Frames, raw.last
+				continue
+			}
+			k := int32(id - 1)
+			frames = append(frames, k)
+			last = max(last, k)
+		}
+		raw.seg.Frames, raw.last = frames, last
+		return nil
+	}
+	return errWireType
+}
+
+// appendFrame appends one location ID to the segment, as rawSegment holds it.
+func (raw *rawSegment) appendFrame(id uint64) {
+	if id-1 < math.MaxInt32 {
+		k := int32(id - 1)
+		raw.seg.Frames = append(raw.seg.Frames, k)
+		raw.last = max(raw.last, k)
+		return
+	}
+	raw.wide = append(raw.wide, id)
+	raw.seg.Frames = append(raw.seg.Frames, -int32(len(raw.wide)))
 }
 
 // finish decodes the last chunk, waits for the workers and makes Stacks of their segments
@@ -169,7 +269,7 @@ func (s *stackStream) finish() (*Stacks, error) {
 	errs := make([]error, len(s.segs))
 	workers.Each(len(s.segs), min(runtime.GOMAXPROCS(0), 4), func(i int) {
 		raw := &s.segs[i]
-		errs[i] = pos.resolve(raw.seg.Frames, raw.wide)
+		errs[i] = pos.resolve(raw)
 		st.Segments[i] = raw.seg
 	})
 	for _, err := range errs {
@@ -208,19 +308,28 @@ func (d *decoder) positions() *locationPositions {
 	return p
 }
 
-// resolve turns the location IDs of frames (as rawSegment holds them) into positions.
-func (p *locationPositions) resolve(frames []int32, wide []uint64) error {
+// resolve turns the frames of raw (location IDs as rawSegment holds them) into positions.
+// When the IDs number the table, a frame already is its location's position: only the
+// largest is checked.
+func (p *locationPositions) resolve(raw *rawSegment) error {
+	if p.identity && len(raw.wide) == 0 {
+		if raw.last >= p.n {
+			return errNoLocation
+		}
+		return nil
+	}
+	frames := raw.seg.Frames
 	for i, f := range frames {
+		id := uint64(f) + 1
+		if f < 0 {
+			id = raw.wide[-f-1]
+		}
 		if p.identity {
-			if f < 1 || f > p.n {
+			if id < 1 || id > uint64(p.n) {
 				return errNoLocation
 			}
-			frames[i] = f - 1
+			frames[i] = int32(id - 1)
 			continue
-		}
-		id := uint64(f)
-		if f < 0 {
-			id = wide[-f-1]
 		}
 		l := p.byID.get(id)
 		if l == nil {
