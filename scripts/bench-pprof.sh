@@ -2,7 +2,8 @@
 # bench-pprof.sh measures wall time, CPU time and peak RSS of `pprof -top -symbolize=none`
 # and, when ./cmd/profq builds, of `profq top`, on the benchmark profiles (made first by
 # bench-data.sh if missing), of the floor (internal/benchdata/cmd/floor: gunzip and a
-# protowire scan that adds up one value per sample, the least any report does), and of
+# protowire scan that adds up one value per sample, the least any report does; and with
+# -frames, which also decodes every location ID, the least a report of stacks does), and of
 # `profq diff` between the two synthetic profiles. With REPORTS=1 it also measures peek,
 # tags and top --focus against pprof's -peek, -tags and -top -focus on the synthetic profile.
 # Output goes to /dev/null; only the measurements are printed.
@@ -73,6 +74,7 @@ printf "%-11s %-20s %8s %8s %8s %9s\n" tool input wall_s user_s sys_s maxrss_MB
 for input in "${inputs[@]}"; do
 	for _ in $(seq "$runs"); do
 		measure floor "$input" "$dir/floor" "$input"
+		measure floor-ids "$input" "$dir/floor" -frames "$input"
 		measure pprof "$input" "$pprof" -top -symbolize=none "$input"
 		if [ -n "$profq" ]; then
 			measure profq "$input" "$profq" top "$input"

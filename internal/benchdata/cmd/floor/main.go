@@ -2,12 +2,16 @@
 // profile (when gzipped) and scans its protobuf with protowire, adding up one value of every
 // sample. docs/performance.md measures profq top against it: `floor FILE` prints the number
 // of samples and the sum of their first values.
+//
+// `floor -frames FILE` also decodes every location ID of every sample and adds them up: the
+// least work a report that reads stacks must do besides.
 package main
 
 import (
 	"bufio"
 	"compress/gzip"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,21 +20,75 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: floor PROFILE")
+	frames := flag.Bool("frames", false, "also decode every location ID of every sample")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: floor [-frames] PROFILE")
 		os.Exit(2)
 	}
-	samples, sum, err := scan(os.Args[1])
+	var ids *idSum
+	if *frames {
+		ids = &idSum{}
+	}
+	samples, sum, err := scan(flag.Arg(0), ids)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
 	}
 	fmt.Printf("%d samples, sum of first values %d\n", samples, sum)
+	if ids != nil {
+		fmt.Printf("%d location IDs, sum %d\n", ids.n, ids.sum)
+	}
+}
+
+// idSum adds up the location IDs of samples.
+type idSum struct {
+	n   int
+	sum uint64
+}
+
+// add decodes the location IDs of an encoded Sample message (field 1, packed or not).
+func (s *idSum) add(msg []byte) {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return
+		}
+		msg = msg[n:]
+		if num == 1 && typ == protowire.BytesType {
+			packed, n := protowire.ConsumeBytes(msg)
+			if n < 0 {
+				return
+			}
+			msg = msg[n:]
+			for len(packed) > 0 {
+				v, k := protowire.ConsumeVarint(packed)
+				if k < 0 {
+					return
+				}
+				s.n++
+				s.sum += v
+				packed = packed[k:]
+			}
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, msg)
+		if n < 0 {
+			return
+		}
+		if num == 1 && typ == protowire.VarintType {
+			v, _ := protowire.ConsumeVarint(msg)
+			s.n++
+			s.sum += v
+		}
+		msg = msg[n:]
+	}
 }
 
 // scan reads the profile at path as a stream: one top-level field at a time, each sample's
-// values (field 2 of Sample, packed or not) read for its first value.
-func scan(path string) (samples int, sum int64, err error) {
+// values (field 2 of Sample, packed or not) read for its first value, and its location IDs
+// with ids.
+func scan(path string, ids *idSum) (samples int, sum int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, err
@@ -80,6 +138,9 @@ func scan(path string) (samples int, sum int64, err error) {
 		if num == 2 {
 			samples++
 			sum += firstValue(buf)
+			if ids != nil {
+				ids.add(buf)
+			}
 		}
 	}
 }
