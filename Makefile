@@ -3,7 +3,7 @@ GO ?= go
 PPROF_VERSION := v0.0.0-20260906184651-6331bc6350fe
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test lint bench gate-eval golden fuzz tools
+.PHONY: build test test-short lint bench gate-eval golden fuzz tools
 
 build:
 	$(GO) build -o profq ./cmd/profq
@@ -11,6 +11,11 @@ build:
 ## test: the whole suite: unit, golden, testscript and pprof parity tests.
 test:
 	$(GO) test -count=1 ./...
+
+## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
+## or left to `make test`).
+test-short:
+	$(GO) test -short -count=1 ./...
 
 ## lint: gofmt, go vet and staticcheck.
 lint:

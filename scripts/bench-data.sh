@@ -17,13 +17,13 @@ cd "$root"
 
 if [ ! -s "$dir/synth-default.pb.gz" ]; then
 	echo "bench-data: generating $dir/synth-default.pb.gz" >&2
-	go run ./internal/synth/cmd/synth -o "$dir/synth-default.pb.gz"
+	go run ./tools/synth/cmd/synth -o "$dir/synth-default.pb.gz"
 fi
 if [ ! -s "$dir/synth-seed2.pb.gz" ]; then
 	echo "bench-data: generating $dir/synth-seed2.pb.gz" >&2
-	go run ./internal/synth/cmd/synth -seed 2 -o "$dir/synth-seed2.pb.gz"
+	go run ./tools/synth/cmd/synth -seed 2 -o "$dir/synth-seed2.pb.gz"
 fi
 if [ ! -s "$dir/heap.pb.gz" ]; then
 	echo "bench-data: generating $dir/heap.pb.gz" >&2
-	go run ./internal/heapgen/cmd/heapgen -o "$dir/heap.pb.gz"
+	go run ./tools/heapgen/cmd/heapgen -o "$dir/heap.pb.gz"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-merge.sh measures `profq merge` on the merge benchmark's 1,000 inputs (made in
-# $DIR/merge-1000 if missing, see internal/benchdata/merge.go) and, for comparison,
+# $DIR/merge-1000 if missing, see tools/synth/merge.go) and, for comparison,
 # `pprof -proto` merging the same inputs: wall time, CPU time and peak RSS (GNU time), then
 # checks that both merged profiles give the same top table.
 #
@@ -16,7 +16,7 @@ runs=${RUNS:-1}
 cd "$root"
 mkdir -p "$dir"
 
-go run ./internal/benchdata/cmd/mergeinputs "$dir/merge-1000"
+go run ./tools/benchdata/cmd/mergeinputs "$dir/merge-1000"
 go build -o "$dir/profq" ./cmd/profq
 mapfile -t inputs < <(ls "$dir"/merge-1000/cpu-*.pb.gz | head -n "${N:-1000}")
 echo "inputs: ${#inputs[@]} files, $(du -ch "${inputs[@]}" | tail -1 | cut -f1) on disk"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-pprof.sh measures wall time, CPU time and peak RSS of `pprof -top -symbolize=none`
 # and, when ./cmd/profq builds, of `profq top`, on the benchmark profiles (made first by
-# bench-data.sh if missing), of the floor (internal/benchdata/cmd/floor: gunzip and a
+# bench-data.sh if missing), of the floor (tools/benchdata/cmd/floor: gunzip and a
 # protowire scan that adds up one value per sample, the least any report does; and with
 # -frames, which also decodes every location ID, the least a report of stacks does), and of
 # `profq diff` between the two synthetic profiles. With REPORTS=1 it also measures peek,
@@ -37,7 +37,7 @@ if [ ! -x "$pprof" ]; then
 	pprof="$(go env GOPATH)/bin/pprof"
 fi
 
-go build -o "$dir/floor" ./internal/benchdata/cmd/floor
+go build -o "$dir/floor" ./tools/benchdata/cmd/floor
 
 profq=""
 if go build -o "$dir/profq" ./cmd/profq 2>"$dir/profq-build.log"; then

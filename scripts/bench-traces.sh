@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-traces.sh measures the peak RSS (and wall and CPU time) of `profq traces` in each
 # streamed format on the synthetic 1.5M-sample profile, against a program that only loads
-# the profile as profq does (internal/benchdata/cmd/loadonly): the ratio is what traces
+# the profile as profq does (tools/benchdata/cmd/loadonly): the ratio is what traces
 # needs beyond parsing (target: at most 1.2 for ndjson). Output goes to /dev/null.
 #
 # Environment: PROFQ_BENCH_DIR (cache, default .bench), RUNS (runs per command, default 1),
@@ -27,7 +27,7 @@ if [ ! -x /usr/bin/time ]; then
 fi
 
 go build -o "$dir/profq" ./cmd/profq
-go build -o "$dir/loadonly" ./internal/benchdata/cmd/loadonly
+go build -o "$dir/loadonly" ./tools/benchdata/cmd/loadonly
 
 # measure NAME CMD... runs CMD under GNU time; prints wall, user, sys and peak RSS (MB) and
 # leaves the RSS in $rss.

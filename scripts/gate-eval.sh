@@ -18,7 +18,7 @@ mkdir -p "$gate"
 cd "$root"
 
 go build -o "$dir/profq" ./cmd/profq
-go build -o "$dir/gateeval" ./internal/gateeval/cmd/gateeval
+go build -o "$dir/gateeval" ./tools/gateeval/cmd/gateeval
 go test -c -o "$gate/gateapp.test" ./testdata/gateapp
 
 # About 25 minutes on a 2-core machine the first time; nothing once every capture exists.

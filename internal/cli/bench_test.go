@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/profq/profq/internal/benchdata"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // BenchmarkTopCommand measures `profq top` end to end, as a user runs it: read, parse,

@@ -22,7 +22,7 @@ func runTopByLabel(stdio IO, o *TopOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, t.Warnings)
-	return o.Output.write(stdio.Out, func(w io.Writer) error {
+	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.TopByLabel(w, t, render.TopOptions{Format: o.Output.format, Unit: o.Unit})
 	})
 }

@@ -144,7 +144,7 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 			return err
 		}
 		warn(stdio.Err, s.Header().Warnings)
-		return o.output.stream(stdio.Out, func(w io.Writer) error {
+		return o.output.stream(stdio, func(w io.Writer) error {
 			return render.Traces(w, s, render.TracesOptions{Format: "folded"})
 		})
 	}
@@ -154,11 +154,11 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 	}
 	warn(stdio.Err, warnings)
 	if o.To == convertOTLPJSON {
-		return o.output.write(stdio.Out, func(w io.Writer) error {
+		return o.output.write(stdio, func(w io.Writer) error {
 			return source.WriteOTLPJSON(w, p, report.FrameTypes(inputs))
 		})
 	}
-	return o.output.write(stdio.Out, p.Write)
+	return o.output.write(stdio, p.Write)
 }
 
 // isTerminal says whether f is a terminal (a Cygwin or MSYS one included). go-isatty is

@@ -198,7 +198,7 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	captures, err := loadCaptures(all, roles, o.Report.Config, o.input, flames)
+	captures, err := loadCaptures(all, roles, o.Report.Config, o.input, flames, stdio.testHook)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	}
 	warn(stdio.Err, d.Warnings)
 	ro := render.DiffOptions{Format: o.Output.format, Unit: o.Unit}
-	if err := o.Output.write(stdio.Out, func(w io.Writer) error { return render.Diff(w, d, ro) }); err != nil {
+	if err := o.Output.write(stdio, func(w io.Writer) error { return render.Diff(w, d, ro) }); err != nil {
 		return err
 	}
 	for _, r := range reports {
@@ -224,11 +224,11 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 		}); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(r.path, buf.Bytes()); err != nil {
+		if err := writeFileAtomic(stdio, r.path, buf.Bytes()); err != nil {
 			return err
 		}
 	}
-	if err := writeDiffFlames(flames, o, baseArgs, newArgs, reports); err != nil {
+	if err := writeDiffFlames(stdio, flames, o, baseArgs, newArgs, reports); err != nil {
 		return err
 	}
 	switch d.Verdict.Status {
@@ -338,7 +338,7 @@ const maxLoaders = 4
 
 // loadCaptures reads and reduces every argument to its node table, several at a time. The
 // first failing argument, in argument order, is the error.
-func loadCaptures(args, roles []string, cfg report.Config, in source.Options, flames *diffFlameInputs) ([]*report.Capture, error) {
+func loadCaptures(args, roles []string, cfg report.Config, in source.Options, flames *diffFlameInputs, testHook func(point string)) ([]*report.Capture, error) {
 	out := make([]*report.Capture, len(args))
 	errs := make([]error, len(args))
 	sem := make(chan struct{}, min(maxLoaders, runtime.GOMAXPROCS(0)))

@@ -124,7 +124,7 @@ func (o *outputFlags) validate() error {
 // nothing on stdout and no partial file; a file is written to a temporary name and renamed
 // into place. A reader that closed stdout early (profq ... | head) has what it wanted: that
 // is success, not an error (see Main).
-func (o *outputFlags) write(stdout io.Writer, render func(io.Writer) error) error {
+func (o *outputFlags) write(stdio IO, render func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := o.safe(&buf, render); err != nil {
 		return err
@@ -141,7 +141,7 @@ func (o *outputFlags) write(stdout io.Writer, render func(io.Writer) error) erro
 		buf = out
 	}
 	if o.path == "" || o.path == "-" {
-		if _, err := stdout.Write(buf.Bytes()); err != nil {
+		if _, err := stdio.Out.Write(buf.Bytes()); err != nil {
 			if errors.Is(err, syscall.EPIPE) {
 				return nil
 			}
@@ -149,7 +149,7 @@ func (o *outputFlags) write(stdout io.Writer, render func(io.Writer) error) erro
 		}
 		return nil
 	}
-	return writeFileAtomic(o.path, buf.Bytes())
+	return writeFileAtomic(stdio, o.path, buf.Bytes())
 }
 
 // safe runs render on w as safeRender does; --jq output is the query's.
@@ -178,32 +178,32 @@ func safeRender(w io.Writer, format string, renderTo func(io.Writer) error) erro
 // buffer: for reports too large to hold (traces). A failure can leave part of the report on
 // stdout, never a partial file. With --jq, ndjson is filtered record by record and a JSON
 // document as a whole. The first write to a closed stdout pipe stops the report, quietly.
-func (o *outputFlags) stream(stdout io.Writer, render func(io.Writer) error) error {
-	return o.streamTo(stdout, render, o.query)
+func (o *outputFlags) stream(stdio IO, render func(io.Writer) error) error {
+	return o.streamTo(stdio, render, o.query)
 }
 
 // streamRecords is stream for --format ndjson --jq when the report can hand over its records
 // as values (see render.TraceRecords): the query runs on each record without the records
 // being encoded as text and parsed back. Without --jq, or in another format, it is an
 // internal error to call it.
-func (o *outputFlags) streamRecords(stdout io.Writer, records func(emit func(any) error) error) error {
+func (o *outputFlags) streamRecords(stdio IO, records func(emit func(any) error) error) error {
 	if o.query == nil || o.format != "ndjson" {
 		return fmt.Errorf("internal error: records streamed without --jq on ndjson")
 	}
 	q := o.query
-	return o.streamTo(stdout, func(w io.Writer) error {
+	return o.streamTo(stdio, func(w io.Writer) error {
 		return records(func(v any) error { return q.runValue(w, v) })
 	}, nil)
 }
 
 // streamTo is stream, filtering what render writes through query when it is not nil.
-func (o *outputFlags) streamTo(stdout io.Writer, render func(io.Writer) error, query *jqFilter) error {
-	sink := &pipeSink{w: stdout}
+func (o *outputFlags) streamTo(stdio IO, render func(io.Writer) error, query *jqFilter) error {
+	sink := &pipeSink{w: stdio.Out}
 	var dest io.Writer = sink
 	var file *atomicFile
 	if o.path != "" && o.path != "-" {
 		var err error
-		if file, err = createAtomic(o.path); err != nil {
+		if file, err = createAtomic(stdio, o.path); err != nil {
 			return err
 		}
 		defer file.abort() // no-op once committed
@@ -263,8 +263,8 @@ func (s *pipeSink) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func writeFileAtomic(path string, data []byte) error {
-	a, err := createAtomic(path)
+func writeFileAtomic(stdio IO, path string, data []byte) error {
+	a, err := createAtomic(stdio, path)
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func runFlame(stdio IO, o *FlameOptions, args []string) error {
 	}
 	warn(stdio.Err, f.Warnings)
 	ro := render.FlameOptions{Format: o.Output.format, Colors: o.Colors, Title: o.Title, Icicle: o.Icicle}
-	return o.Output.write(stdio.Out, func(w io.Writer) error { return render.Flame(w, f, ro) })
+	return o.Output.write(stdio, func(w io.Writer) error { return render.Flame(w, f, ro) })
 }
 
 // refuseDocumentOnTerminal refuses to print an HTML or SVG document on a terminal, where
@@ -180,7 +180,7 @@ func (d *diffFlameInputs) keep(i int, data []byte) {
 // writeDiffFlames writes the flame reports of profq diff: the differential flame graph of
 // the new captures (merged) against the base captures (merged), with the diff's sample and
 // filter options: the picture of profq flame --diff-base BASE... NEW....
-func writeDiffFlames(d *diffFlameInputs, o *DiffOptions, baseArgs, newArgs []string, reports []extraReport) error {
+func writeDiffFlames(stdio IO, d *diffFlameInputs, o *DiffOptions, baseArgs, newArgs []string, reports []extraReport) error {
 	if d == nil {
 		return nil
 	}
@@ -223,7 +223,7 @@ func writeDiffFlames(d *diffFlameInputs, o *DiffOptions, baseArgs, newArgs []str
 		if err := render.Flame(&buf, f, render.FlameOptions{Format: format}); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(r.path, buf.Bytes()); err != nil {
+		if err := writeFileAtomic(stdio, r.path, buf.Bytes()); err != nil {
 			return err
 		}
 	}

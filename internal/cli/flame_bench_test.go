@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/profq/profq/internal/benchdata"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // BenchmarkFlameCommand measures `profq flame -o FILE` end to end on the benchmark profiles,

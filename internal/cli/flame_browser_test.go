@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profq/profq/internal/chromium"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/testkit/chromium"
 	"github.com/profq/profq/internal/units"
 )
 

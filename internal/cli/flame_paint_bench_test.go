@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profq/profq/internal/benchdata"
-	"github.com/profq/profq/internal/chromium"
+	"github.com/profq/profq/internal/testkit/benchdata"
+	"github.com/profq/profq/internal/testkit/chromium"
 )
 
 // BenchmarkFlameFirstPaint opens the HTML flame graph of the benchmark profiles (the

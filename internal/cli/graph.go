@@ -86,7 +86,7 @@ func runGraph(stdio IO, o *GraphOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, g.Warnings)
-	return o.Output.write(stdio.Out, func(w io.Writer) error {
+	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.Graph(w, g, render.GraphOptions{Format: o.Output.format, Unit: o.Report.Unit})
 	})
 }

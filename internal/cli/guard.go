@@ -28,13 +28,14 @@ const (
 )
 
 // exitOnSignal makes SIGINT and SIGTERM end profq at once, whatever it is doing: the
-// temporary files of the outputs being written are removed and the process exits with
-// ExitInterrupted or ExitTerminated, without a message. profq's work is CPU-bound and does
-// not check for cancellation, so waiting for a command to notice would not be prompt; an
-// output file is only ever renamed into place complete, so stopping anywhere leaves the
-// previous file as it was. A URL being fetched ends with the process. Signal handling is
-// process state: Main calls it, Run (which tests call in-process) does not.
-func exitOnSignal() {
+// temporary files of the outputs being written (temps, the run's) are removed and the process
+// exits with ExitInterrupted or ExitTerminated, without a message. profq's work is CPU-bound
+// and does not check for cancellation, so waiting for a command to notice would not be
+// prompt; an output file is only ever renamed into place complete, so stopping anywhere leaves
+// the previous file as it was. A URL being fetched ends with the process. Signal handling is
+// process state: Main calls it for the one run it makes, Run (which tests call in-process,
+// several at once) does not, so no handler ever sees another run's files.
+func exitOnSignal(temps *tempFiles) {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -43,15 +44,46 @@ func exitOnSignal() {
 		if sig == syscall.SIGTERM {
 			code = ExitTerminated
 		}
-		liveTemps.removeAll()
+		temps.removeAll()
 		os.Exit(code)
 	}()
 }
 
-// liveTemps are the output files being written under a temporary name (atomicFile). It is
-// process state, like the signal handler that removes them: a package variable, safe for
-// concurrent use.
-var liveTemps = &tempFiles{}
+// runState is what one run owns besides its streams: the outputs it is writing under a
+// temporary name and, in tests, the test hook. run makes one for every run whose IO has none;
+// commands reach it through their IO.
+type runState struct {
+	// temps are the run's output files being written under a temporary name (atomicFile),
+	// which a signal that ends the process removes (exitOnSignal).
+	temps tempFiles
+	// hook, when set, is called at the points of a run that tests need to reach: before
+	// every command ("command"), in a goroutine that loads inputs ("worker") and when an
+	// output file has been written, before it is renamed into place ("output"). Only tests
+	// set it: in the IO they give Run, or in the profq that script_test.go runs
+	// (setTestHook). profq itself never does, so no input or environment of a user's can
+	// reach it.
+	hook func(point string)
+}
+
+// testHook calls the run's test hook, if any, at point.
+func (r *runState) testHook(point string) {
+	if r != nil && r.hook != nil {
+		r.hook(point)
+	}
+}
+
+// testHook calls the test hook of the run of s, if any, at point.
+func (s IO) testHook(point string) { s.run.testHook(point) }
+
+// beforeCommand runs before every command, once its flags are parsed: it refuses an output
+// that is one of the inputs (checkOutputs), then reaches the "command" test hook.
+func (s IO) beforeCommand(cmd *cobra.Command, args []string) error {
+	if err := checkOutputs(cmd, args); err != nil {
+		return err
+	}
+	s.testHook("command")
+	return nil
+}
 
 // tempFiles is a registry of temporary output files. Each file is registered as it is
 // created and unregistered as it is renamed into place or removed, under one lock, so that
@@ -169,16 +201,4 @@ func crashInputs(root *cobra.Command, args []string) string {
 		s += fmt.Sprintf(" and %d more", more)
 	}
 	return s
-}
-
-// testHookFunc, when set, is called at the points of a run that tests need to reach: in
-// every command ("command"), in a goroutine that loads inputs ("worker") and when an output
-// file has been written, before it is renamed into place ("output"). Only tests set it (script_test.go, in the profq they
-// run); profq itself never does, so no input or environment of a user's can reach it.
-var testHookFunc func(point string)
-
-func testHook(point string) {
-	if testHookFunc != nil {
-		testHookFunc(point)
-	}
 }

@@ -3,24 +3,27 @@ package cli
 import (
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/cobra"
 )
 
-// setTestHook arms testHookFunc in the profq that testscript.Main runs (TestMain), from
-// $PROFQ_TEST_HOOK, "ACTION:POINT": at POINT (see testHookFunc), "panic" panics and "spin"
-// says so on stderr, then keeps a CPU busy until the process is ended, standing for a long
-// computation. Only the test binary reads the variable.
-func setTestHook(spec string) {
+// setTestHook arms the test hook of rs, the run of the profq that testscript.Main runs
+// (TestMain), from $PROFQ_TEST_HOOK, "ACTION:POINT": at POINT (see runState.hook), "panic"
+// panics and "spin" says so on stderr, then keeps a CPU busy until the process is ended,
+// standing for a long computation. Only the test binary reads the variable.
+func setTestHook(rs *runState, spec string) {
 	action, point, ok := strings.Cut(spec, ":")
 	if !ok {
 		return
 	}
-	testHookFunc = func(at string) {
+	rs.hook = func(at string) {
 		if at != point {
 			return
 		}
@@ -101,4 +104,53 @@ func TestCrashInputs(t *testing.T) {
 	if got := crashInputs((*cobra.Command)(nil), []string{"top", "x"}); got != "" {
 		t.Errorf("without a command: %q", got)
 	}
+}
+
+// Runs in one process own their state: each reaches only its own test hook, and each
+// registers and unregisters only its own temporary files, however many run at once.
+func TestRunStateIsPerRun(t *testing.T) {
+	cpu := filepath.Join("..", "..", "testdata", "profiles", "cpu.pb.gz")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // the hook's points, in order, worker points as one
+	}{
+		{"top", []string{"top", "--format", "json", "-o", filepath.Join(dir, "top.json"), cpu}, []string{"command", "output"}},
+		{"diff", []string{"diff", "--format", "csv", "-o", filepath.Join(dir, "diff.csv"), cpu, cpu}, []string{"command", "worker", "output"}},
+		{"merge", []string{"merge", "-o", filepath.Join(dir, "all.pb.gz"), cpu, cpu}, []string{"command", "output"}},
+		{"traces", []string{"traces", "--format", "ndjson", "-o", filepath.Join(dir, "traces.ndjson"), cpu}, []string{"command", "output"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var points []string
+			rs := &runState{hook: func(at string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if at == "worker" && len(points) > 0 && points[len(points)-1] == "worker" {
+					return
+				}
+				points = append(points, at)
+			}}
+			var stderr strings.Builder
+			if code := Run(tc.args, IO{Out: io.Discard, Err: &stderr, run: rs}); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if !slices.Equal(points, tc.want) {
+				t.Errorf("hook reached %v, want %v", points, tc.want)
+			}
+			if len(rs.temps.names) != 0 {
+				t.Errorf("still registered after the run: %v", rs.temps.names)
+			}
+			if _, err := os.Stat(tc.args[slices.Index(tc.args, "-o")+1]); err != nil {
+				t.Errorf("no output: %v", err)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if temps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp*")); len(temps) != 0 {
+			t.Errorf("temporary files left: %v", temps)
+		}
+	})
 }

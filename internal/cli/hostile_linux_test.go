@@ -9,7 +9,7 @@ import (
 
 	"github.com/profq/profq/internal/report"
 
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // Hostile inputs that are special files rather than special bytes: a FIFO, a file removed

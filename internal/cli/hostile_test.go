@@ -17,8 +17,8 @@ import (
 	"github.com/google/pprof/profile"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // The hostile-input table: inputs that are empty, broken, malicious or merely extreme, each

@@ -18,8 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // The hostile-input memory table: inputs that once cost gigabytes, each run through profq

@@ -82,7 +82,7 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 	}
 	info := report.NewInfo(merged, inputs)
 	warn(stdio.Err, info.Warnings)
-	return o.Output.write(stdio.Out, func(w io.Writer) error {
+	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.Info(w, info, render.InfoOptions{Format: o.Output.format})
 	})
 }

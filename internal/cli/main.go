@@ -36,23 +36,29 @@ type IO struct {
 	Err io.Writer
 	// OutIsTerminal says that Out is a terminal, where binary output is refused.
 	OutIsTerminal bool
+
+	// run is what the run owns besides its streams (runState); Run makes it.
+	run *runState
 }
 
 // Main runs profq with the process's arguments and streams and returns its exit code.
-func Main() int {
+func Main() int { return mainRun(&runState{}) }
+
+// mainRun is Main for the run rs, which tests give a test hook (setTestHook).
+func mainRun(rs *runState) int {
 	// A write to stdout after its reader went away (profq ... | head -1) would kill the
 	// process with SIGPIPE. Ignored, the write fails with EPIPE instead, which the output
 	// layer (outputFlags) takes as the end of the report: the reader has what it wanted, so
 	// profq stops writing and exits 0 without a message. Signal handling is process state:
 	// it belongs here, not in Run, which tests call in-process.
 	signal.Ignore(syscall.SIGPIPE)
-	exitOnSignal()
+	exitOnSignal(&rs.temps)
 	out := &pipeSink{w: os.Stdout}
 	// A command that writes to stdout outside the output layer ends the same way.
 	closed := func(err error) bool { return out.closed && errors.Is(err, syscall.EPIPE) }
 	// PROFQ_DEBUG adds the stack trace to the report of an internal error (crashReport).
 	debug := os.Getenv("PROFQ_DEBUG") != "" && os.Getenv("PROFQ_DEBUG") != "0"
-	return run(os.Args[1:], IO{In: os.Stdin, Out: out, Err: os.Stderr, OutIsTerminal: isTerminal(os.Stdout)}, closed, debug)
+	return run(os.Args[1:], IO{In: os.Stdin, Out: out, Err: os.Stderr, OutIsTerminal: isTerminal(os.Stdout), run: rs}, closed, debug)
 }
 
 // Run runs profq with args and returns its exit code. It is the one place where errors
@@ -65,6 +71,9 @@ func Run(args []string, stdio IO) int {
 // in a command, or in a goroutine it started (workers.Group), is an internal error: one line
 // and exit 3, with the stack trace only when debug is set.
 func run(args []string, stdio IO, quiet func(error) bool, debug bool) (code int) {
+	if stdio.run == nil {
+		stdio.run = &runState{}
+	}
 	var root *cobra.Command
 	defer func() {
 		if r := recover(); r != nil {
@@ -130,7 +139,6 @@ func (e *runError) Unwrap() error { return e.err }
 // runE adapts a command's run function so that its errors are told apart from cobra's.
 func runE(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		testHook("command")
 		if err := run(cmd, args); err != nil {
 			return &runError{err: err}
 		}
@@ -150,7 +158,7 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-		PersistentPreRunE: checkOutputs,
+		PersistentPreRunE: stdio.beforeCommand,
 	}
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)

@@ -72,7 +72,7 @@ func runMerge(stdio IO, o *MergeOptions, args []string) error {
 		warn(stdio.Err, in.Warnings)
 	}
 	if !toStdout {
-		f, err := createAtomic(o.Output)
+		f, err := createAtomic(stdio, o.Output)
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profq/profq/internal/benchdata"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // BenchmarkMergeCommand measures `profq merge -o OUT` on 1,000 inputs of about 0.86 MB

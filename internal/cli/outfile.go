@@ -34,9 +34,13 @@ type atomicFile struct {
 	mode os.FileMode
 	keep bool
 	done bool
+	// run is the run writing the file: its temporary files (runState.temps) hold f until
+	// it is renamed into place.
+	run *runState
 }
 
-func createAtomic(path string) (*atomicFile, error) {
+// createAtomic creates the output file path for the run of stdio.
+func createAtomic(stdio IO, path string) (*atomicFile, error) {
 	fail := func(err error) (*atomicFile, error) { return nil, fmt.Errorf("writing %s: %w", path, err) }
 	fi, err := os.Stat(path) // through links
 	switch {
@@ -56,12 +60,12 @@ func createAtomic(path string) (*atomicFile, error) {
 	if err != nil {
 		return fail(err)
 	}
-	a := &atomicFile{path: path, target: target}
+	a := &atomicFile{path: path, target: target, run: stdio.run}
 	if fi != nil {
 		a.mode, a.keep = fi.Mode().Perm(), true
 	}
 	// Registered, so that a signal that ends profq removes it (exitOnSignal).
-	if a.f, err = liveTemps.create(filepath.Dir(target), "."+filepath.Base(target)+".tmp"); err != nil {
+	if a.f, err = stdio.run.temps.create(filepath.Dir(target), "."+filepath.Base(target)+".tmp"); err != nil {
 		return fail(err)
 	}
 	return a, nil
@@ -97,7 +101,7 @@ func followLinks(path string) (string, error) {
 }
 
 func (a *atomicFile) commit() error {
-	testHook("output")
+	a.run.testHook("output")
 	if a.direct {
 		a.done = true
 		if err := a.f.Close(); err != nil {
@@ -113,7 +117,7 @@ func (a *atomicFile) commit() error {
 	if err := a.f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", a.path, err)
 	}
-	if err := liveTemps.rename(a.f.Name(), a.target); err != nil {
+	if err := a.run.temps.rename(a.f.Name(), a.target); err != nil {
 		return fmt.Errorf("writing %s: %w", a.path, err)
 	}
 	a.done = true
@@ -126,7 +130,7 @@ func (a *atomicFile) abort() {
 	}
 	a.f.Close()
 	if !a.direct {
-		liveTemps.remove(a.f.Name())
+		a.run.temps.remove(a.f.Name())
 	}
 }
 

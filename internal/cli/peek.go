@@ -95,7 +95,7 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 		return err
 	}
 	warn(stdio.Err, pk.Warnings)
-	return o.Output.write(stdio.Out, func(w io.Writer) error {
+	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.Peek(w, pk, render.PeekOptions{Format: o.Output.format, Unit: o.Unit})
 	})
 }

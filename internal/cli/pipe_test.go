@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // writeWideProfile writes a CPU profile whose reports are far larger than a pipe's buffer:

@@ -14,8 +14,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"profq": func() {
-			setTestHook(os.Getenv("PROFQ_TEST_HOOK"))
-			code := Main()
+			rs := &runState{}
+			setTestHook(rs, os.Getenv("PROFQ_TEST_HOOK"))
+			code := mainRun(rs)
 			writePeakRSS(os.Getenv("PROFQ_TEST_PEAK_RSS"))
 			os.Exit(code)
 		},

@@ -80,7 +80,7 @@ func runTags(stdio IO, o *TagsOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, t.Warnings)
-	return o.Output.write(stdio.Out, func(w io.Writer) error {
+	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.Tags(w, t, render.TagsOptions{Format: o.Output.format, Unit: o.Unit})
 	})
 }

@@ -85,11 +85,11 @@ func runTraces(stdio IO, o *TracesOptions, args []string) error {
 	}
 	warn(stdio.Err, s.Header().Warnings)
 	if o.Output.query != nil && o.Output.format == "ndjson" {
-		return o.Output.streamRecords(stdio.Out, func(emit func(any) error) error {
+		return o.Output.streamRecords(stdio, func(emit func(any) error) error {
 			return render.TraceRecords(s, emit)
 		})
 	}
-	return o.Output.stream(stdio.Out, func(w io.Writer) error {
+	return o.Output.stream(stdio, func(w io.Writer) error {
 		return render.Traces(w, s, render.TracesOptions{Format: o.Output.format, Unit: o.Unit})
 	})
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profq/profq/internal/benchdata"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // memPeak samples the Go runtime's memory while a phase runs and keeps the largest values:

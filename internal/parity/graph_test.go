@@ -268,7 +268,7 @@ func graphCasesFor(fv filterValues, large bool) []graphCase {
 // weight, inline, residual, layout attributes).
 func TestParityGraph(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
-		for _, c := range graphCasesFor(fv, name == "large.cpu") {
+		for _, c := range shortSample(name, graphCasesFor(fv, name == "large.cpu")) {
 			t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
 				runGraphCase(t, c, []string{path})
 			})

@@ -448,7 +448,7 @@ func corpus(t *testing.T) map[string]string {
 
 func TestParity(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
-		for _, c := range casesFor(fv, name == "large.cpu") {
+		for _, c := range shortSample(name, casesFor(fv, name == "large.cpu")) {
 			t.Run(c.name(), func(t *testing.T) {
 				runCase(t, c, []string{path})
 			})

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profq/profq/internal/benchdata"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // TestMain points pprof's home and temporary directories at a scratch directory, pins the time
@@ -620,6 +620,29 @@ func eachProfile(t *testing.T, profiles map[string]string, test func(t *testing.
 			test(t, name, path, fv)
 		})
 	}
+}
+
+// shortEvery is how -short samples the option matrices of the corpus tests (TestParity,
+// TestTracesParity, TestParityPeek, TestParityGraph): each profile runs every shortEvery-th
+// case of its matrix, from an offset of its own. The offsets (crc32 of the name) of the
+// corpus cover every remainder, so every position of a matrix still runs on some profiles
+// and every profile on some cases; `make test` runs every case.
+const shortEvery = 4
+
+// shortSample returns cases, or under -short the deterministic sample of them that profile
+// name runs (see shortEvery).
+func shortSample[T any](name string, cases []T) []T {
+	if !testing.Short() {
+		return cases
+	}
+	offset := int(crc32.ChecksumIEEE([]byte(name)) % shortEvery)
+	var kept []T
+	for i, c := range cases {
+		if (i+offset)%shortEvery == 0 {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // callgraphProfile has recursion (fib), an inlined call (square into compute), an address-only

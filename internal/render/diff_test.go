@@ -11,8 +11,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/gate"
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // Kinds of captures newDiff builds.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // hostileName is a function name that must come out escaped everywhere: markup, quotes,

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // tracesProfile is a small CPU profile with what traces must print faithfully: inlined

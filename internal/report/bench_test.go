@@ -3,8 +3,8 @@ package report
 import (
 	"testing"
 
-	"github.com/profq/profq/internal/benchdata"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // BenchmarkLoad measures reading and parsing the benchmark profiles: the floor that every

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/benchdata"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // BenchmarkCallGraphAfterLoad measures the reports built on call edges after the profile is

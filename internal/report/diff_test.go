@@ -11,7 +11,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/gate"
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // capture builds the capture of a folded-stacks profile (cpu/nanoseconds, one value per line)

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // flameOracle holds, for every call path (frame names joined by "\x00", root first, or

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // frameTypesProfile is a profile whose kernel frames are in vmlinux and the others in

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/profq/profq/internal/gate"
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // FuzzReadCapture feeds arbitrary bytes to the reader of saved top reports, the JSON input of

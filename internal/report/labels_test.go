@@ -11,7 +11,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/filter"
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // withLabels sets the labels of p's samples in order, one spec per sample: space-separated

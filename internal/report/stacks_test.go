@@ -9,7 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/source"
-	"github.com/profq/profq/internal/synth"
+	"github.com/profq/profq/tools/synth"
 )
 
 // TestTopStacks checks that top over samples held as stacks is top over profile.Samples, on

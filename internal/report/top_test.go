@@ -10,7 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/filter"
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 var cpuTypes = []string{"samples/count", "cpu/nanoseconds"}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 func TestLoadWithBases(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/benchdata"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // checkDecode decodes raw (an uncompressed input) with decodeProfile and with

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // TestFetchURL checks the URL and timeout a fetch uses against pprof's adjustURL and

@@ -9,10 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // topRow is what a round trip (through folded stacks or OTLP) must keep of a top report row.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // TestLimitErrors checks that each limit fails with its own error type, in every format,

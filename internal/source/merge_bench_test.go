@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/profq/profq/internal/benchdata"
+	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
 // BenchmarkMerge merges the first 100 of the merge benchmark's inputs (benchdata.MergePaths,

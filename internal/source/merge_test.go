@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/proftest"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // mergeInputs writes n varied profiles: three time units, an extra sample type on some and

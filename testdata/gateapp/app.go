@@ -1,4 +1,4 @@
-// Package gateapp is the workload of profq diff's gate evaluation (internal/gateeval): a small
+// Package gateapp is the workload of profq diff's gate evaluation (tools/gateeval): a small
 // service-like loop that encodes and decodes JSON, sorts, hashes with SHA-256, counts words in a
 // map, and scores its records in one function, Score, that holds 5-10% of the CPU time.
 //

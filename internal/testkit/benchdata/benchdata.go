@@ -1,6 +1,9 @@
 // Package benchdata locates the profiles that profq's tests and benchmarks read: the large
 // inputs made by scripts/bench-data.sh the first time they are needed, and the test profiles
-// of the pprof module.
+// of the pprof module. The inputs themselves are made by tools/synth and tools/heapgen.
+//
+// Test support: imported by tests only, which is why it may import "testing": a missing
+// input fails the test or benchmark that needs it.
 package benchdata
 
 import (

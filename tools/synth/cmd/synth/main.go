@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/profq/profq/internal/synth"
+	"github.com/profq/profq/tools/synth"
 )
 
 func main() {

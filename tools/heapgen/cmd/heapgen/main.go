@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/profq/profq/internal/heapgen"
+	"github.com/profq/profq/tools/heapgen"
 )
 
 func main() {

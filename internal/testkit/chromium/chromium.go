@@ -5,6 +5,8 @@
 // messages separated by NUL bytes on the browser's file descriptors 3 and 4, so no port,
 // no WebSocket and no client library are needed. The few commands the tests send are
 // wrapped as Page methods; Call sends any other.
+//
+// Test support: imported by tests only, which is why it may import "testing" (ForTest).
 package chromium
 
 import (

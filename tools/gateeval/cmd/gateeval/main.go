@@ -15,7 +15,7 @@ import (
 	"os/signal"
 	"regexp"
 
-	"github.com/profq/profq/internal/gateeval"
+	"github.com/profq/profq/tools/gateeval"
 )
 
 func main() {

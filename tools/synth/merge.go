@@ -1,31 +1,22 @@
-package benchdata
+package synth
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"testing"
 
 	"github.com/google/pprof/profile"
-
-	"github.com/profq/profq/internal/synth"
 )
 
-// The merge benchmark's inputs (see docs/performance.md, "Merging many profiles").
-const (
-	// MergeInputs is how many profiles the merge benchmark merges.
-	MergeInputs = 1000
-	// MergeDir is the directory, under Dir, that holds them.
-	MergeDir = "merge-1000"
-)
+// MergeInputs is how many profiles the merge benchmark merges (see docs/performance.md,
+// "profq merge: 1,000 inputs").
+const MergeInputs = 1000
 
 // MergeBase is the profile every merge input varies: a small synthetic CPU profile of a
 // service: 60,000 samples before variation, about 0.86 MB gzipped (2.5 MB raw) once varied.
-func MergeBase() synth.Params {
-	return synth.Params{
+func MergeBase() Params {
+	return Params{
 		Samples:        60_000,
 		Locations:      6_000,
 		Functions:      2_000,
@@ -40,22 +31,8 @@ func MergeBase() synth.Params {
 // instances, profiled repeatedly.
 const mergeHosts = 8
 
-// MergePaths returns the paths of the merge benchmark's inputs, making them first when any
-// is missing.
-func MergePaths(tb testing.TB) []string {
-	tb.Helper()
-	dir := filepath.Join(Dir(tb), MergeDir)
-	paths := mergePaths(dir, MergeInputs)
-	if _, err := os.Stat(paths[len(paths)-1]); errors.Is(err, fs.ErrNotExist) {
-		tb.Logf("making %d merge benchmark inputs in %s", MergeInputs, dir)
-		if err := WriteMergeInputs(dir, MergeInputs); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return paths
-}
-
-func mergePaths(dir string, n int) []string {
+// MergeInputPaths returns the paths WriteMergeInputs(dir, n) writes, in order.
+func MergeInputPaths(dir string, n int) []string {
 	paths := make([]string, n)
 	for i := range paths {
 		paths[i] = filepath.Join(dir, fmt.Sprintf("cpu-%04d.pb.gz", i))
@@ -73,12 +50,12 @@ func WriteMergeInputs(dir string, n int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	base := synth.Generate(MergeBase())
-	for i, path := range mergePaths(dir, n) {
+	base := Generate(MergeBase())
+	for i, path := range MergeInputPaths(dir, n) {
 		if _, err := os.Stat(path); err == nil {
 			continue
 		}
-		if err := synth.WriteProfile(path, mergeVariant(base, i)); err != nil {
+		if err := WriteProfile(path, mergeVariant(base, i)); err != nil {
 			return err
 		}
 	}

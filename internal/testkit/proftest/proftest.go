@@ -1,4 +1,6 @@
 // Package proftest builds small profiles from folded-stack text, for tests.
+//
+// Test support: imported by tests only, which is why it may import "testing" (WriteFile).
 package proftest
 
 import (
