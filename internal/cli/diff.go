@@ -45,7 +45,7 @@ func newCmdDiff(stdio IO) *cobra.Command {
 	o := &DiffOptions{
 		Report:       report.DefaultDiffConfig(),
 		Unit:         "minimum",
-		Output:       outputFlags{formats: render.DiffFormats()},
+		Output:       outputFlags{kind: report.KindDiff},
 		inconclusive: "exit4",
 	}
 	cmd := &cobra.Command{
@@ -121,7 +121,7 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 type extraReport struct{ format, path string }
 
 func parseReports(specs []string) ([]extraReport, error) {
-	formats := append(render.DiffFormats(), flameReportFormats()...)
+	formats := append(render.FormatNames(report.KindDiff), flameReportFormats()...)
 	var out []extraReport
 	for _, s := range specs {
 		format, path, ok := strings.Cut(s, "=")
@@ -210,7 +210,7 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, d.Warnings)
-	ro := render.DiffOptions{Format: o.Output.format, Unit: o.Unit}
+	ro := render.Options{Format: o.Output.format, Unit: o.Unit}
 	if err := o.Output.write(stdio.Out, func(w io.Writer) error { return render.Diff(w, d, ro) }); err != nil {
 		return err
 	}
@@ -219,8 +219,9 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 			continue // written by writeDiffFlames
 		}
 		var buf bytes.Buffer
-		if err := safeRender(&buf, r.format, func(w io.Writer) error {
-			return render.Diff(w, d, render.DiffOptions{Format: r.format, Unit: o.Unit})
+		format := render.Format(r.format)
+		if err := safeRender(&buf, format, func(w io.Writer) error {
+			return render.Diff(w, d, render.Options{Format: format, Unit: o.Unit})
 		}); err != nil {
 			return err
 		}

@@ -12,22 +12,12 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// TopByLabel writes t to w in the format o.Format, one of TopFormats.
-func TopByLabel(w io.Writer, t *report.TopByLabel, o TopOptions) error {
+// TopByLabel writes t to w in o.Format.
+func TopByLabel(w io.Writer, t *report.TopByLabel, o Options) error {
 	if t == nil {
 		return fmt.Errorf("rendering top by label: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return byLabelTable(w, t, o)
-	case "json":
-		return byLabelJSON(w, t)
-	case "csv":
-		return byLabelCSV(w, t)
-	case "markdown":
-		return byLabelMarkdown(w, t, o)
-	}
-	return fmt.Errorf("unknown format %q for top (want one of %v)", o.Format, TopFormats())
+	return write(w, report.KindTopByLabel, t, o)
 }
 
 // groupTop is the top report a group is, as the table and markdown renderers of a top report
@@ -66,7 +56,7 @@ func groupTitle(key string, g report.LabelGroup) string {
 // byLabelTable writes the profile header of a top table, then for each group a title line
 // and the group's top table: the same lines `profq top --tagfocus 'KEY=^VALUE$'` prints after
 // its header.
-func byLabelTable(w io.Writer, t *report.TopByLabel, o TopOptions) error {
+func byLabelTable(w io.Writer, t *report.TopByLabel, o Options) error {
 	whole := &report.Top{
 		SampleType: t.SampleType,
 		Total:      t.Total,
@@ -100,24 +90,9 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o TopOptions) error {
 	return nil
 }
 
-// byLabelJSON writes t as one indented JSON document, with [] for absent lists.
-func byLabelJSON(w io.Writer, t *report.TopByLabel) error {
-	doc := *t
-	doc.Warnings = nonNil(t.Warnings)
-	doc.Options.Filters = nonNil(t.Options.Filters)
-	doc.Profile.Comments = nonNil(t.Profile.Comments)
-	doc.Inputs = nonNil(t.Inputs)
-	doc.Groups = make([]report.LabelGroup, len(t.Groups))
-	for i, g := range t.Groups {
-		g.Rows = nonNil(g.Rows)
-		doc.Groups[i] = g
-	}
-	return writeJSON(w, &doc)
-}
-
 // byLabelCSV writes the top CSV of every group in group order, each record led by the
 // group's label value and whether it has the label.
-func byLabelCSV(w io.Writer, t *report.TopByLabel) error {
+func byLabelCSV(w io.Writer, t *report.TopByLabel, _ Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(append([]string{"label_value", "has_label"}, topCSVHeader()...)); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)
@@ -139,7 +114,7 @@ func byLabelCSV(w io.Writer, t *report.TopByLabel) error {
 
 // byLabelMarkdown writes a heading, then per group a subheading and the group's rows in the
 // markdown table of a top report.
-func byLabelMarkdown(w io.Writer, t *report.TopByLabel, o TopOptions) error {
+func byLabelMarkdown(w io.Writer, t *report.TopByLabel, o Options) error {
 	var b bytes.Buffer
 	b.WriteString("### top")
 	if t.SampleType.Type != "" {

@@ -14,35 +14,12 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// DiffFormats returns the output formats of the diff report, the first being the default.
-func DiffFormats() []string {
-	return []string{"table", "json", "csv", "markdown"}
-}
-
-// DiffOptions controls how a diff report is written.
-type DiffOptions struct {
-	// Format is one of DiffFormats; "" means "table".
-	Format string
-	// Unit is the unit of the table and markdown values, as TopOptions.Unit.
-	Unit string
-}
-
-// Diff writes d to w in the format o.Format.
-func Diff(w io.Writer, d *report.Diff, o DiffOptions) error {
+// Diff writes d to w in o.Format.
+func Diff(w io.Writer, d *report.Diff, o Options) error {
 	if d == nil {
 		return fmt.Errorf("rendering diff: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return diffTable(w, d, o)
-	case "json":
-		return writeJSON(w, d)
-	case "csv":
-		return diffCSV(w, d)
-	case "markdown":
-		return diffMarkdown(w, d, o)
-	}
-	return fmt.Errorf("unknown format %q for diff (want one of %v)", o.Format, DiffFormats())
+	return write(w, report.KindDiff, d, o)
 }
 
 // diffCell formats the values of one diff report in one unit for both sides.
@@ -262,7 +239,7 @@ func plural(n int, noun string) string {
 	return noun + "s"
 }
 
-func diffTable(w io.Writer, d *report.Diff, o DiffOptions) error {
+func diffTable(w io.Writer, d *report.Diff, o Options) error {
 	c := newDiffCell(d, o.Unit)
 	var buf, table bytes.Buffer
 	for _, l := range diffHeaderLines(d, c) {
@@ -305,7 +282,7 @@ func diffCSVHeader() []string {
 
 // diffCSV writes one record per row with raw values, as the JSON rows hold them. Undefined
 // numbers (null in JSON) are empty fields.
-func diffCSV(w io.Writer, d *report.Diff) error {
+func diffCSV(w io.Writer, d *report.Diff, _ Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(diffCSVHeader()); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)
@@ -344,7 +321,7 @@ const markdownTopChanges = 10
 
 // diffMarkdown writes a pull-request comment: the verdict and its violations first, the totals,
 // the largest changes, and the full table collapsed.
-func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
+func diffMarkdown(w io.Writer, d *report.Diff, o Options) error {
 	c := newDiffCell(d, o.Unit)
 	var b bytes.Buffer
 	b.WriteString("### profq diff " + mdCode(d.SampleType.Type) + ": ")
@@ -559,7 +536,7 @@ func mdNode(node *string) string {
 }
 
 // ViolationLines returns one line per violation of d's verdict, for stderr: the rule, the node,
-// the values before and after in unit (as DiffOptions.Unit; "minimum" scales each value), the
+// the values before and after in unit (as Options.Unit; "minimum" scales each value), the
 // change, the estimate with its bounds and the adjusted p-value.
 func ViolationLines(d *report.Diff, unit string) []string {
 	if unit == "" || unit == units.Minimum {

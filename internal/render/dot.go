@@ -12,43 +12,12 @@ import (
 	"github.com/profq/profq/internal/report"
 )
 
-// GraphFormats returns the output formats of the graph report, the first being the default.
-func GraphFormats() []string {
-	return []string{"dot", "json"}
-}
-
-// GraphOptions controls how a graph report is written.
-type GraphOptions struct {
-	// Format is one of GraphFormats; "" means "dot".
-	Format string
-	// Unit is the unit of the values in the DOT labels, as TopOptions.Unit.
-	Unit string
-}
-
-// Graph writes g to w in the format o.Format.
-func Graph(w io.Writer, g *report.Graph, o GraphOptions) error {
+// Graph writes g to w in o.Format.
+func Graph(w io.Writer, g *report.Graph, o Options) error {
 	if g == nil {
 		return fmt.Errorf("rendering graph: no report")
 	}
-	switch o.Format {
-	case "", "dot":
-		return graphDOT(w, g, o)
-	case "json":
-		return graphJSON(w, g)
-	}
-	return fmt.Errorf("unknown format %q for graph (want one of %v)", o.Format, GraphFormats())
-}
-
-// graphJSON writes g as one indented JSON document; absent lists print as [].
-func graphJSON(w io.Writer, g *report.Graph) error {
-	doc := *g
-	doc.Warnings = nonNil(g.Warnings)
-	doc.Options.Filters = nonNil(g.Options.Filters)
-	doc.Profile.Comments = nonNil(g.Profile.Comments)
-	doc.Inputs = nonNil(g.Inputs)
-	doc.Nodes = nonNil(g.Nodes)
-	doc.Edges = nonNil(g.Edges)
-	return writeJSON(w, &doc)
+	return write(w, report.KindGraph, g, o)
 }
 
 // graphDOT writes g as a Graphviz graph laid out like pprof's -dot output: a legend box with
@@ -56,7 +25,7 @@ func graphJSON(w io.Writer, g *report.Graph) error {
 // growing with its flat share and its colour with its cum share, and one arrow per edge,
 // wider and darker with its weight, dotted when residual, marked "(inline)" when inlined.
 // Node ids are the report's (N1 is node 1). pprof's tag boxes (nodelets) are not drawn.
-func graphDOT(w io.Writer, g *report.Graph, o GraphOptions) error {
+func graphDOT(w io.Writer, g *report.Graph, o Options) error {
 	var minValue int64
 	for _, n := range g.Nodes {
 		v := abs64(n.Flat)

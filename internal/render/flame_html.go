@@ -92,17 +92,17 @@ func newFlameScale(unit string) *flameScale {
 	return nil
 }
 
-func newFlameData(f *report.Flame, o FlameOptions) *flameData {
+func newFlameData(f *report.Flame, o Options) *flameData {
 	n := len(f.Frames)
 	d := &flameData{
-		Title: o.Title, Type: f.SampleType.Type, Unit: f.SampleType.Unit,
+		Title: o.Flame.Title, Type: f.SampleType.Type, Unit: f.SampleType.Unit,
 		Total: f.Total, BaseTotal: f.BaseTotal, Diff: f.Options.Diff,
-		Icicle: o.Icicle, Reverse: f.Options.Reverse, MaxDepth: f.MaxDepth,
+		Icicle: o.Flame.Icicle, Reverse: f.Options.Reverse, MaxDepth: f.MaxDepth,
 		Scale: newFlameScale(f.SampleType.Unit),
 		Name:  make([]int, n), Parent: make([]int, n), Depth: make([]int, n),
 		X: make([]int64, n), Value: make([]int64, n), Base: []int64{}, Small: make([]int, n),
 	}
-	pal := newFlamePalette(f, o.Colors)
+	pal := newFlamePalette(f, o.Flame.Colors)
 	d.Colors, d.Color = pal.colors, pal.frame
 	names := map[string]int{}
 	for i, fr := range f.Frames {
@@ -123,11 +123,11 @@ func newFlameData(f *report.Flame, o FlameOptions) *flameData {
 // flameHTML writes one self-contained page: inline style, inline script, and the graph as
 // JSON in a script element. The script lays the frames out from the x, depth and value
 // computed here, so the page and the SVG agree.
-func flameHTML(w io.Writer, f *report.Flame, o FlameOptions) error {
+func flameHTML(w io.Writer, f *report.Flame, o Options) error {
 	bw := bufio.NewWriter(w)
-	title := html.EscapeString(cleanText(o.Title))
+	title := html.EscapeString(cleanText(o.Flame.Title))
 	class := "flame"
-	if o.Icicle {
+	if o.Flame.Icicle {
 		class = "icicle"
 	}
 	fmt.Fprintf(bw, `<!DOCTYPE html>

@@ -10,39 +10,12 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// TopFormats returns the output formats of the top report, the first being the default. It is
-// meant for flag validation and help text; each call returns a new slice.
-func TopFormats() []string {
-	return []string{"table", "json", "csv", "markdown"}
-}
-
-// TopOptions controls how a top report is written.
-type TopOptions struct {
-	// Format is one of TopFormats; "" means "table".
-	Format string
-	// Unit is the unit of the formatted values of the human-readable formats (table and
-	// markdown): "minimum" (the default, also for "") picks one unit for the whole report as
-	// pprof does, "auto" scales each value on its own, anything else (ms, s, kB, MB, ...) forces
-	// that unit. JSON and CSV always carry raw values in the sample unit.
-	Unit string
-}
-
-// Top writes t to w in the format o.Format.
-func Top(w io.Writer, t *report.Top, o TopOptions) error {
+// Top writes t to w in o.Format.
+func Top(w io.Writer, t *report.Top, o Options) error {
 	if t == nil {
 		return fmt.Errorf("rendering top: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return topTable(w, t, o)
-	case "json":
-		return topJSON(w, t)
-	case "csv":
-		return topCSV(w, t)
-	case "markdown":
-		return topMarkdown(w, t, o)
-	}
-	return fmt.Errorf("unknown format %q for top (want one of %v)", o.Format, TopFormats())
+	return write(w, report.KindTop, t, o)
 }
 
 // textCell formats values and percentages of one top report the way pprof's text reports do.
