@@ -150,13 +150,13 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	for _, s := range o.failOn {
 		r, err := gate.Parse(s)
 		if err != nil {
-			return &usageError{err: err}
+			return err
 		}
 		o.Report.Rules = append(o.Report.Rules, r)
 	}
 	if o.minDelta != "" {
 		if o.Report.MinDelta, err = gate.ParseAmount(o.minDelta); err != nil {
-			return &usageError{err: err}
+			return err
 		}
 	}
 	for _, w := range o.watch {

@@ -13,9 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/profq/profq/internal/filter"
-	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/option"
 )
 
 // Exit codes; each means one thing (README.md, "Exit codes").
@@ -96,10 +94,8 @@ func exitCode(err error) int {
 	if errors.As(err, &inconclusive) {
 		return ExitInconclusive
 	}
-	var usage *usageError
-	var expr *filter.ExprError
-	var opt *report.OptionError
-	if errors.As(err, &usage) || errors.As(err, &expr) || errors.As(err, &opt) || errors.Is(err, source.ErrStdinTwice) {
+	// Usage errors are marked as such by whatever package finds them (option.Usage).
+	if option.IsUsage(err) {
 		return ExitUsage
 	}
 	return ExitInput
@@ -115,6 +111,9 @@ type usageError struct{ err error }
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
+
+// Usage marks the error as a usage error (option.Usage).
+func (e *usageError) Usage() bool { return true }
 
 func usageErrorf(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}

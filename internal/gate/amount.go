@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"math/big"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ const badAmount = "want a non-negative decimal number, optionally followed by a 
 // *SyntaxError.
 func ParseAmount(s string) (Amount, error) {
 	fail := func(format string, args ...any) (Amount, error) {
-		return Amount{}, &SyntaxError{Flag: "--min-delta", Text: s, Reason: fmt.Sprintf(format, args...)}
+		return Amount{}, &SyntaxError{Option: "min-delta", Text: s, Reason: fmt.Sprintf(format, args...)}
 	}
 	t := strings.TrimSpace(s)
 	end := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
@@ -185,11 +186,14 @@ type UnitError struct {
 // sample unit is quoted when it has white space or characters that do not print.
 func (e *UnitError) Error() string {
 	if e.SampleUnit == "" {
-		return fmt.Sprintf("--min-delta %s: the profile's values have no unit", e.Amount)
+		return fmt.Sprintf("%s %s: the profile's values have no unit", option.Flag("min-delta"), e.Amount)
 	}
 	unit := e.SampleUnit
 	if !printable(unit) || strings.ContainsFunc(unit, func(r rune) bool { return unicode.IsSpace(r) || r == '"' }) {
 		unit = strconv.Quote(unit)
 	}
-	return fmt.Sprintf("--min-delta %s: the profile's values are in %s", e.Amount, unit)
+	return fmt.Sprintf("%s %s: the profile's values are in %s", option.Flag("min-delta"), e.Amount, unit)
 }
+
+// Usage marks the error as a usage error (option.Usage).
+func (e *UnitError) Usage() bool { return true }

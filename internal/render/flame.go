@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"hash/fnv"
 	"io"
 	"math"
@@ -47,10 +48,10 @@ func Flame(w io.Writer, f *report.Flame, o Options) error {
 	case FlameColorsPackage, FlameColorsFrameType:
 	case FlameColorsDiff:
 		if !f.Options.Diff {
-			return fmt.Errorf("--colors diff needs a differential flame graph (--diff-base)")
+			return option.Errorf("colors", "diff needs a differential flame graph (%s)", option.Flag("diff-base"))
 		}
 	default:
-		return fmt.Errorf("unknown colour scheme %q (want one of %s)", o.Flame.Colors, strings.Join(FlameColorSchemes(), ", "))
+		return option.Errorf("colors", "unknown colour scheme %q (want one of %s)", o.Flame.Colors, strings.Join(FlameColorSchemes(), ", "))
 	}
 	o.Flame.Colors = colors
 	if o.Flame.Title == "" {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"math"
 	"regexp"
@@ -54,7 +55,7 @@ func (c *DiffConfig) Validate() error {
 		return err
 	}
 	if !(c.Alpha > 0 && c.Alpha < 1) {
-		return optionErrorf("--alpha: %v is not between 0 and 1", c.Alpha)
+		return option.Errorf("alpha", "%v is not between 0 and 1", c.Alpha)
 	}
 	return nil
 }
@@ -190,8 +191,8 @@ func checkCapture(source, role string, t *Top) (*Capture, error) {
 		return nil, fmt.Errorf("reading %s: schema_version %d, this profq reads %d", source, t.SchemaVersion, SchemaVersion)
 	}
 	if t.DroppedNodes > 0 || len(t.Rows) < t.CandidateNodes {
-		return nil, fmt.Errorf("reading %s: the top report leaves out %d of its nodes; save it with --nodefraction 0 --nodecount 0",
-			source, t.DroppedNodes+t.CandidateNodes-len(t.Rows))
+		return nil, fmt.Errorf("reading %s: the top report leaves out %d of its nodes; save it with %s 0 %s 0",
+			source, t.DroppedNodes+t.CandidateNodes-len(t.Rows), option.Flag("nodefraction"), option.Flag("nodecount"))
 	}
 	if err := checkTotals(t); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", source, err)
@@ -253,20 +254,20 @@ func checkSummary(c *Capture, cfg *DiffConfig) error {
 	}
 	switch {
 	case o.Granularity != want.Granularity:
-		return mismatch("--granularity", o.Granularity, want.Granularity)
+		return mismatch(option.Flag("granularity"), o.Granularity, want.Granularity)
 	case o.NoInlines != want.NoInlines:
-		return mismatch("--noinlines", o.NoInlines, want.NoInlines)
+		return mismatch(option.Flag("noinlines"), o.NoInlines, want.NoInlines)
 	case o.Mean != want.Mean:
-		return mismatch("--mean", o.Mean, want.Mean)
+		return mismatch(option.Flag("mean"), o.Mean, want.Mean)
 	case o.RelativePercentages != want.RelativePercentages:
-		return mismatch("--relative-percentages", o.RelativePercentages, want.RelativePercentages)
+		return mismatch(option.Flag("relative-percentages"), o.RelativePercentages, want.RelativePercentages)
 	case !slices.Equal(o.Filters, want.Filters):
 		return mismatch("filters", filterList(o.Filters), filterList(want.Filters))
 	}
 	if si := cfg.SampleIndex; si != "" {
 		if n, err := strconv.Atoi(si); err == nil {
 			if n != o.SampleIndex {
-				return mismatch("--sample-index", o.SampleIndex, n)
+				return mismatch(option.Flag("sample-index"), o.SampleIndex, n)
 			}
 		} else if name := c.Top.SampleType.Type; name != si && name != "mean_"+si {
 			return mismatch("sample type", name, si)
@@ -450,7 +451,7 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 	bs, ns := newSide(0, base, work.reference()), newSide(len(base), new, work.reference())
 	minDelta, err := cfg.MinDelta.Resolve(st.Unit, bs.total)
 	if err != nil {
-		return nil, &OptionError{Err: err}
+		return nil, err // a *gate.UnitError: a usage error
 	}
 	if cfg.Normalize {
 		bs.normalizeTo(bs.total)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"math"
 	"slices"
 
@@ -50,7 +51,8 @@ type NegativeValuesError struct {
 func (e *NegativeValuesError) Error() string {
 	msg := fmt.Sprintf("%d %s negative values, which a flame graph cannot draw", e.Samples, pluralize(e.Samples, "sample has", "samples have"))
 	if e.Base {
-		msg += "; --base subtracted more than the profile holds: use --diff-base for a differential flame graph"
+		msg += fmt.Sprintf("; %s subtracted more than the profile holds: use %s for a differential flame graph",
+			option.Flag("base"), option.Flag("diff-base"))
 	}
 	return msg
 }
@@ -69,10 +71,10 @@ func pluralize(n int, one, many string) string {
 // path its Base value instead of widening it.
 func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, error) {
 	if cfg.Mean {
-		return nil, optionErrorf("--mean: a flame graph adds values up along its paths, and means do not add up")
+		return nil, option.Errorf("mean", "a flame graph adds values up along its paths, and means do not add up")
 	}
 	if math.IsNaN(cfg.MinWidth) || cfg.MinWidth < 0 || cfg.MinWidth >= 1 {
-		return nil, optionErrorf("--min-width: %v is not a width between 0 and the graph's width", cfg.MinWidth*FlameNominalWidth)
+		return nil, option.Errorf("min-width", "%v is not a width between 0 and the graph's width", cfg.MinWidth*FlameNominalWidth)
 	}
 	filters, err := cfg.compile()
 	if err != nil {
@@ -113,7 +115,7 @@ func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, erro
 				neg.Base = neg.Base || in.Role == RoleBase
 			}
 			if neg.Base {
-				return nil, &OptionError{Err: neg}
+				return nil, &option.Error{Err: neg}
 			}
 		}
 		return nil, err
@@ -403,7 +405,7 @@ func (b *flameBuilder) children(idx, lo, hi, depth int, x int64) {
 		return
 	}
 	if len(b.f.Frames) > MaxFlameFrames {
-		b.err = optionErrorf("--min-width: the graph has more than %d frames; draw fewer with a larger --min-width (in pixels of a %d-pixel graph), or filters", MaxFlameFrames, FlameNominalWidth)
+		b.err = option.Errorf("min-width", "the graph has more than %d frames; draw fewer with a larger %s (in pixels of a %d-pixel graph), or filters", MaxFlameFrames, option.Flag("min-width"), FlameNominalWidth)
 		return
 	}
 	pairs := b.pairs[lo:hi]

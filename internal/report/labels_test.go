@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"github.com/profq/profq/internal/option"
 	"regexp"
 	"strconv"
 	"strings"
@@ -200,11 +201,11 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 		t.Errorf("total %d type %q, want 5 samples", tags.Total, tags.SampleType.Type)
 	}
 
-	var opt *OptionError
+	var opt *option.Error
 	mean := DefaultTagsConfig()
 	mean.Report.Mean = true
 	if _, err := NewTags(labelled(t), nil, mean); !errors.As(err, &opt) {
-		t.Errorf("--mean: error %v, want an OptionError", err)
+		t.Errorf("--mean: error %v, want an option.Error", err)
 	}
 	bad := DefaultTagsConfig()
 	bad.TagShow = "("
@@ -215,7 +216,7 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 	idx := DefaultTagsConfig()
 	idx.Report.SampleIndex = "nope"
 	if _, err := NewTags(labelled(t), nil, idx); !errors.As(err, &opt) {
-		t.Errorf("unknown sample index: error %v, want an OptionError", err)
+		t.Errorf("unknown sample index: error %v, want an option.Error", err)
 	}
 }
 
@@ -399,15 +400,15 @@ func TestTopByLabelUnknownKeyAndErrors(t *testing.T) {
 	if len(top.Groups) != 1 || top.Groups[0].HasLabel || top.Groups[0].Samples != 6 || len(top.Warnings) != 1 {
 		t.Errorf("groups %+v warnings %q; want one unlabelled group of all 6 samples and a warning", top.Groups, top.Warnings)
 	}
-	var opt *OptionError
+	var opt *option.Error
 	if _, err := NewTopByLabel(labelled(t), nil, DefaultConfig(), ""); !errors.As(err, &opt) {
-		t.Errorf("empty key: error %v, want an OptionError", err)
+		t.Errorf("empty key: error %v, want an option.Error", err)
 	}
 	mean := DefaultConfig()
 	mean.Mean = true
 	one := proftest.MustFolded([]string{"cpu/nanoseconds"}, "main 10\n")
 	if _, err := NewTopByLabel(one, nil, mean, "k"); !errors.As(err, &opt) {
-		t.Errorf("--mean on one sample type: error %v, want an OptionError", err)
+		t.Errorf("--mean on one sample type: error %v, want an option.Error", err)
 	}
 	// Everything filtered away: no groups, not an error.
 	focus := DefaultConfig()

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"github.com/profq/profq/internal/option"
 	"maps"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ func (c *TagsConfig) compile() (*filter.Set, tagKeyFilter, error) {
 	if c.Report.Mean {
 		// pprof -tags -mean divides the total but not the weights, so its percentages are of
 		// a mean; there is no meaning to reproduce.
-		return nil, tagKeyFilter{}, optionErrorf("--mean does not apply to tags: label weights are sums")
+		return nil, tagKeyFilter{}, option.Errorf("mean", "does not apply to tags: label weights are sums")
 	}
 	filters, err := c.Report.compile()
 	if err != nil {

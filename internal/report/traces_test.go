@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"github.com/profq/profq/internal/option"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -153,9 +154,9 @@ main;b 0 7
 		t.Errorf("type %q, want mean_cpu", typ)
 	}
 	_, err := NewTraces(proftest.MustFolded([]string{"cpu/nanoseconds"}, "main 1\n"), nil, Config{Granularity: "functions", Sort: "flat", Mean: true})
-	var opt *OptionError
+	var opt *option.Error
 	if !errors.As(err, &opt) {
-		t.Errorf("--mean on a single sample type: %v, want an OptionError", err)
+		t.Errorf("--mean on a single sample type: %v, want an option.Error", err)
 	}
 }
 

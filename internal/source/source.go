@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"net/url"
 	"os"
@@ -82,7 +83,7 @@ var (
 	ErrNoSampleTypes = errors.New("profile has no sample types")
 	// ErrStdinTwice is a request to read standard input ("-") more than once, among the
 	// profiles and the bases together: a mistake on the command line, not in an input.
-	ErrStdinTwice = errors.New("standard input (-) can be read only once")
+	ErrStdinTwice = option.New("standard input (-) can be read only once")
 )
 
 // Bases are the base profiles a profile is compared against, as pprof's -base and
