@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/profq/profq/internal/text"
 	"io"
 	"regexp"
 	"runtime"
@@ -316,21 +317,14 @@ func (e *regressionError) Error() string {
 	if e.inconclusive != nil {
 		return e.inconclusive.Error() + " (--inconclusive fail)"
 	}
-	return fmt.Sprintf("gate failed: %d %s of %d %s", e.violations, plural(e.violations, "violation"), e.rules, plural(e.rules, "rule"))
+	return fmt.Sprintf("gate failed: %d %s of %d %s", e.violations, text.Plural(e.violations, "violation", "violations"), e.rules, text.Plural(e.rules, "rule", "rules"))
 }
 
 // inconclusiveError is a gate that could neither pass nor find a regression: exit 4.
 type inconclusiveError struct{ undecided, tests int }
 
 func (e *inconclusiveError) Error() string {
-	return fmt.Sprintf("gate inconclusive: %d of %d %s undecided", e.undecided, e.tests, plural(e.tests, "test"))
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
+	return fmt.Sprintf("gate inconclusive: %d of %d %s undecided", e.undecided, e.tests, text.Plural(e.tests, "test", "tests"))
 }
 
 // maxLoaders bounds how many captures are read at once: each large profile takes a few times

@@ -76,7 +76,7 @@ func run(args []string, stdio IO, quiet func(error) bool, debug bool) (code int)
 	if err == nil || (quiet != nil && quiet(err)) {
 		return ExitOK
 	}
-	fmt.Fprintf(stdio.Err, "profq: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(stdio.Err, "profq: %s\n", messageLine(err.Error()))
 	return exitCode(err)
 }
 
@@ -101,8 +101,8 @@ func exitCode(err error) int {
 	return ExitInput
 }
 
-// oneLine keeps a message on one line, so each error is one line of stderr.
-func oneLine(s string) string {
+// messageLine keeps a message on one line, so each error is one line of stderr.
+func messageLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/profq/profq/internal/text"
 	"io"
 	"strconv"
 	"strings"
@@ -71,7 +72,7 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o Options) error {
 	for _, l := range header {
 		buf.WriteString(l + "\n")
 	}
-	fmt.Fprintf(&buf, "Label %s: %d %s\n", tableCell(t.Key), len(t.Groups), plural(len(t.Groups), "group"))
+	fmt.Fprintf(&buf, "Label %s: %d %s\n", tableCell(t.Key), len(t.Groups), text.Plural(len(t.Groups), "group", "groups"))
 	title := titleCell(t, o.Unit)
 	for _, g := range t.Groups {
 		view := groupTop(t, g)
@@ -79,7 +80,7 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o Options) error {
 		if t.Total != 0 {
 			title += " (" + strings.TrimSpace(units.Percentage(g.GroupTotal, t.Total)) + ")"
 		}
-		fmt.Fprintf(&buf, "%s, %d %s\n", title, g.Samples, plural(g.Samples, "sample"))
+		fmt.Fprintf(&buf, "%s, %d %s\n", title, g.Samples, text.Plural(g.Samples, "sample", "samples"))
 		if err := topTable(&buf, view, o); err != nil {
 			return err
 		}
@@ -130,7 +131,7 @@ func byLabelMarkdown(w io.Writer, t *report.TopByLabel, o Options) error {
 		if t.Total != 0 {
 			b.WriteString(", " + strings.TrimSpace(units.Percentage(g.GroupTotal, t.Total)))
 		}
-		fmt.Fprintf(&b, ", %d %s\n\n", g.Samples, plural(g.Samples, "sample"))
+		fmt.Fprintf(&b, ", %d %s\n\n", g.Samples, text.Plural(g.Samples, "sample", "samples"))
 		markdownRows(&b, g.Rows, c)
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {

@@ -63,33 +63,19 @@ type flameUnit struct {
 	Factor float64 `json:"factor"`
 }
 
-// unitFamilies are the unit names pprof scales to, by family, smallest first.
-var unitFamilies = [][]string{
-	{"B", "kB", "MB", "GB", "TB", "PB"},
-	{"ns", "us", "ms", "s", "hrs"},
-}
-
-// newFlameScale describes how values in unit are scaled, from units.Scale itself.
+// newFlameScale describes how values in unit are scaled, from the units' own table: nil for
+// a count, a unit pprof does not know, or GCU, which the page prints as they are.
 func newFlameScale(unit string) *flameScale {
-	if _, u := units.Scale(1, unit, units.Auto); u == "" {
-		return nil // count, or a unit pprof does not know: printed as it is
+	fam, from, ok := units.FamilyOf(unit)
+	if !ok || (fam.Default.Name != "B" && fam.Default.Name != "s") {
+		return nil
 	}
-	for _, family := range unitFamilies {
-		var sc flameScale
-		for _, name := range family {
-			v, got := units.Scale(1, unit, name)
-			if got != name {
-				break
-			}
-			sc.Units = append(sc.Units, flameUnit{name, v})
-		}
-		if len(sc.Units) == len(family) {
-			v, name := units.Scale(1, unit, "\x00default")
-			sc.Default = flameUnit{name, v}
-			return &sc
-		}
+	var sc flameScale
+	for _, u := range fam.Units {
+		sc.Units = append(sc.Units, flameUnit{u.Name, from.Factor / u.Factor})
 	}
-	return nil
+	sc.Default = flameUnit{fam.Default.Name, from.Factor / fam.Default.Factor}
+	return &sc
 }
 
 func newFlameData(f *report.Flame, o Options) *flameData {

@@ -42,12 +42,12 @@ func flameSVG(w io.Writer, f *report.Flame, o Options) error {
 		}
 	}
 	ws(`<?xml version="1.0" encoding="UTF-8" standalone="no"?>`, "\n",
-		`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="`, num(width), `" height="`, strconv.Itoa(height),
-		`" viewBox="0 0 `, num(width), " ", strconv.Itoa(height), `" font-family="monospace" font-size="`, strconv.Itoa(svgFontSize), `">`, "\n",
+		`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="`, svgNumber(width), `" height="`, strconv.Itoa(height),
+		`" viewBox="0 0 `, svgNumber(width), " ", strconv.Itoa(height), `" font-family="monospace" font-size="`, strconv.Itoa(svgFontSize), `">`, "\n",
 		"<title>", esc(o.Flame.Title), "</title>\n",
 		`<rect width="100%" height="100%" fill="#ffffff"/>`, "\n",
-		`<text x="`, num(width/2), `" y="20" font-size="15" text-anchor="middle">`, esc(o.Flame.Title), "</text>\n",
-		`<text x="`, num(svgPad), `" y="40" font-size="11" fill="#555555">`, esc(flameSubtitle(f)), "</text>\n",
+		`<text x="`, svgNumber(width/2), `" y="20" font-size="15" text-anchor="middle">`, esc(o.Flame.Title), "</text>\n",
+		`<text x="`, svgNumber(svgPad), `" y="40" font-size="11" fill="#555555">`, esc(flameSubtitle(f)), "</text>\n",
 		`<g id="frames">`, "\n")
 	for i := range f.Frames {
 		fr := &f.Frames[i]
@@ -63,10 +63,10 @@ func flameSVG(w io.Writer, f *report.Flame, o Options) error {
 			row = f.MaxDepth - fr.Depth
 		}
 		y := svgTop + row*svgRow
-		ws(`<g><title>`, esc(flameLabel(f, fr)), `</title><rect x="`, num(x), `" y="`, strconv.Itoa(y),
-			`" width="`, num(wpx), `" height="`, strconv.Itoa(svgRow-svgRowGap), `" fill="`, pal.colors[pal.frame[i]], `" rx="2"/>`)
+		ws(`<g><title>`, esc(flameLabel(f, fr)), `</title><rect x="`, svgNumber(x), `" y="`, strconv.Itoa(y),
+			`" width="`, svgNumber(wpx), `" height="`, strconv.Itoa(svgRow-svgRowGap), `" fill="`, pal.colors[pal.frame[i]], `" rx="2"/>`)
 		if label := fitLabel(fr.Name, wpx); label != "" {
-			ws(`<text x="`, num(x+svgTextInset), `" y="`, strconv.Itoa(y+svgRow-4), `">`, esc(label), `</text>`)
+			ws(`<text x="`, svgNumber(x+svgTextInset), `" y="`, strconv.Itoa(y+svgRow-4), `">`, esc(label), `</text>`)
 		}
 		ws("</g>\n")
 	}
@@ -95,7 +95,7 @@ func fitLabel(name string, w float64) string {
 }
 
 // num formats a coordinate with at most two decimals, trailing zeros dropped.
-func num(v float64) string {
+func svgNumber(v float64) string {
 	s := strconv.FormatFloat(v, 'f', svgMaxDecimals, 64)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	if s == "-0" || s == "" {

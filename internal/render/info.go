@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/profq/profq/internal/text"
 	"io"
 	"strconv"
 	"strings"
@@ -29,11 +30,11 @@ func infoTable(w io.Writer, i *report.Info, _ Options) error {
 	var b bytes.Buffer
 	for _, sec := range infoSections(i) {
 		if sec.heading != "" {
-			fmt.Fprintf(&b, "== %s\n", oneLine(sec.heading))
+			fmt.Fprintf(&b, "== %s\n", text.OneLine(sec.heading))
 		}
 		for _, blk := range sec.blocks {
 			if blk.table == nil {
-				b.WriteString(oneLine(blk.line) + "\n")
+				b.WriteString(text.OneLine(blk.line) + "\n")
 				continue
 			}
 			if blk.line != "" {
@@ -231,11 +232,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// oneLine makes s safe for a line of its own.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
 // newInfoTable returns a borderless table whose columns are two spaces apart, with the given

@@ -4,6 +4,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/num"
 	"io"
 
 	"github.com/profq/profq/internal/report"
@@ -32,9 +33,9 @@ type textCell struct {
 func newTextCell(t *report.Top, unit string) textCell {
 	var minValue int64
 	for _, r := range t.Rows {
-		v := abs64(r.Flat)
+		v := num.Abs(r.Flat)
 		if v == 0 {
-			v = abs64(r.Cum)
+			v = num.Abs(r.Cum)
 		}
 		minValue = minNonZero(minValue, v)
 	}
@@ -81,13 +82,6 @@ func rowName(r report.Row) string {
 		return r.Name
 	}
 	return r.Name + " (" + r.Inline + ")"
-}
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // activeFilters returns the "name=value" entries of pprof's "Active filters:" header in pprof's

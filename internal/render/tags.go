@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/csv"
 	"fmt"
+	"github.com/profq/profq/internal/num"
 	"io"
 	"slices"
 	"strconv"
@@ -48,7 +49,7 @@ func tagLines(k report.TagKey, unit string) []tagLine {
 		lines = append(lines, tagLine{name: name, weight: v.Weight})
 	}
 	slices.SortStableFunc(lines, func(a, b tagLine) int {
-		if c := cmp.Compare(abs64(b.weight), abs64(a.weight)); c != 0 {
+		if c := cmp.Compare(num.Abs(b.weight), num.Abs(a.weight)); c != 0 {
 			return c
 		}
 		return strings.Compare(a.name, b.name)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/num"
 	"github.com/profq/profq/internal/option"
 	"io"
 	"math"
@@ -232,7 +233,7 @@ func checkTotals(t *Top) error {
 		switch {
 		case r.Flat == math.MinInt64 || r.Cum == math.MinInt64:
 			return fmt.Errorf("node %q has a value of -2^63, which no sum of int64 values reaches", r.Name)
-		case !t.Options.Mean && (abs64(r.Flat) > t.Total || abs64(r.Cum) > t.Total):
+		case !t.Options.Mean && (num.Abs(r.Flat) > t.Total || num.Abs(r.Cum) > t.Total):
 			return fmt.Errorf("node %q has values (flat %d, cum %d) beyond the report's total %d", r.Name, r.Flat, r.Cum, t.Total)
 		case !negative && r.Flat > r.Cum:
 			return fmt.Errorf("node %q has a flat value (%d) above its cum value (%d)", r.Name, r.Flat, r.Cum)
@@ -586,7 +587,7 @@ func above(cum []int64, cutoff int64) bool {
 	}
 	abs := make([]int64, len(cum))
 	for i, v := range cum {
-		abs[i] = abs64(v)
+		abs[i] = num.Abs(v)
 	}
 	return medianInt(abs) >= cutoff
 }
@@ -654,7 +655,7 @@ func medianInt(values []int64) int64 {
 func sortCandidates(cands []candidate, cumSort bool) {
 	slices.SortFunc(cands, func(ca, cb candidate) int {
 		a, b := ca.row, cb.row
-		first, second := func(r *DiffRow) int64 { return abs64(r.Flat.Delta) }, func(r *DiffRow) int64 { return abs64(r.Cum.Delta) }
+		first, second := func(r *DiffRow) int64 { return num.Abs(r.Flat.Delta) }, func(r *DiffRow) int64 { return num.Abs(r.Cum.Delta) }
 		if cumSort {
 			first, second = second, first
 		}
@@ -697,13 +698,6 @@ func sub64(new, base int64) int64 {
 		return -math.MaxInt64
 	}
 	return d
-}
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 func diffOptions(cfg *DiffConfig, minDelta float64) DiffOptions {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/text"
 	"math"
 	"slices"
 
@@ -49,19 +50,12 @@ type NegativeValuesError struct {
 }
 
 func (e *NegativeValuesError) Error() string {
-	msg := fmt.Sprintf("%d %s negative values, which a flame graph cannot draw", e.Samples, pluralize(e.Samples, "sample has", "samples have"))
+	msg := fmt.Sprintf("%d %s negative values, which a flame graph cannot draw", e.Samples, text.Plural(e.Samples, "sample has", "samples have"))
 	if e.Base {
 		msg += fmt.Sprintf("; %s subtracted more than the profile holds: use %s for a differential flame graph",
 			option.Flag("base"), option.Flag("diff-base"))
 	}
 	return msg
-}
-
-func pluralize(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // NewFlame builds the flame graph of p, which it modifies: filters and aggregation run in

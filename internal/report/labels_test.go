@@ -55,7 +55,7 @@ func withLabels(t *testing.T, p *profile.Profile, specs ...string) *profile.Prof
 	return p
 }
 
-func num(n int64) *int64 { return &n }
+func numPtr(n int64) *int64 { return &n }
 
 // labelled is a small server profile: two handlers, one sample on both (a sample with two
 // values), samples without the handler label, numeric labels with and without units.
@@ -90,9 +90,9 @@ func TestTagsWeighEachValue(t *testing.T) {
 	want := []TagKey{
 		// 1024 and 1025 bytes both print as 1kB; the numbers tell them apart.
 		{Key: "bytes", Numeric: true, Unit: "bytes", Total: 900, Pct: pctOf(900), Samples: 3, Values: []TagValue{
-			{Value: "1kB", Number: num(1024), Weight: 500, Pct: pctOf(500), Samples: 1},
-			{Value: "4MB", Number: num(4194304), Weight: 300, Pct: pctOf(300), Samples: 1},
-			{Value: "1kB", Number: num(1025), Weight: 100, Pct: pctOf(100), Samples: 1},
+			{Value: "1kB", Number: numPtr(1024), Weight: 500, Pct: pctOf(500), Samples: 1},
+			{Value: "4MB", Number: numPtr(4194304), Weight: 300, Pct: pctOf(300), Samples: 1},
+			{Value: "1kB", Number: numPtr(1025), Weight: 100, Pct: pctOf(100), Samples: 1},
 		}},
 		// The sample with two handlers counts in both, so the key's total exceeds the sum of
 		// its samples.
@@ -101,10 +101,10 @@ func TestTagsWeighEachValue(t *testing.T) {
 			{Value: "/upload", Weight: 340, Pct: pctOf(340), Samples: 2},
 		}},
 		{Key: "request", Numeric: true, Unit: "bytes", Total: 40, Pct: pctOf(40), Samples: 1, Values: []TagValue{
-			{Value: "100B", Number: num(100), Weight: 40, Pct: pctOf(40), Samples: 1},
+			{Value: "100B", Number: numPtr(100), Weight: 40, Pct: pctOf(40), Samples: 1},
 		}},
 		{Key: "shard", Numeric: true, Unit: "shard", Total: 300, Pct: pctOf(300), Samples: 1, Values: []TagValue{
-			{Value: "3", Number: num(3), Weight: 300, Pct: pctOf(300), Samples: 1},
+			{Value: "3", Number: numPtr(3), Weight: 300, Pct: pctOf(300), Samples: 1},
 		}},
 		{Key: "tenant", Total: 900, Pct: pctOf(900), Samples: 3, Values: []TagValue{
 			{Value: "acme", Weight: 800, Pct: pctOf(800), Samples: 2},

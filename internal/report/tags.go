@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"github.com/profq/profq/internal/num"
 	"github.com/profq/profq/internal/option"
 	"maps"
 	"slices"
@@ -253,7 +254,7 @@ func tagKeys(groups []tagGroup, numUnits map[string]string, total int64) []TagKe
 			entries = append(entries, entry{v, a, v.text(tk.Unit)})
 		}
 		slices.SortFunc(entries, func(x, y entry) int {
-			if c := cmp.Compare(abs64(y.a.weight), abs64(x.a.weight)); c != 0 {
+			if c := cmp.Compare(num.Abs(y.a.weight), num.Abs(x.a.weight)); c != 0 {
 				return c
 			}
 			if c := strings.Compare(x.s, y.s); c != 0 {

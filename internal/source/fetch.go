@@ -252,7 +252,7 @@ const maxErrorBody = 200
 func statusError(resp *http.Response) error {
 	if resp.Header.Get("X-Go-Pprof") != "" && strings.Contains(resp.Header.Get("Content-Type"), "text/plain") {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
-		if msg := oneLine(string(body), maxErrorBody); err == nil && msg != "" {
+		if msg := cleanLine(string(body), maxErrorBody); err == nil && msg != "" {
 			return fmt.Errorf("%s: %s", resp.Status, msg)
 		}
 	}

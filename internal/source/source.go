@@ -487,16 +487,16 @@ const maxReason = 300
 func (e *inputError) Error() string {
 	// The profile package prefixes "parsing profile: ", which repeats the context.
 	reason := strings.TrimPrefix(e.err.Error(), "parsing profile: ")
-	return oneLine(e.context, -1) + ": " + oneLine(reason, maxReason)
+	return cleanLine(e.context, -1) + ": " + cleanLine(reason, maxReason)
 }
 
 func (e *inputError) Unwrap() error { return e.err }
 
-// oneLine makes s printable on one line: runs of white space become one space, other
+// cleanLine makes s printable on one line: runs of white space become one space, other
 // unprintable runes and invalid UTF-8 are escaped as in Go string literals. With limit >= 0,
 // a result longer than limit characters keeps its beginning and its end, where the profile
 // package puts the actual reason after a quoted input line, joined by "...".
-func oneLine(s string, limit int) string {
+func cleanLine(s string, limit int) string {
 	var b strings.Builder
 	if appendClean(&b, s, limit) == len(s) {
 		return strings.TrimSpace(b.String())
