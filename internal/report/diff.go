@@ -663,13 +663,7 @@ func sortCandidates(cands []candidate, cumSort bool) {
 			cmp.Compare(first(&b), first(&a)),
 			cmp.Compare(second(&b), second(&a)),
 			cmp.Compare(a.Name, b.Name),
-			cmp.Compare(a.Function, b.Function),
-			cmp.Compare(a.File, b.File),
-			cmp.Compare(a.Object, b.Object),
-			cmp.Compare(a.StartLine, b.StartLine),
-			cmp.Compare(a.Line, b.Line),
-			cmp.Compare(a.Column, b.Column),
-			cmp.Compare(a.Address, b.Address),
+			a.NodeIdentity.Compare(b.NodeIdentity),
 		)
 	})
 }

@@ -178,16 +178,7 @@ func keyOf(f *Frame) frameKey {
 }
 
 func compareFrameKeys(a, b frameKey) int {
-	return cmp.Or(
-		cmp.Compare(a.name, b.name),
-		cmp.Compare(a.Function, b.Function),
-		cmp.Compare(a.File, b.File),
-		cmp.Compare(a.StartLine, b.StartLine),
-		cmp.Compare(a.Line, b.Line),
-		cmp.Compare(a.Column, b.Column),
-		cmp.Compare(a.Address, b.Address),
-		cmp.Compare(a.Object, b.Object),
-	)
+	return cmp.Or(cmp.Compare(a.name, b.name), a.NodeIdentity.Compare(b.NodeIdentity))
 }
 
 // flameBuilder lays a TraceStream's samples out as a flame graph, top down: the samples of a
@@ -267,13 +258,7 @@ func newFlameBuilder(s *TraceStream, reverse bool) *flameBuilder {
 
 // position is l's position in s's location table plus one, or 0 when it is not there.
 func (s *TraceStream) position(l *profile.Location) int32 {
-	if s.dense != nil {
-		if l.ID < uint64(len(s.dense)) {
-			return s.dense[l.ID]
-		}
-		return 0
-	}
-	return s.sparse[l.ID]
+	return s.locs.Position(l) + 1
 }
 
 // position is s.position(l), which must not be 0: a location that is not in the profile's

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/source"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -232,14 +233,10 @@ func TestTracesSparseLocationIDs(t *testing.T) {
 		l.ID = uint64(i+1) << 40
 	}
 	s := newTraces(t, p, nil)
-	if s.sparse == nil {
-		t.Fatal("sparse IDs did not select the map lookup")
-	}
 	if diff := cmp.Diff(want, traceBriefs(t, s)); diff != "" {
 		t.Error(diff)
 	}
-	p.Location = p.Location[:1]
-	s.sparse = map[uint64]int32{p.Location[0].ID: 1}
+	s.locs = source.NewLocationIndex(p.Location[:1])
 	if diff := cmp.Diff(want, traceBriefs(t, s)); diff != "" {
 		t.Errorf("with a location missing from the table: %s", diff)
 	}
