@@ -130,8 +130,6 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 	if o.To == convertPprof && toStdout && stdio.OutIsTerminal {
 		return usageErrorf("--to pprof writes binary data: not to a terminal; use -o FILE or redirect standard output")
 	}
-	o.output.formats = convertFormats()
-	o.output.format = o.To
 	p, inputs, err := reportRequest{&o.output, "minimum", o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
@@ -145,7 +143,7 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 		}
 		warn(stdio.Err, s.Header().Warnings)
 		return o.output.stream(stdio, func(w io.Writer) error {
-			return render.Traces(w, s, render.TracesOptions{Format: "folded"})
+			return render.Traces(w, s, render.Options{Format: render.Folded})
 		})
 	}
 	warnings, err := report.FilterProfile(p, o.Report)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/profq/profq/internal/text"
 	"io"
 	"regexp"
 	"runtime"
@@ -45,7 +46,7 @@ func newCmdDiff(stdio IO) *cobra.Command {
 	o := &DiffOptions{
 		Report:       report.DefaultDiffConfig(),
 		Unit:         "minimum",
-		Output:       outputFlags{formats: render.DiffFormats()},
+		Output:       outputFlags{kind: report.KindDiff},
 		inconclusive: "exit4",
 	}
 	cmd := &cobra.Command{
@@ -121,7 +122,7 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 type extraReport struct{ format, path string }
 
 func parseReports(specs []string) ([]extraReport, error) {
-	formats := append(render.DiffFormats(), flameReportFormats()...)
+	formats := append(render.FormatNames(report.KindDiff), flameReportFormats()...)
 	var out []extraReport
 	for _, s := range specs {
 		format, path, ok := strings.Cut(s, "=")
@@ -150,13 +151,13 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	for _, s := range o.failOn {
 		r, err := gate.Parse(s)
 		if err != nil {
-			return &usageError{err: err}
+			return err
 		}
 		o.Report.Rules = append(o.Report.Rules, r)
 	}
 	if o.minDelta != "" {
 		if o.Report.MinDelta, err = gate.ParseAmount(o.minDelta); err != nil {
-			return &usageError{err: err}
+			return err
 		}
 	}
 	for _, w := range o.watch {
@@ -210,7 +211,7 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, d.Warnings)
-	ro := render.DiffOptions{Format: o.Output.format, Unit: o.Unit}
+	ro := render.Options{Format: o.Output.format, Unit: o.Unit}
 	if err := o.Output.write(stdio, func(w io.Writer) error { return render.Diff(w, d, ro) }); err != nil {
 		return err
 	}
@@ -219,8 +220,9 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 			continue // written by writeDiffFlames
 		}
 		var buf bytes.Buffer
-		if err := safeRender(&buf, r.format, func(w io.Writer) error {
-			return render.Diff(w, d, render.DiffOptions{Format: r.format, Unit: o.Unit})
+		format := render.Format(r.format)
+		if err := safeRender(&buf, format, func(w io.Writer) error {
+			return render.Diff(w, d, render.Options{Format: format, Unit: o.Unit})
 		}); err != nil {
 			return err
 		}
@@ -315,21 +317,14 @@ func (e *regressionError) Error() string {
 	if e.inconclusive != nil {
 		return e.inconclusive.Error() + " (--inconclusive fail)"
 	}
-	return fmt.Sprintf("gate failed: %d %s of %d %s", e.violations, plural(e.violations, "violation"), e.rules, plural(e.rules, "rule"))
+	return fmt.Sprintf("gate failed: %d %s of %d %s", e.violations, text.Plural(e.violations, "violation", "violations"), e.rules, text.Plural(e.rules, "rule", "rules"))
 }
 
 // inconclusiveError is a gate that could neither pass nor find a regression: exit 4.
 type inconclusiveError struct{ undecided, tests int }
 
 func (e *inconclusiveError) Error() string {
-	return fmt.Sprintf("gate inconclusive: %d of %d %s undecided", e.undecided, e.tests, plural(e.tests, "test"))
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
+	return fmt.Sprintf("gate inconclusive: %d of %d %s undecided", e.undecided, e.tests, text.Plural(e.tests, "test", "tests"))
 }
 
 // maxLoaders bounds how many captures are read at once: each large profile takes a few times

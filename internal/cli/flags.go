@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -78,10 +77,12 @@ func (s sortFlags) apply(fs *pflag.FlagSet, c *report.Config) error {
 // command writes its report through write (or stream), which is also where a closed stdout
 // pipe and --jq are handled, once for all commands.
 type outputFlags struct {
-	format  string
-	path    string
-	formats []string
-	jq      string
+	// kind is the report's kind: --format takes the formats render writes it in. Commands
+	// without --format (convert) leave it "".
+	kind   string
+	format render.Format
+	path   string
+	jq     string
 
 	fs    *pflag.FlagSet // to tell an explicit --format from the default
 	query *jqFilter      // compiled by validate
@@ -89,7 +90,8 @@ type outputFlags struct {
 
 func addOutputFlags(fs *pflag.FlagSet, o *outputFlags) {
 	o.fs = fs
-	fs.StringVar(&o.format, "format", o.formats[0], "output format: "+strings.Join(o.formats, ", "))
+	names := render.FormatNames(o.kind)
+	fs.StringVar((*string)(&o.format), "format", names[0], "output format: "+strings.Join(names, ", "))
 	fs.StringVarP(&o.path, "output", "o", "", "write the report to this file instead of standard output")
 	fs.StringVar(&o.jq, "jq", "", "filter the JSON report through this jq expression (implies --format json); each result on its own line, strings raw")
 }
@@ -101,11 +103,11 @@ func (o *outputFlags) validate() error {
 		explicit := o.fs != nil && o.fs.Changed("format")
 		switch {
 		case !explicit:
-			o.format = "json"
-		case o.format != "json" && o.format != "ndjson":
+			o.format = render.JSON
+		case o.format != render.JSON && o.format != render.NDJSON:
 			return usageErrorf("--jq filters JSON: it cannot be used with --format %s", o.format)
 		}
-		if !slices.Contains(o.formats, o.format) {
+		if !render.Supports(o.kind, o.format) {
 			return usageErrorf("--jq filters JSON, and this report has no %s format", o.format)
 		}
 		q, err := compileJQ(o.jq)
@@ -114,8 +116,8 @@ func (o *outputFlags) validate() error {
 		}
 		o.query = q
 	}
-	if !slices.Contains(o.formats, o.format) {
-		return usageErrorf("--format: %q is not one of %s", o.format, strings.Join(o.formats, ", "))
+	if o.kind != "" && !render.Supports(o.kind, o.format) {
+		return usageErrorf("--format: %q is not one of %s", o.format, strings.Join(render.FormatNames(o.kind), ", "))
 	}
 	return nil
 }
@@ -124,14 +126,14 @@ func (o *outputFlags) validate() error {
 // nothing on stdout and no partial file; a file is written to a temporary name and renamed
 // into place. A reader that closed stdout early (profq ... | head) has what it wanted: that
 // is success, not an error (see Main).
-func (o *outputFlags) write(stdio IO, render func(io.Writer) error) error {
+func (o *outputFlags) write(stdio IO, renderTo func(io.Writer) error) error {
 	var buf bytes.Buffer
-	if err := o.safe(&buf, render); err != nil {
+	if err := o.safe(&buf, renderTo); err != nil {
 		return err
 	}
 	if o.query != nil {
 		var out bytes.Buffer
-		jq := newJQWriter(o.query, &out, o.format == "ndjson")
+		jq := newJQWriter(o.query, &out, o.format == render.NDJSON)
 		if _, err := jq.Write(buf.Bytes()); err != nil && !errors.Is(err, errJQHalt) {
 			return err
 		}
@@ -163,8 +165,8 @@ func (o *outputFlags) safe(w io.Writer, renderTo func(io.Writer) error) error {
 // safeRender runs renderTo on w, through render.SafeText when output in format is for a
 // terminal (a table, markdown, DOT), so that no name in a profile can send the terminal
 // escape sequences.
-func safeRender(w io.Writer, format string, renderTo func(io.Writer) error) error {
-	if !render.IsTerminalFormat(format) {
+func safeRender(w io.Writer, format render.Format, renderTo func(io.Writer) error) error {
+	if !format.Terminal() {
 		return renderTo(w)
 	}
 	st := render.NewSafeText(w)
@@ -178,8 +180,8 @@ func safeRender(w io.Writer, format string, renderTo func(io.Writer) error) erro
 // buffer: for reports too large to hold (traces). A failure can leave part of the report on
 // stdout, never a partial file. With --jq, ndjson is filtered record by record and a JSON
 // document as a whole. The first write to a closed stdout pipe stops the report, quietly.
-func (o *outputFlags) stream(stdio IO, render func(io.Writer) error) error {
-	return o.streamTo(stdio, render, o.query)
+func (o *outputFlags) stream(stdio IO, renderTo func(io.Writer) error) error {
+	return o.streamTo(stdio, renderTo, o.query)
 }
 
 // streamRecords is stream for --format ndjson --jq when the report can hand over its records
@@ -187,7 +189,7 @@ func (o *outputFlags) stream(stdio IO, render func(io.Writer) error) error {
 // being encoded as text and parsed back. Without --jq, or in another format, it is an
 // internal error to call it.
 func (o *outputFlags) streamRecords(stdio IO, records func(emit func(any) error) error) error {
-	if o.query == nil || o.format != "ndjson" {
+	if o.query == nil || o.format != render.NDJSON {
 		return fmt.Errorf("internal error: records streamed without --jq on ndjson")
 	}
 	q := o.query
@@ -197,7 +199,7 @@ func (o *outputFlags) streamRecords(stdio IO, records func(emit func(any) error)
 }
 
 // streamTo is stream, filtering what render writes through query when it is not nil.
-func (o *outputFlags) streamTo(stdio IO, render func(io.Writer) error, query *jqFilter) error {
+func (o *outputFlags) streamTo(stdio IO, renderTo func(io.Writer) error, query *jqFilter) error {
 	sink := &pipeSink{w: stdio.Out}
 	var dest io.Writer = sink
 	var file *atomicFile
@@ -213,10 +215,10 @@ func (o *outputFlags) streamTo(stdio IO, render func(io.Writer) error, query *jq
 	var w io.Writer = bw
 	var jq *jqWriter
 	if query != nil {
-		jq = newJQWriter(query, bw, o.format == "ndjson")
+		jq = newJQWriter(query, bw, o.format == render.NDJSON)
 		w = jq
 	}
-	err := o.safe(w, render)
+	err := o.safe(w, renderTo)
 	if jq != nil {
 		if cerr := jq.Close(); cerr != nil {
 			// The query's own error explains a failed render better than the renderer's

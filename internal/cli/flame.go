@@ -31,7 +31,7 @@ func newCmdFlame(stdio IO) *cobra.Command {
 		Report:   report.DefaultFlameConfig(),
 		MinWidth: report.DefaultFlameMinWidth * report.FlameNominalWidth,
 		Colors:   render.FlameColorsAuto,
-		Output:   outputFlags{formats: render.FlameFormats()},
+		Output:   outputFlags{kind: report.KindFlame},
 	}
 	cmd := &cobra.Command{
 		Use:   "flame [flags] PROFILE...",
@@ -122,14 +122,14 @@ func runFlame(stdio IO, o *FlameOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, f.Warnings)
-	ro := render.FlameOptions{Format: o.Output.format, Colors: o.Colors, Title: o.Title, Icicle: o.Icicle}
+	ro := render.Options{Format: o.Output.format, Flame: render.FlameStyle{Colors: o.Colors, Title: o.Title, Icicle: o.Icicle}}
 	return o.Output.write(stdio, func(w io.Writer) error { return render.Flame(w, f, ro) })
 }
 
 // refuseDocumentOnTerminal refuses to print an HTML or SVG document on a terminal, where
 // it is of no use: it belongs in a file.
 func refuseDocumentOnTerminal(stdio IO, out *outputFlags) error {
-	if out.format == "json" || !stdio.OutIsTerminal || (out.path != "" && out.path != "-") {
+	if out.format == render.JSON || !stdio.OutIsTerminal || (out.path != "" && out.path != "-") {
 		return nil
 	}
 	return usageErrorf("--format %s writes a document for a browser: not to a terminal; use -o FILE or redirect standard output", out.format)
@@ -215,12 +215,12 @@ func writeDiffFlames(stdio IO, d *diffFlameInputs, o *DiffOptions, baseArgs, new
 		if !isFlameReport(r.format) {
 			continue
 		}
-		format := "html"
+		format := render.HTML
 		if r.format == flameReportSVG {
-			format = "svg"
+			format = render.SVG
 		}
 		var buf bytes.Buffer
-		if err := render.Flame(&buf, f, render.FlameOptions{Format: format}); err != nil {
+		if err := render.Flame(&buf, f, render.Options{Format: format}); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(stdio, r.path, buf.Bytes()); err != nil {

@@ -22,7 +22,7 @@ type GraphOptions struct {
 func newCmdGraph(stdio IO) *cobra.Command {
 	o := &GraphOptions{
 		Report: report.DefaultGraphConfig(),
-		Output: outputFlags{formats: render.GraphFormats()},
+		Output: outputFlags{kind: report.KindGraph},
 		// graph only adds values up: samples alike may be one.
 		input: source.Options{Aggregate: true},
 	}
@@ -87,6 +87,6 @@ func runGraph(stdio IO, o *GraphOptions, args []string) error {
 	}
 	warn(stdio.Err, g.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Graph(w, g, render.GraphOptions{Format: o.Output.format, Unit: o.Report.Unit})
+		return render.Graph(w, g, render.Options{Format: o.Output.format, Unit: o.Report.Unit})
 	})
 }

@@ -159,7 +159,7 @@ func crashReport(stderr io.Writer, root *cobra.Command, args []string, r any, de
 	if debug {
 		hint = "please report this as a bug, with the stack trace below"
 	}
-	fmt.Fprintf(stderr, "profq: internal error%s: %s; %s\n", where, oneLine(fmt.Sprint(p.Value)), hint)
+	fmt.Fprintf(stderr, "profq: internal error%s: %s; %s\n", where, messageLine(fmt.Sprint(p.Value)), hint)
 	if debug {
 		stderr.Write(p.Stack)
 	}

@@ -17,7 +17,7 @@ type InfoOptions struct {
 }
 
 func newCmdInfo(stdio IO) *cobra.Command {
-	o := &InfoOptions{Output: outputFlags{formats: render.InfoFormats()}}
+	o := &InfoOptions{Output: outputFlags{kind: report.KindInfo}}
 	cmd := &cobra.Command{
 		Use:   "info [flags] PROFILE...",
 		Short: "Describe what a profile holds: sample types, period, mappings, labels",
@@ -83,6 +83,6 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 	info := report.NewInfo(merged, inputs)
 	warn(stdio.Err, info.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Info(w, info, render.InfoOptions{Format: o.Output.format})
+		return render.Info(w, info, render.Options{Format: o.Output.format})
 	})
 }

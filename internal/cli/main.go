@@ -13,9 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/profq/profq/internal/filter"
-	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/option"
 )
 
 // Exit codes; each means one thing (README.md, "Exit codes").
@@ -87,7 +85,7 @@ func run(args []string, stdio IO, quiet func(error) bool, debug bool) (code int)
 	if err == nil || (quiet != nil && quiet(err)) {
 		return ExitOK
 	}
-	fmt.Fprintf(stdio.Err, "profq: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(stdio.Err, "profq: %s\n", messageLine(err.Error()))
 	return exitCode(err)
 }
 
@@ -105,17 +103,15 @@ func exitCode(err error) int {
 	if errors.As(err, &inconclusive) {
 		return ExitInconclusive
 	}
-	var usage *usageError
-	var expr *filter.ExprError
-	var opt *report.OptionError
-	if errors.As(err, &usage) || errors.As(err, &expr) || errors.As(err, &opt) || errors.Is(err, source.ErrStdinTwice) {
+	// Usage errors are marked as such by whatever package finds them (option.Usage).
+	if option.IsUsage(err) {
 		return ExitUsage
 	}
 	return ExitInput
 }
 
-// oneLine keeps a message on one line, so each error is one line of stderr.
-func oneLine(s string) string {
+// messageLine keeps a message on one line, so each error is one line of stderr.
+func messageLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
@@ -124,6 +120,9 @@ type usageError struct{ err error }
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
+
+// Usage marks the error as a usage error (option.Usage).
+func (e *usageError) Usage() bool { return true }
 
 func usageErrorf(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}

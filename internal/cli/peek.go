@@ -26,7 +26,7 @@ func newCmdPeek(stdio IO) *cobra.Command {
 	o := &PeekOptions{
 		Report: report.DefaultPeekConfig(),
 		Unit:   "minimum",
-		Output: outputFlags{formats: render.PeekFormats()},
+		Output: outputFlags{kind: report.KindPeek},
 		// peek only adds values up: samples alike may be one.
 		input: source.Options{Aggregate: true},
 	}
@@ -96,6 +96,6 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	}
 	warn(stdio.Err, pk.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Peek(w, pk, render.PeekOptions{Format: o.Output.format, Unit: o.Unit})
+		return render.Peek(w, pk, render.Options{Format: o.Output.format, Unit: o.Unit})
 	})
 }

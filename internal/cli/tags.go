@@ -33,7 +33,7 @@ func newCmdTags(stdio IO) *cobra.Command {
 	o := &TagsOptions{
 		Report: report.DefaultTagsConfig(),
 		Unit:   "minimum",
-		Output: outputFlags{formats: render.TagsFormats()},
+		Output: outputFlags{kind: report.KindTags},
 	}
 	cmd := &cobra.Command{
 		Use:   "tags [flags] PROFILE...",
@@ -81,6 +81,6 @@ func runTags(stdio IO, o *TagsOptions, args []string) error {
 	}
 	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Tags(w, t, render.TagsOptions{Format: o.Output.format, Unit: o.Unit})
+		return render.Tags(w, t, render.Options{Format: o.Output.format, Unit: o.Unit})
 	})
 }

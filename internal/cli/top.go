@@ -26,7 +26,7 @@ func newCmdTop(stdio IO) *cobra.Command {
 	o := &TopOptions{
 		Report: report.DefaultConfig(),
 		Unit:   "minimum",
-		Output: outputFlags{formats: render.TopFormats()},
+		Output: outputFlags{kind: report.KindTop},
 		// top only adds values up: samples alike may be one.
 		input: source.Options{Aggregate: true},
 	}
@@ -82,6 +82,6 @@ func runTop(stdio IO, o *TopOptions, args []string) error {
 	}
 	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Top(w, t, render.TopOptions{Format: o.Output.format, Unit: o.Unit})
+		return render.Top(w, t, render.Options{Format: o.Output.format, Unit: o.Unit})
 	})
 }

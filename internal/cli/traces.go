@@ -23,7 +23,7 @@ func newCmdTraces(stdio IO) *cobra.Command {
 	o := &TracesOptions{
 		Report: report.DefaultConfig(),
 		Unit:   "minimum",
-		Output: outputFlags{formats: render.TracesFormats()},
+		Output: outputFlags{kind: report.KindTraces},
 	}
 	cmd := &cobra.Command{
 		Use:   "traces [flags] PROFILE...",
@@ -84,12 +84,12 @@ func runTraces(stdio IO, o *TracesOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, s.Header().Warnings)
-	if o.Output.query != nil && o.Output.format == "ndjson" {
+	if o.Output.query != nil && o.Output.format == render.NDJSON {
 		return o.Output.streamRecords(stdio, func(emit func(any) error) error {
 			return render.TraceRecords(s, emit)
 		})
 	}
 	return o.Output.stream(stdio, func(w io.Writer) error {
-		return render.Traces(w, s, render.TracesOptions{Format: o.Output.format, Unit: o.Unit})
+		return render.Traces(w, s, render.Options{Format: o.Output.format, Unit: o.Unit})
 	})
 }

@@ -4,6 +4,7 @@ package filter
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,8 +27,11 @@ type ExprError struct {
 	Err  error
 }
 
-func (e *ExprError) Error() string { return fmt.Sprintf("--%s: %v", e.Flag, e.Err) }
+func (e *ExprError) Error() string { return fmt.Sprintf("%s: %v", option.Flag(e.Flag), e.Err) }
 func (e *ExprError) Unwrap() error { return e.Err }
+
+// Usage marks the error as a usage error (option.Usage).
+func (e *ExprError) Usage() bool { return true }
 
 // Set is a compiled, ready-to-apply set of filters.
 type Set struct {
@@ -87,7 +91,7 @@ func (s *Set) Apply(p *profile.Profile) []string {
 	}
 	warn := func(matched bool, flag, expr string) {
 		if !matched {
-			warnings = append(warnings, fmt.Sprintf("--%s expression %q matched no samples", flag, expr))
+			warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples", option.Flag(flag), expr))
 		}
 	}
 	if s.focus != nil || s.ignore != nil || s.hide != nil || s.show != nil {

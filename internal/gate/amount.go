@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"math/big"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ const badAmount = "want a non-negative decimal number, optionally followed by a 
 // *SyntaxError.
 func ParseAmount(s string) (Amount, error) {
 	fail := func(format string, args ...any) (Amount, error) {
-		return Amount{}, &SyntaxError{Flag: "--min-delta", Text: s, Reason: fmt.Sprintf(format, args...)}
+		return Amount{}, &SyntaxError{Option: "min-delta", Text: s, Reason: fmt.Sprintf(format, args...)}
 	}
 	t := strings.TrimSpace(s)
 	end := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
@@ -64,10 +65,10 @@ func ParseAmount(s string) (Amount, error) {
 	case !hasFamily(unit):
 		return fail("unknown unit %q", unit)
 	default:
-		// Scale names a unit of a family by its printed name, but the printed names of
-		// the GCU multiples (n*GCU, ...) do not parse: keep those as given.
-		if _, name := units.Scale(1, unit, unit); hasFamily(name) {
-			a.unit = name
+		// A unit of a family is kept by its printed name, but the printed names of the GCU
+		// multiples (n*GCU, ...) do not parse: keep those as given.
+		if _, u, _ := units.FamilyOf(unit); hasFamily(u.Name) {
+			a.unit = u.Name
 		}
 	}
 	return a, nil
@@ -115,9 +116,8 @@ func (a Amount) IsZero() bool {
 //
 // The amount is scaled exactly, as a rational number, and rounded to a float64 only once
 // at the end: 1.5ms in nanoseconds is exactly 1500000 and 0.5kB in bytes exactly 512.
-// The factor between two units is taken from units.Scale in the direction in which it is
-// a whole number (1ms is 1000us, and 1us is 1/1000ms rather than the float64 nearest to
-// 0.001), so conversions between time or memory units are exact. An amount too large for
+// The factor between two units is taken in the direction in which it is a whole number
+// (unitFactor), so conversions between time or memory units are exact. An amount too large for
 // a float64 in the sample unit resolves to +Inf: no change counts.
 //
 // The error, a *UnitError, says that the amount has a unit and sampleUnit is of another
@@ -145,33 +145,31 @@ func (a Amount) Resolve(sampleUnit string, baseTotal int64) (float64, error) {
 }
 
 // unitFactor returns how many units of to make one unit of from, or nil when the two are
-// not of the same family.
-//
-// Package units has no direct test for that, so it uses Scale's documented behaviour:
-// Scale(1, from, to) names to's unit (in its printed form) only when to is of from's
-// family; for a unit of another family it names from's family's default unit instead.
-// Checking both directions keeps a default unit of one family that happened to share its
-// name with a unit of another from passing.
+// not of the same family. Of the two ratios of their sizes, the one at least 1 is a whole
+// number (1ms is 1000us, and 1us is 1/1000ms rather than the float64 nearest to 0.001): it
+// is taken exactly, the other is its inverse.
 func unitFactor(from, to string) *big.Rat {
 	if !hasFamily(from) || !hasFamily(to) {
 		return nil
 	}
-	_, fromName := units.Scale(1, from, from)
-	_, toName := units.Scale(1, to, to)
-	up, upName := units.Scale(1, from, to)
-	down, downName := units.Scale(1, to, from)
-	if upName != toName || downName != fromName {
+	ff, fu, _ := units.FamilyOf(from)
+	_, tu, _ := units.FamilyOf(to)
+	if ff.Default != familyDefault(to) {
 		return nil
 	}
-	// Of the two factors, the one at least 1 is a whole number computed exactly (for
-	// time and memory); the other is its rounded inverse.
-	if up >= 1 {
+	if up := fu.Factor / tu.Factor; up >= 1 {
 		return new(big.Rat).SetFloat64(up)
 	}
-	if f := new(big.Rat).SetFloat64(down); f != nil && f.Sign() > 0 {
+	if f := new(big.Rat).SetFloat64(tu.Factor / fu.Factor); f != nil && f.Sign() > 0 {
 		return f.Inv(f)
 	}
 	return nil
+}
+
+// familyDefault is the default unit of the family of unit name.
+func familyDefault(name string) units.Unit {
+	fam, _, _ := units.FamilyOf(name)
+	return fam.Default
 }
 
 // UnitError reports a --min-delta amount whose unit does not fit the profile's sample
@@ -185,11 +183,14 @@ type UnitError struct {
 // sample unit is quoted when it has white space or characters that do not print.
 func (e *UnitError) Error() string {
 	if e.SampleUnit == "" {
-		return fmt.Sprintf("--min-delta %s: the profile's values have no unit", e.Amount)
+		return fmt.Sprintf("%s %s: the profile's values have no unit", option.Flag("min-delta"), e.Amount)
 	}
 	unit := e.SampleUnit
 	if !printable(unit) || strings.ContainsFunc(unit, func(r rune) bool { return unicode.IsSpace(r) || r == '"' }) {
 		unit = strconv.Quote(unit)
 	}
-	return fmt.Sprintf("--min-delta %s: the profile's values are in %s", e.Amount, unit)
+	return fmt.Sprintf("%s %s: the profile's values are in %s", option.Flag("min-delta"), e.Amount, unit)
 }
+
+// Usage marks the error as a usage error (option.Usage).
+func (e *UnitError) Usage() bool { return true }

@@ -119,7 +119,7 @@ func TestParseAmountErrors(t *testing.T) {
 			t.Errorf("ParseAmount(%q) error:\n got %s\nwant %s", tc.in, err, tc.want)
 		}
 		var se *SyntaxError
-		if !errors.As(err, &se) || se.Flag != "--min-delta" || se.Text != tc.in {
+		if !errors.As(err, &se) || se.Option != "min-delta" || se.Text != tc.in {
 			t.Errorf("ParseAmount(%q) error %#v is not a --min-delta SyntaxError for the input", tc.in, err)
 		}
 		if (a != Amount{}) {

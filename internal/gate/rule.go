@@ -44,6 +44,7 @@ package gate
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
@@ -122,15 +123,18 @@ func (r *Rule) String() string {
 // SyntaxError reports a --fail-on rule or a --min-delta amount that does not parse. It is
 // a usage error.
 type SyntaxError struct {
-	Flag   string // "--fail-on" or "--min-delta"
+	Option string // "fail-on" or "min-delta"
 	Text   string // the rule or amount as given
 	Reason string // what is wrong, on one line
 }
 
 // Error returns `FLAG "TEXT": REASON`, on one line: TEXT is quoted.
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("%s %q: %s", e.Flag, e.Text, e.Reason)
+	return fmt.Sprintf("%s %q: %s", option.Flag(e.Option), e.Text, e.Reason)
 }
+
+// Usage marks the error as a usage error (option.Usage).
+func (e *SyntaxError) Usage() bool { return true }
 
 // badThreshold is the reason given for a threshold that is not NUMBER followed by a unit.
 const badThreshold = "want a non-negative decimal number followed by % or pp, such as 10% or 2.5pp"
@@ -139,7 +143,7 @@ const badThreshold = "want a non-negative decimal number followed by % or pp, su
 // *SyntaxError.
 func Parse(s string) (*Rule, error) {
 	fail := func(format string, args ...any) (*Rule, error) {
-		return nil, &SyntaxError{Flag: "--fail-on", Text: s, Reason: fmt.Sprintf(format, args...)}
+		return nil, &SyntaxError{Option: "fail-on", Text: s, Reason: fmt.Sprintf(format, args...)}
 	}
 	subject, rest, ok := strings.Cut(s, ">")
 	if !ok {

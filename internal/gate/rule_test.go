@@ -160,7 +160,7 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("Parse(%q) error:\n got %s\nwant %s", tc.in, err, tc.want)
 		}
 		var se *SyntaxError
-		if !errors.As(err, &se) || se.Flag != "--fail-on" || se.Text != tc.in {
+		if !errors.As(err, &se) || se.Option != "fail-on" || se.Text != tc.in {
 			t.Errorf("Parse(%q) error %#v is not a --fail-on SyntaxError for the input", tc.in, err)
 		}
 		if strings.ContainsAny(err.Error(), "\n\r") {

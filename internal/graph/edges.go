@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"github.com/profq/profq/internal/num"
 	"math"
 	"slices"
 )
@@ -210,7 +211,7 @@ func trimEdges(edges []callEdge, reported []bool, cutoff int64) int {
 	dropped := 0
 	for i := range edges {
 		e := &edges[i]
-		if !e.trimmed && reported[e.child] && abs64(e.weight) < cutoff {
+		if !e.trimmed && reported[e.child] && num.Abs(e.weight) < cutoff {
 			e.trimmed = true
 			dropped++
 		}
@@ -226,7 +227,7 @@ func trimEdges(edges []callEdge, reported []bool, cutoff int64) int {
 // decides whether a residual edge is removed.
 func (g *Graph) compareEdges(a, b *callEdge, names []string) int {
 	return cmp.Or(
-		cmp.Compare(abs64(b.weight), abs64(a.weight)),
+		cmp.Compare(num.Abs(b.weight), num.Abs(a.weight)),
 		cmp.Compare(g.name(a.parent, names), g.name(b.parent, names)),
 		cmp.Compare(g.name(a.child, names), g.name(b.child, names)),
 		cmp.Compare(a.seq, b.seq),
@@ -320,7 +321,7 @@ func entropyScores(entries []Entry, edges []callEdge, nNodes int) []int64 {
 		out[entries[i].id].total += entries[i].Flat
 	}
 	term := func(w, total int64) float64 {
-		frac := float64(abs64(w)) / float64(total)
+		frac := float64(num.Abs(w)) / float64(total)
 		return -frac * math.Log2(frac)
 	}
 	for i := range edges {
@@ -364,9 +365,9 @@ func sortByEntropy(entries []Entry, scores []int64) {
 	}
 	slices.SortFunc(entries, func(a, b Entry) int {
 		return cmp.Or(
-			cmp.Compare(abs64(score[b.id]), abs64(score[a.id])),
+			cmp.Compare(num.Abs(score[b.id]), num.Abs(score[a.id])),
 			cmp.Compare(a.Name, b.Name),
-			cmp.Compare(abs64(b.Flat), abs64(a.Flat)),
+			cmp.Compare(num.Abs(b.Flat), num.Abs(a.Flat)),
 			a.Info.compare(&b.Info),
 		)
 	})

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"runtime"
-	"unsafe"
 
 	"github.com/google/pprof/profile"
 
@@ -42,13 +41,8 @@ type Graph struct {
 // frameIndex maps every location to the node ids of its lines, computed once per graph so
 // that walking a sample costs a slice lookup per frame instead of a hash per line.
 type frameIndex struct {
-	// When the profile's locations are the elements of one array in table order, as profq's
-	// decoder lays them out, a location's position follows from its address: [base, end) is
-	// that array. This saves reading every frame's location from memory just for its ID.
-	base, end uintptr
-
-	byID    []int32 // location ID -> position+1 in the profile's location table (0: unknown)
-	sparse  map[uint64]int32
+	// locs finds a location's position in the profile's location table.
+	locs    *source.LocationIndex
 	start   []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
 	ids     []int32
 	inlined []bool // node id -> the node is an inlined (not outermost) line somewhere
@@ -232,30 +226,16 @@ func (g *Graph) index(p *profile.Profile) *frameIndex {
 		start: make([]int32, 0, len(p.Location)+1),
 		ids:   make([]int32, 0, len(p.Location)),
 	}
-	var maxID uint64
-	for _, l := range p.Location {
-		maxID = max(maxID, l.ID)
-	}
-	if maxID <= uint64(2*len(p.Location)+1024) {
-		idx.byID = make([]int32, maxID+1)
-	} else {
-		idx.sparse = make(map[uint64]int32, len(p.Location))
-	}
+	idx.locs = source.NewLocationIndex(p.Location)
 	ids := make(map[NodeInfo]int32, len(p.Location))
 	// Most locations are one node of their own, or share it with others: the locations
 	// size the nodes once, rather than as they are found.
 	g.Nodes = make([]Node, 0, len(p.Location))
-	for i, l := range p.Location {
-		if idx.byID != nil {
-			idx.byID[l.ID] = int32(i) + 1
-		} else {
-			idx.sparse[l.ID] = int32(i) + 1
-		}
+	for _, l := range p.Location {
 		idx.start = append(idx.start, int32(len(idx.ids)))
 		g.addLines(l, ids, idx)
 	}
 	idx.start = append(idx.start, int32(len(idx.ids)))
-	idx.base, idx.end = contiguous(p.Location)
 	return idx
 }
 
@@ -284,41 +264,10 @@ func (g *Graph) addLines(l *profile.Location, ids map[NodeInfo]int32, idx *frame
 	}
 }
 
-// locationSize is the size of a profile.Location in memory.
-const locationSize = unsafe.Sizeof(profile.Location{})
-
-// contiguous returns the address range of the array that holds locs in order, or zeros when
-// they are not laid out that way.
-func contiguous(locs []*profile.Location) (base, end uintptr) {
-	if len(locs) == 0 {
-		return 0, 0
-	}
-	base = uintptr(unsafe.Pointer(locs[0]))
-	for i, l := range locs {
-		if uintptr(unsafe.Pointer(l)) != base+uintptr(i)*locationSize {
-			return 0, 0
-		}
-	}
-	return base, base + uintptr(len(locs))*locationSize
-}
-
 // position returns the position of l in the location table, or -1 for a location missing
 // from the table, which has no nodes (as in pprof).
 func (idx *frameIndex) position(l *profile.Location) int32 {
-	if a := uintptr(unsafe.Pointer(l)); a >= idx.base && a < idx.end {
-		// l is an element of the location table's array (a pointer to anything else cannot
-		// point into it), so its offset is its position.
-		return int32((a - idx.base) / locationSize)
-	}
-	var pos int32
-	if idx.byID != nil {
-		if l.ID < uint64(len(idx.byID)) {
-			pos = idx.byID[l.ID]
-		}
-	} else {
-		pos = idx.sparse[l.ID]
-	}
-	return pos - 1
+	return idx.locs.Position(l)
 }
 
 // isNegative is pprof's -drop_negative test.

@@ -132,10 +132,3 @@ func (n *Node) CumValue() int64 {
 	}
 	return n.Cum / n.CumDiv
 }
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
-}

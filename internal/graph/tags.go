@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"github.com/profq/profq/internal/num"
 	"slices"
 	"strings"
 
@@ -162,14 +163,14 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 	// A node whose flat values alone give it maxNodelets tags counts no more for the rest.
 	settled := make([]int8, len(g.Nodes))
 	for k, i := range index {
-		if t := sums[i]; t.flat != 0 && abs64(t.flat) >= cutoff && settled[k>>32] < maxNodelets {
+		if t := sums[i]; t.flat != 0 && num.Abs(t.flat) >= cutoff && settled[k>>32] < maxNodelets {
 			settled[k>>32]++
 		}
 	}
 	pending := make([][]tagRef, len(g.Nodes))
 	anyPending := false
 	for k, i := range index {
-		if t := sums[i]; t.flat != 0 && abs64(t.flat) < cutoff && settled[k>>32] < maxNodelets {
+		if t := sums[i]; t.flat != 0 && num.Abs(t.flat) < cutoff && settled[k>>32] < maxNodelets {
 			anyPending = true
 			pending[k>>32] = append(pending[k>>32], tagRef{})
 		}
@@ -209,7 +210,7 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 	counts := map[int32]int{}
 	for k, i := range index {
 		t := sums[i]
-		if t.flat != 0 && (abs64(t.flat) >= cutoff || abs64(t.cum) >= cutoff) {
+		if t.flat != 0 && (num.Abs(t.flat) >= cutoff || num.Abs(t.cum) >= cutoff) {
 			counts[int32(k>>32)]++
 		}
 	}

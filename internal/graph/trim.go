@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"github.com/profq/profq/internal/num"
 	"slices"
 )
 
@@ -92,8 +93,8 @@ func (g *Graph) Trim(o TrimOptions) *Result {
 			flatSum += n.Flat
 		}
 	}
-	nodeCutoff := abs64(int64(float64(flatSum) * o.NodeFraction))
-	edgeCutoff := abs64(int64(float64(flatSum) * o.EdgeFraction))
+	nodeCutoff := num.Abs(int64(float64(flatSum) * o.NodeFraction))
+	edgeCutoff := num.Abs(int64(float64(flatSum) * o.EdgeFraction))
 
 	res := &Result{}
 	selected := live
@@ -101,7 +102,7 @@ func (g *Graph) Trim(o TrimOptions) *Result {
 	if nodeCutoff > 0 {
 		above := make([]int32, 0, len(live))
 		for _, id := range live {
-			if abs64(g.Nodes[id].Cum) >= nodeCutoff {
+			if num.Abs(g.Nodes[id].Cum) >= nodeCutoff {
 				above = append(above, id)
 			}
 		}
@@ -248,7 +249,7 @@ func (g *Graph) mark(ids []int32) []bool {
 // then by the other value and the node identity, so the order is total and deterministic.
 func sortEntries(entries []Entry, cumSort bool) {
 	slices.SortFunc(entries, func(a, b Entry) int {
-		first, second := func(e Entry) int64 { return abs64(e.Flat) }, func(e Entry) int64 { return abs64(e.Cum) }
+		first, second := func(e Entry) int64 { return num.Abs(e.Flat) }, func(e Entry) int64 { return num.Abs(e.Cum) }
 		if cumSort {
 			first, second = second, first
 		}
@@ -286,7 +287,7 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 	inlined := make([]bool, len(g.Nodes))
 	called := make([]bool, len(g.Nodes))
 	for _, e := range edges.list {
-		if abs64(e.weight) < edgeCutoff {
+		if num.Abs(e.weight) < edgeCutoff {
 			continue
 		}
 		child := e.child

@@ -148,7 +148,7 @@ func profqDOT(flags, sources []string, unit outUnit) (g *dotGraph, gr *report.Gr
 		return nil, nil, err
 	}
 	var buf bytes.Buffer
-	if err := render.Graph(&buf, gr, render.GraphOptions{Format: "dot", Unit: unit.flag}); err != nil {
+	if err := render.Graph(&buf, gr, render.Options{Format: "dot", Unit: unit.flag}); err != nil {
 		return nil, nil, err
 	}
 	g, err = parseDOT(buf.String())

@@ -272,7 +272,7 @@ func runTagsCase(t *testing.T, c tagsCase, sources []string) {
 		t.Fatalf("profq on %q: %v", cmdline, err)
 	}
 	var gotText bytes.Buffer
-	if err := render.Tags(&gotText, rpt, render.TagsOptions{Format: "table", Unit: unit}); err != nil {
+	if err := render.Tags(&gotText, rpt, render.Options{Format: "table", Unit: unit}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := gocmp.Diff(canonicalTagsText(wantText), canonicalTagsText(gotText.String())); diff != "" {

@@ -160,7 +160,7 @@ func profqTraces(flags, sources []string, u outUnit) (tr *traces, table string, 
 		return nil, "", err
 	}
 	var buf bytes.Buffer
-	if err := render.Traces(&buf, s, render.TracesOptions{Format: "table", Unit: u.flag}); err != nil {
+	if err := render.Traces(&buf, s, render.Options{Format: "table", Unit: u.flag}); err != nil {
 		return nil, "", err
 	}
 	return tr, buf.String(), nil

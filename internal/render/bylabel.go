@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/profq/profq/internal/text"
 	"io"
 	"strconv"
 	"strings"
@@ -12,22 +13,12 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// TopByLabel writes t to w in the format o.Format, one of TopFormats.
-func TopByLabel(w io.Writer, t *report.TopByLabel, o TopOptions) error {
+// TopByLabel writes t to w in o.Format.
+func TopByLabel(w io.Writer, t *report.TopByLabel, o Options) error {
 	if t == nil {
 		return fmt.Errorf("rendering top by label: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return byLabelTable(w, t, o)
-	case "json":
-		return byLabelJSON(w, t)
-	case "csv":
-		return byLabelCSV(w, t)
-	case "markdown":
-		return byLabelMarkdown(w, t, o)
-	}
-	return fmt.Errorf("unknown format %q for top (want one of %v)", o.Format, TopFormats())
+	return write(w, report.KindTopByLabel, t, o)
 }
 
 // groupTop is the top report a group is, as the table and markdown renderers of a top report
@@ -66,7 +57,7 @@ func groupTitle(key string, g report.LabelGroup) string {
 // byLabelTable writes the profile header of a top table, then for each group a title line
 // and the group's top table: the same lines `profq top --tagfocus 'KEY=^VALUE$'` prints after
 // its header.
-func byLabelTable(w io.Writer, t *report.TopByLabel, o TopOptions) error {
+func byLabelTable(w io.Writer, t *report.TopByLabel, o Options) error {
 	whole := &report.Top{
 		SampleType: t.SampleType,
 		Total:      t.Total,
@@ -81,7 +72,7 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o TopOptions) error {
 	for _, l := range header {
 		buf.WriteString(l + "\n")
 	}
-	fmt.Fprintf(&buf, "Label %s: %d %s\n", tableCell(t.Key), len(t.Groups), plural(len(t.Groups), "group"))
+	fmt.Fprintf(&buf, "Label %s: %d %s\n", tableCell(t.Key), len(t.Groups), text.Plural(len(t.Groups), "group", "groups"))
 	title := titleCell(t, o.Unit)
 	for _, g := range t.Groups {
 		view := groupTop(t, g)
@@ -89,7 +80,7 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o TopOptions) error {
 		if t.Total != 0 {
 			title += " (" + strings.TrimSpace(units.Percentage(g.GroupTotal, t.Total)) + ")"
 		}
-		fmt.Fprintf(&buf, "%s, %d %s\n", title, g.Samples, plural(g.Samples, "sample"))
+		fmt.Fprintf(&buf, "%s, %d %s\n", title, g.Samples, text.Plural(g.Samples, "sample", "samples"))
 		if err := topTable(&buf, view, o); err != nil {
 			return err
 		}
@@ -100,24 +91,9 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o TopOptions) error {
 	return nil
 }
 
-// byLabelJSON writes t as one indented JSON document, with [] for absent lists.
-func byLabelJSON(w io.Writer, t *report.TopByLabel) error {
-	doc := *t
-	doc.Warnings = nonNil(t.Warnings)
-	doc.Options.Filters = nonNil(t.Options.Filters)
-	doc.Profile.Comments = nonNil(t.Profile.Comments)
-	doc.Inputs = nonNil(t.Inputs)
-	doc.Groups = make([]report.LabelGroup, len(t.Groups))
-	for i, g := range t.Groups {
-		g.Rows = nonNil(g.Rows)
-		doc.Groups[i] = g
-	}
-	return writeJSON(w, &doc)
-}
-
 // byLabelCSV writes the top CSV of every group in group order, each record led by the
 // group's label value and whether it has the label.
-func byLabelCSV(w io.Writer, t *report.TopByLabel) error {
+func byLabelCSV(w io.Writer, t *report.TopByLabel, _ Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(append([]string{"label_value", "has_label"}, topCSVHeader()...)); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)
@@ -139,7 +115,7 @@ func byLabelCSV(w io.Writer, t *report.TopByLabel) error {
 
 // byLabelMarkdown writes a heading, then per group a subheading and the group's rows in the
 // markdown table of a top report.
-func byLabelMarkdown(w io.Writer, t *report.TopByLabel, o TopOptions) error {
+func byLabelMarkdown(w io.Writer, t *report.TopByLabel, o Options) error {
 	var b bytes.Buffer
 	b.WriteString("### top")
 	if t.SampleType.Type != "" {
@@ -155,7 +131,7 @@ func byLabelMarkdown(w io.Writer, t *report.TopByLabel, o TopOptions) error {
 		if t.Total != 0 {
 			b.WriteString(", " + strings.TrimSpace(units.Percentage(g.GroupTotal, t.Total)))
 		}
-		fmt.Fprintf(&b, ", %d %s\n\n", g.Samples, plural(g.Samples, "sample"))
+		fmt.Fprintf(&b, ", %d %s\n\n", g.Samples, text.Plural(g.Samples, "sample", "samples"))
 		markdownRows(&b, g.Rows, c)
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {

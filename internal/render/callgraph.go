@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/num"
 	"strings"
 
 	"github.com/profq/profq/internal/report"
@@ -40,10 +41,10 @@ func (h *graphHeader) lines(c textCell) []string {
 	if h.total != 0 {
 		// pprof prints total*fraction here, not the cutoffs it applied.
 		if h.droppedNodes > 0 {
-			lines = append(lines, droppedLine(h.droppedNodes, "node", "cum", c.value(abs64(int64(float64(h.total)*h.nodeFraction)))))
+			lines = append(lines, droppedLine(h.droppedNodes, "node", "cum", c.value(num.Abs(int64(float64(h.total)*h.nodeFraction)))))
 		}
 		if h.droppedEdges > 0 {
-			lines = append(lines, droppedLine(h.droppedEdges, "edge", "freq", c.value(abs64(int64(float64(h.total)*h.edgeFraction)))))
+			lines = append(lines, droppedLine(h.droppedEdges, "edge", "freq", c.value(num.Abs(int64(float64(h.total)*h.edgeFraction)))))
 		}
 		if h.shownNodes > 0 && h.shownNodes < h.candidateNodes {
 			lines = append(lines, fmt.Sprintf("Showing top %d nodes out of %d", h.shownNodes, h.candidateNodes))

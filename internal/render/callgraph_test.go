@@ -72,12 +72,14 @@ func TestPeekGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name, re string
 		edit     func(*report.Config)
-		o        PeekOptions
+		o        Options
 	}{
-		{"peek.cpu.table.golden", `^main\.(work|fib|square)$|memmove`, nil, PeekOptions{}},
-		{"peek.cpu.json.golden", `^main\.(work|fib|square)$|memmove`, nil, PeekOptions{Format: "json"}},
-		{"peek.cpu.lines.table.golden", `work`, func(c *report.Config) { c.Granularity = "lines"; c.Sort = "cum" }, PeekOptions{Unit: "ms"}},
-		{"peek.cpu.trimmed.table.golden", `.`, func(c *report.Config) { c.NodeFraction = 0.05; c.NodeCount = 4 }, PeekOptions{}},
+		{"peek.cpu.table.golden", `^main\.(work|fib|square)$|memmove`, nil, Options{}},
+		{"peek.cpu.json.golden", `^main\.(work|fib|square)$|memmove`, nil, Options{Format: "json"}},
+		{"peek.cpu.csv.golden", `^main\.(work|fib|square)$|memmove`, nil, Options{Format: "csv"}},
+		{"peek.cpu.markdown.golden", `^main\.(work|fib|square)$|memmove`, nil, Options{Format: "markdown"}},
+		{"peek.cpu.lines.table.golden", `work`, func(c *report.Config) { c.Granularity = "lines"; c.Sort = "cum" }, Options{Unit: "ms"}},
+		{"peek.cpu.trimmed.table.golden", `.`, func(c *report.Config) { c.NodeFraction = 0.05; c.NodeCount = 4 }, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -150,7 +152,7 @@ func TestPeekTableMatchesPprof(t *testing.T) {
 		"                                             0.01s  7.69% |   runtime.typedmemmove\n" +
 		"----------------------------------------------------------+-------------\n"
 	var buf bytes.Buffer
-	if err := Peek(&buf, sampleCPUPeek(), PeekOptions{}); err != nil {
+	if err := Peek(&buf, sampleCPUPeek(), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(want, buf.String()); d != "" {
@@ -160,10 +162,10 @@ func TestPeekTableMatchesPprof(t *testing.T) {
 
 func TestPeekJSONShape(t *testing.T) {
 	pk := sampleCPUPeek()
-	pk.Entries[0].Callers = nil        // lists are [] whatever the model holds
-	pk.Entries[1].Callees[0].Pct = nil // as for a node whose cum is 0
+	pk.Entries[0].Callers = []report.PeekEdge{} // a node without callers
+	pk.Entries[1].Callees[0].Pct = nil          // as for a node whose cum is 0
 	var buf bytes.Buffer
-	if err := Peek(&buf, pk, PeekOptions{Format: "json"}); err != nil {
+	if err := Peek(&buf, pk, Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(buf.Bytes(), []byte("{\n  \"schema_version\": 1,\n  \"kind\": \"peek\",\n")) {
@@ -205,13 +207,13 @@ func TestGraphGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*report.GraphConfig)
-		o    GraphOptions
+		o    Options
 	}{
-		{"graph.cpu.dot.golden", nil, GraphOptions{}},
-		{"graph.cpu.json.golden", nil, GraphOptions{Format: "json"}},
+		{"graph.cpu.dot.golden", nil, Options{}},
+		{"graph.cpu.json.golden", nil, Options{Format: "json"}},
 		// Four nodes at most: the graph keeps residual edges across the dropped ones.
-		{"graph.cpu.nodecount4.dot.golden", func(c *report.GraphConfig) { c.NodeCount = 4 }, GraphOptions{}},
-		{"graph.cpu.nodecount4.json.golden", func(c *report.GraphConfig) { c.NodeCount = 4 }, GraphOptions{Format: "json"}},
+		{"graph.cpu.nodecount4.dot.golden", func(c *report.GraphConfig) { c.NodeCount = 4 }, Options{}},
+		{"graph.cpu.nodecount4.json.golden", func(c *report.GraphConfig) { c.NodeCount = 4 }, Options{Format: "json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -301,7 +303,7 @@ func parseDOTLine(line string) (dotStatement, error) {
 func TestGraphDOTStructure(t *testing.T) {
 	g := newTestGraph(t, func(c *report.GraphConfig) { c.NodeFraction, c.EdgeFraction = 0, 0 })
 	var buf bytes.Buffer
-	if err := Graph(&buf, g, GraphOptions{}); err != nil {
+	if err := Graph(&buf, g, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -368,7 +370,7 @@ func TestGraphDOTIsDeterministic(t *testing.T) {
 	var first []byte
 	for i := range 5 {
 		var buf bytes.Buffer
-		if err := Graph(&buf, newTestGraph(t, nil), GraphOptions{}); err != nil {
+		if err := Graph(&buf, newTestGraph(t, nil), Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
@@ -384,7 +386,7 @@ func TestDOTResidualAndInlineEdges(t *testing.T) {
 	// through the dropped compute (residual, inlined into compute).
 	g := newTestGraph(t, func(c *report.GraphConfig) { c.NodeCount = 4 })
 	var buf bytes.Buffer
-	if err := Graph(&buf, g, GraphOptions{}); err != nil {
+	if err := Graph(&buf, g, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var residual, inline bool
@@ -455,10 +457,10 @@ func TestShortFunctionName(t *testing.T) {
 
 func TestCallGraphUnknownFormats(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Peek(&buf, sampleCPUPeek(), PeekOptions{Format: "csv"}); err == nil {
-		t.Error("peek accepted --format csv")
+	if err := Peek(&buf, sampleCPUPeek(), Options{Format: "svg"}); err == nil {
+		t.Error("peek accepted --format svg")
 	}
-	if err := Graph(&buf, &report.Graph{}, GraphOptions{Format: "svg"}); err == nil {
+	if err := Graph(&buf, &report.Graph{}, Options{Format: "svg"}); err == nil {
 		t.Error("graph accepted --format svg")
 	}
 	if buf.Len() != 0 {

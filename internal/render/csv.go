@@ -19,7 +19,7 @@ func topCSVHeader() []string {
 
 // topCSV writes one record per row with raw values, as the JSON rows hold them. A null
 // percentage is an empty field.
-func topCSV(w io.Writer, t *report.Top) error {
+func topCSV(w io.Writer, t *report.Top, _ Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(topCSVHeader()); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)

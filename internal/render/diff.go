@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/profq/profq/internal/num"
+	"github.com/profq/profq/internal/text"
 	"io"
 	"math"
 	"strconv"
@@ -14,35 +16,12 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// DiffFormats returns the output formats of the diff report, the first being the default.
-func DiffFormats() []string {
-	return []string{"table", "json", "csv", "markdown"}
-}
-
-// DiffOptions controls how a diff report is written.
-type DiffOptions struct {
-	// Format is one of DiffFormats; "" means "table".
-	Format string
-	// Unit is the unit of the table and markdown values, as TopOptions.Unit.
-	Unit string
-}
-
-// Diff writes d to w in the format o.Format.
-func Diff(w io.Writer, d *report.Diff, o DiffOptions) error {
+// Diff writes d to w in o.Format.
+func Diff(w io.Writer, d *report.Diff, o Options) error {
 	if d == nil {
 		return fmt.Errorf("rendering diff: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return diffTable(w, d, o)
-	case "json":
-		return writeJSON(w, d)
-	case "csv":
-		return diffCSV(w, d)
-	case "markdown":
-		return diffMarkdown(w, d, o)
-	}
-	return fmt.Errorf("unknown format %q for diff (want one of %v)", o.Format, DiffFormats())
+	return write(w, report.KindDiff, d, o)
 }
 
 // diffCell formats the values of one diff report in one unit for both sides.
@@ -56,10 +35,10 @@ func newDiffCell(d *report.Diff, unit string) diffCell {
 	var minValue int64
 	for _, r := range d.Rows {
 		for _, v := range []int64{r.Flat.Base, r.Flat.New, r.Flat.Delta, r.Cum.Base, r.Cum.New, r.Cum.Delta} {
-			minValue = minNonZero(minValue, abs64(v))
+			minValue = minNonZero(minValue, num.Abs(v))
 		}
 	}
-	total := max(abs64(d.Total.Base), abs64(d.Total.New))
+	total := max(num.Abs(d.Total.Base), num.Abs(d.Total.New))
 	return diffCell{sampleUnit: d.SampleType.Unit, outUnit: outputUnit(unit, d.SampleType.Unit, minValue, total, len(d.Rows) > 0),
 		intervals: hasIntervals(d)}
 }
@@ -215,7 +194,7 @@ func diffHeaderLines(d *report.Diff, c diffCell) []string {
 		lines = append(lines, fmt.Sprintf("Values per %d iterations of %s (each capture scaled by its own iterations)", w.Reference, w.Benchmark))
 	}
 	if len(d.Options.Watch) > 0 {
-		lines = append(lines, fmt.Sprintf("Watched: %d %s matching %s", len(d.Verdict.Watched), plural(len(d.Verdict.Watched), "node"), strings.Join(d.Options.Watch, " or ")))
+		lines = append(lines, fmt.Sprintf("Watched: %d %s matching %s", len(d.Verdict.Watched), text.Plural(len(d.Verdict.Watched), "node", "nodes"), strings.Join(d.Options.Watch, " or ")))
 	}
 	if fs := activeFilters(d.Options.Filters); len(fs) > 0 {
 		lines = append(lines, "Active filters: "+strings.Join(fs, " "))
@@ -235,13 +214,13 @@ func verdictLine(d *report.Diff) string {
 	case len(v.Rules) == 0:
 		return "Verdict: no rules"
 	case v.Status == report.VerdictPass:
-		return fmt.Sprintf("Verdict: passed (%d %s, %d %s, %s)", len(v.Rules), plural(len(v.Rules), "rule"),
-			v.Tests, plural(v.Tests, "test"), methodText(v.Method))
+		return fmt.Sprintf("Verdict: passed (%d %s, %d %s, %s)", len(v.Rules), text.Plural(len(v.Rules), "rule", "rules"),
+			v.Tests, text.Plural(v.Tests, "test", "tests"), methodText(v.Method))
 	case v.Status == report.VerdictInconclusive:
-		return fmt.Sprintf("Verdict: INCONCLUSIVE, %d of %d %s undecided (%s)", len(v.Undecided), v.Tests, plural(v.Tests, "test"), methodText(v.Method))
+		return fmt.Sprintf("Verdict: INCONCLUSIVE, %d of %d %s undecided (%s)", len(v.Undecided), v.Tests, text.Plural(v.Tests, "test", "tests"), methodText(v.Method))
 	}
-	return fmt.Sprintf("Verdict: FAILED, %d %s of %d %s (%s)", len(v.Violations), plural(len(v.Violations), "violation"),
-		len(v.Rules), plural(len(v.Rules), "rule"), methodText(v.Method))
+	return fmt.Sprintf("Verdict: FAILED, %d %s of %d %s (%s)", len(v.Violations), text.Plural(len(v.Violations), "violation", "violations"),
+		len(v.Rules), text.Plural(len(v.Rules), "rule", "rules"), methodText(v.Method))
 }
 
 // methodText says how the verdict's changes were judged.
@@ -255,14 +234,7 @@ func methodText(m string) string {
 	return "no statistics"
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
-}
-
-func diffTable(w io.Writer, d *report.Diff, o DiffOptions) error {
+func diffTable(w io.Writer, d *report.Diff, o Options) error {
 	c := newDiffCell(d, o.Unit)
 	var buf, table bytes.Buffer
 	for _, l := range diffHeaderLines(d, c) {
@@ -305,7 +277,7 @@ func diffCSVHeader() []string {
 
 // diffCSV writes one record per row with raw values, as the JSON rows hold them. Undefined
 // numbers (null in JSON) are empty fields.
-func diffCSV(w io.Writer, d *report.Diff) error {
+func diffCSV(w io.Writer, d *report.Diff, _ Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(diffCSVHeader()); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)
@@ -344,7 +316,7 @@ const markdownTopChanges = 10
 
 // diffMarkdown writes a pull-request comment: the verdict and its violations first, the totals,
 // the largest changes, and the full table collapsed.
-func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
+func diffMarkdown(w io.Writer, d *report.Diff, o Options) error {
 	c := newDiffCell(d, o.Unit)
 	var b bytes.Buffer
 	b.WriteString("### profq diff " + mdCode(d.SampleType.Type) + ": ")
@@ -353,11 +325,11 @@ func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
 	case len(v.Rules) == 0:
 		b.WriteString("no rules\n\n")
 	case v.Status == report.VerdictPass:
-		fmt.Fprintf(&b, "✅ passed (%d %s, %d %s, %s)\n\n", len(v.Rules), plural(len(v.Rules), "rule"), v.Tests, plural(v.Tests, "test"), methodText(v.Method))
+		fmt.Fprintf(&b, "✅ passed (%d %s, %d %s, %s)\n\n", len(v.Rules), text.Plural(len(v.Rules), "rule", "rules"), v.Tests, text.Plural(v.Tests, "test", "tests"), methodText(v.Method))
 	case v.Status == report.VerdictInconclusive:
-		fmt.Fprintf(&b, "⚠️ inconclusive: %d of %d %s undecided (%s)\n\n", len(v.Undecided), v.Tests, plural(v.Tests, "test"), methodText(v.Method))
+		fmt.Fprintf(&b, "⚠️ inconclusive: %d of %d %s undecided (%s)\n\n", len(v.Undecided), v.Tests, text.Plural(v.Tests, "test", "tests"), methodText(v.Method))
 	default:
-		fmt.Fprintf(&b, "❌ %d %s (%s)\n\n", len(v.Violations), plural(len(v.Violations), "regression"), methodText(v.Method))
+		fmt.Fprintf(&b, "❌ %d %s (%s)\n\n", len(v.Violations), text.Plural(len(v.Violations), "regression", "regressions"), methodText(v.Method))
 		b.WriteString("| rule | node | base | new | estimate | bounds | p |\n|:---|:---|---:|---:|---:|---:|---:|\n")
 		for _, x := range v.Violations {
 			p := ""
@@ -398,12 +370,12 @@ func diffMarkdown(w io.Writer, d *report.Diff, o DiffOptions) error {
 	}
 	fmt.Fprintf(&b, "Total: %s → %s (%s, %s)", mdEscape(c.value(d.Total.Base)),
 		mdEscape(c.value(d.Total.New)), mdEscape(c.delta(d.Total.Delta)), relative(&d.Total))
-	fmt.Fprintf(&b, " · %d base and %d new %s", d.BaseCaptures, d.NewCaptures, plural(d.NewCaptures, "capture"))
+	fmt.Fprintf(&b, " · %d base and %d new %s", d.BaseCaptures, d.NewCaptures, text.Plural(d.NewCaptures, "capture", "captures"))
 	if c.intervals {
 		fmt.Fprintf(&b, " · CI: %s confidence interval (moderated t-test)", confidenceLabel(d))
 	}
 	if len(d.Options.Watch) > 0 {
-		fmt.Fprintf(&b, " · watched: %d %s matching %s", len(v.Watched), plural(len(v.Watched), "node"), mdEscape(strings.Join(d.Options.Watch, " or ")))
+		fmt.Fprintf(&b, " · watched: %d %s matching %s", len(v.Watched), text.Plural(len(v.Watched), "node", "nodes"), mdEscape(strings.Join(d.Options.Watch, " or ")))
 	}
 	if d.Options.Normalize {
 		b.WriteString(" · normalized to the base total")
@@ -559,7 +531,7 @@ func mdNode(node *string) string {
 }
 
 // ViolationLines returns one line per violation of d's verdict, for stderr: the rule, the node,
-// the values before and after in unit (as DiffOptions.Unit; "minimum" scales each value), the
+// the values before and after in unit (as Options.Unit; "minimum" scales each value), the
 // change, the estimate with its bounds and the adjusted p-value.
 func ViolationLines(d *report.Diff, unit string) []string {
 	if unit == "" || unit == units.Minimum {
@@ -583,7 +555,7 @@ func ViolationLines(d *report.Diff, unit string) []string {
 		if x.PValue != nil {
 			l += ", p=" + strconv.FormatFloat(*x.PValue, 'g', 3, 64)
 		}
-		out = append(out, oneLineText(l+")"))
+		out = append(out, text.OneLine(l+")"))
 	}
 	return out
 }
@@ -628,12 +600,7 @@ func UndecidedLines(d *report.Diff, unit string, limit int) []string {
 		default:
 			l += "; " + u.Reason
 		}
-		out = append(out, oneLineText(l))
+		out = append(out, text.OneLine(l))
 	}
 	return out
-}
-
-// oneLineText replaces line breaks, which a node name could hold, with spaces.
-func oneLineText(s string) string {
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 }

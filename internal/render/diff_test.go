@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -113,16 +114,16 @@ func TestDiffGolden(t *testing.T) {
 		diff    func(*testing.T) *report.Diff
 		formats []string
 	}{
-		{"single", singleDiff, DiffFormats()},
+		{"single", singleDiff, FormatNames(report.KindDiff)},
 		{"sampled-single", sampledSingle, []string{"table", "markdown"}},
-		{"stats", statsDiff, DiffFormats()},
-		{"undecided", undecidedDiff, DiffFormats()},
+		{"stats", statsDiff, FormatNames(report.KindDiff)},
+		{"undecided", undecidedDiff, FormatNames(report.KindDiff)},
 		{"passed", passedDiff, []string{"table", "markdown"}},
 	} {
 		d := tc.diff(t)
 		for _, format := range tc.formats {
 			var buf bytes.Buffer
-			if err := Diff(&buf, d, DiffOptions{Format: format}); err != nil {
+			if err := Diff(&buf, d, Options{Format: Format(format)}); err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, "diff."+tc.name+"."+format+".golden", buf.Bytes())
@@ -175,7 +176,7 @@ func TestDiffUndecidedLines(t *testing.T) {
 
 func TestDiffJSONShape(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Diff(&buf, singleDiff(t), DiffOptions{Format: "json"}); err != nil {
+	if err := Diff(&buf, singleDiff(t), Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any
@@ -207,8 +208,10 @@ func TestDiffJSONShape(t *testing.T) {
 }
 
 func TestDiffUnknownFormat(t *testing.T) {
-	err := Diff(&bytes.Buffer{}, singleDiff(t), DiffOptions{Format: "xml"})
-	if err == nil || !strings.Contains(err.Error(), `unknown format "xml"`) {
+	err := Diff(&bytes.Buffer{}, singleDiff(t), Options{Format: "xml"})
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Kind != report.KindDiff || fe.Format != "xml" ||
+		err.Error() != "the diff report has no xml format (want one of table, json, csv, markdown)" {
 		t.Errorf("error %v", err)
 	}
 }

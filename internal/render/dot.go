@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/profq/profq/internal/num"
 	"io"
 	"math"
 	"path/filepath"
@@ -12,43 +13,12 @@ import (
 	"github.com/profq/profq/internal/report"
 )
 
-// GraphFormats returns the output formats of the graph report, the first being the default.
-func GraphFormats() []string {
-	return []string{"dot", "json"}
-}
-
-// GraphOptions controls how a graph report is written.
-type GraphOptions struct {
-	// Format is one of GraphFormats; "" means "dot".
-	Format string
-	// Unit is the unit of the values in the DOT labels, as TopOptions.Unit.
-	Unit string
-}
-
-// Graph writes g to w in the format o.Format.
-func Graph(w io.Writer, g *report.Graph, o GraphOptions) error {
+// Graph writes g to w in o.Format.
+func Graph(w io.Writer, g *report.Graph, o Options) error {
 	if g == nil {
 		return fmt.Errorf("rendering graph: no report")
 	}
-	switch o.Format {
-	case "", "dot":
-		return graphDOT(w, g, o)
-	case "json":
-		return graphJSON(w, g)
-	}
-	return fmt.Errorf("unknown format %q for graph (want one of %v)", o.Format, GraphFormats())
-}
-
-// graphJSON writes g as one indented JSON document; absent lists print as [].
-func graphJSON(w io.Writer, g *report.Graph) error {
-	doc := *g
-	doc.Warnings = nonNil(g.Warnings)
-	doc.Options.Filters = nonNil(g.Options.Filters)
-	doc.Profile.Comments = nonNil(g.Profile.Comments)
-	doc.Inputs = nonNil(g.Inputs)
-	doc.Nodes = nonNil(g.Nodes)
-	doc.Edges = nonNil(g.Edges)
-	return writeJSON(w, &doc)
+	return write(w, report.KindGraph, g, o)
 }
 
 // graphDOT writes g as a Graphviz graph laid out like pprof's -dot output: a legend box with
@@ -56,12 +26,12 @@ func graphJSON(w io.Writer, g *report.Graph) error {
 // growing with its flat share and its colour with its cum share, and one arrow per edge,
 // wider and darker with its weight, dotted when residual, marked "(inline)" when inlined.
 // Node ids are the report's (N1 is node 1). pprof's tag boxes (nodelets) are not drawn.
-func graphDOT(w io.Writer, g *report.Graph, o GraphOptions) error {
+func graphDOT(w io.Writer, g *report.Graph, o Options) error {
 	var minValue int64
 	for _, n := range g.Nodes {
-		v := abs64(n.Flat)
+		v := num.Abs(n.Flat)
 		if v == 0 {
-			v = abs64(n.Cum)
+			v = num.Abs(n.Cum)
 		}
 		minValue = minNonZero(minValue, v)
 	}
@@ -93,7 +63,7 @@ func graphDOT(w io.Writer, g *report.Graph, o GraphOptions) error {
 
 	var maxFlat int64
 	for _, n := range g.Nodes {
-		maxFlat = max(maxFlat, abs64(n.Flat))
+		maxFlat = max(maxFlat, num.Abs(n.Flat))
 	}
 	names := make(map[int]string, len(g.Nodes))
 	for _, n := range g.Nodes {
@@ -134,7 +104,7 @@ func dotNode(b *bytes.Buffer, c textCell, n report.GraphNode, maxFlat int64) {
 	// heavy nodes stand out more than a linear scale would.
 	fontSize := 8
 	if maxFlat != 0 && n.Flat != 0 {
-		fontSize += int(math.Ceil(16 * math.Sqrt(float64(abs64(n.Flat))/float64(maxFlat))))
+		fontSize += int(math.Ceil(16 * math.Sqrt(float64(num.Abs(n.Flat))/float64(maxFlat))))
 	}
 	share := dotShare(n.Cum, c.total)
 	fmt.Fprintf(b, `N%d [label="%s" id="node%d" fontsize=%d shape=box tooltip="%s (%s)" color="%s" fillcolor="%s"]`+"\n",
@@ -151,10 +121,10 @@ func dotEdge(b *bytes.Buffer, c textCell, e report.GraphEdge, names map[int]stri
 	}
 	attr += `"`
 	if t := c.total; t != 0 {
-		if weight := 1 + int(min(abs64(e.Weight*100/t), 100)); weight > 1 {
+		if weight := 1 + int(min(num.Abs(e.Weight*100/t), 100)); weight > 1 {
 			attr += " weight=" + strconv.Itoa(weight)
 		}
-		if width := 1 + int(min(abs64(e.Weight*5/t), 5)); width > 1 {
+		if width := 1 + int(min(num.Abs(e.Weight*5/t), 5)); width > 1 {
 			attr += " penwidth=" + strconv.Itoa(width)
 		}
 		attr += fmt.Sprintf(` color="%s"`, dotColor(dotShare(e.Weight, t), false))
@@ -176,7 +146,7 @@ func dotShare(v, total int64) float64 {
 	if total == 0 {
 		return 0
 	}
-	return float64(v) / float64(abs64(total))
+	return float64(v) / float64(num.Abs(total))
 }
 
 // dotColor maps a share in [-1, 1] to a colour: grey near 0, shading to red for positive

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"hash/fnv"
 	"io"
 	"math"
@@ -12,11 +13,6 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// FlameFormats returns the output formats of the flame report, the first being the default.
-func FlameFormats() []string {
-	return []string{"html", "svg", "json"}
-}
-
 // Colour schemes of a flame graph.
 const (
 	FlameColorsAuto      = "auto"       // diff for a differential graph, else frame-type when the profile states types, else package
@@ -25,15 +21,13 @@ const (
 	FlameColorsDiff      = "diff"       // red grew, blue shrank, by the change of share
 )
 
-// FlameColorSchemes returns the accepted values of FlameOptions.Colors.
+// FlameColorSchemes returns the accepted values of Options.Colors.
 func FlameColorSchemes() []string {
 	return []string{FlameColorsAuto, FlameColorsPackage, FlameColorsFrameType, FlameColorsDiff}
 }
 
-// FlameOptions controls how a flame report is written.
-type FlameOptions struct {
-	// Format is one of FlameFormats; "" means "html".
-	Format string
+// FlameStyle is how a flame graph is drawn.
+type FlameStyle struct {
 	// Colors is one of FlameColorSchemes; "" means "auto". It does not apply to json.
 	Colors string
 	// Title heads the graph; "" gives one made of the sample type and the first input.
@@ -43,45 +37,27 @@ type FlameOptions struct {
 }
 
 // Flame writes f to w in the format o.Format. The bytes depend on f and o only.
-func Flame(w io.Writer, f *report.Flame, o FlameOptions) error {
+func Flame(w io.Writer, f *report.Flame, o Options) error {
 	if f == nil || len(f.Frames) == 0 {
 		return fmt.Errorf("rendering flame: no report")
 	}
-	colors := o.Colors
+	colors := o.Flame.Colors
 	switch colors {
 	case "", FlameColorsAuto:
 		colors = autoColors(f)
 	case FlameColorsPackage, FlameColorsFrameType:
 	case FlameColorsDiff:
 		if !f.Options.Diff {
-			return fmt.Errorf("--colors diff needs a differential flame graph (--diff-base)")
+			return option.Errorf("colors", "diff needs a differential flame graph (%s)", option.Flag("diff-base"))
 		}
 	default:
-		return fmt.Errorf("unknown colour scheme %q (want one of %s)", o.Colors, strings.Join(FlameColorSchemes(), ", "))
+		return option.Errorf("colors", "unknown colour scheme %q (want one of %s)", o.Flame.Colors, strings.Join(FlameColorSchemes(), ", "))
 	}
-	o.Colors = colors
-	if o.Title == "" {
-		o.Title = defaultFlameTitle(f)
+	o.Flame.Colors = colors
+	if o.Flame.Title == "" {
+		o.Flame.Title = defaultFlameTitle(f)
 	}
-	switch o.Format {
-	case "", "html":
-		return flameHTML(w, f, o)
-	case "svg":
-		return flameSVG(w, f, o)
-	case "json":
-		return flameJSON(w, f)
-	}
-	return fmt.Errorf("unknown format %q for flame (want one of %v)", o.Format, FlameFormats())
-}
-
-func flameJSON(w io.Writer, f *report.Flame) error {
-	doc := *f
-	doc.Warnings = nonNil(f.Warnings)
-	doc.Inputs = nonNil(f.Inputs)
-	doc.Options.Filters = nonNil(f.Options.Filters)
-	doc.Profile.Comments = nonNil(f.Profile.Comments)
-	doc.Frames = nonNil(f.Frames)
-	return writeJSON(w, &doc)
+	return write(w, report.KindFlame, f, o)
 }
 
 // autoColors is the scheme --colors auto picks for f.

@@ -63,46 +63,32 @@ type flameUnit struct {
 	Factor float64 `json:"factor"`
 }
 
-// unitFamilies are the unit names pprof scales to, by family, smallest first.
-var unitFamilies = [][]string{
-	{"B", "kB", "MB", "GB", "TB", "PB"},
-	{"ns", "us", "ms", "s", "hrs"},
-}
-
-// newFlameScale describes how values in unit are scaled, from units.Scale itself.
+// newFlameScale describes how values in unit are scaled, from the units' own table: nil for
+// a count, a unit pprof does not know, or GCU, which the page prints as they are.
 func newFlameScale(unit string) *flameScale {
-	if _, u := units.Scale(1, unit, units.Auto); u == "" {
-		return nil // count, or a unit pprof does not know: printed as it is
+	fam, from, ok := units.FamilyOf(unit)
+	if !ok || (fam.Default.Name != "B" && fam.Default.Name != "s") {
+		return nil
 	}
-	for _, family := range unitFamilies {
-		var sc flameScale
-		for _, name := range family {
-			v, got := units.Scale(1, unit, name)
-			if got != name {
-				break
-			}
-			sc.Units = append(sc.Units, flameUnit{name, v})
-		}
-		if len(sc.Units) == len(family) {
-			v, name := units.Scale(1, unit, "\x00default")
-			sc.Default = flameUnit{name, v}
-			return &sc
-		}
+	var sc flameScale
+	for _, u := range fam.Units {
+		sc.Units = append(sc.Units, flameUnit{u.Name, from.Factor / u.Factor})
 	}
-	return nil
+	sc.Default = flameUnit{fam.Default.Name, from.Factor / fam.Default.Factor}
+	return &sc
 }
 
-func newFlameData(f *report.Flame, o FlameOptions) *flameData {
+func newFlameData(f *report.Flame, o Options) *flameData {
 	n := len(f.Frames)
 	d := &flameData{
-		Title: o.Title, Type: f.SampleType.Type, Unit: f.SampleType.Unit,
+		Title: o.Flame.Title, Type: f.SampleType.Type, Unit: f.SampleType.Unit,
 		Total: f.Total, BaseTotal: f.BaseTotal, Diff: f.Options.Diff,
-		Icicle: o.Icicle, Reverse: f.Options.Reverse, MaxDepth: f.MaxDepth,
+		Icicle: o.Flame.Icicle, Reverse: f.Options.Reverse, MaxDepth: f.MaxDepth,
 		Scale: newFlameScale(f.SampleType.Unit),
 		Name:  make([]int, n), Parent: make([]int, n), Depth: make([]int, n),
 		X: make([]int64, n), Value: make([]int64, n), Base: []int64{}, Small: make([]int, n),
 	}
-	pal := newFlamePalette(f, o.Colors)
+	pal := newFlamePalette(f, o.Flame.Colors)
 	d.Colors, d.Color = pal.colors, pal.frame
 	names := map[string]int{}
 	for i, fr := range f.Frames {
@@ -123,11 +109,11 @@ func newFlameData(f *report.Flame, o FlameOptions) *flameData {
 // flameHTML writes one self-contained page: inline style, inline script, and the graph as
 // JSON in a script element. The script lays the frames out from the x, depth and value
 // computed here, so the page and the SVG agree.
-func flameHTML(w io.Writer, f *report.Flame, o FlameOptions) error {
+func flameHTML(w io.Writer, f *report.Flame, o Options) error {
 	bw := bufio.NewWriter(w)
-	title := html.EscapeString(cleanText(o.Title))
+	title := html.EscapeString(cleanText(o.Flame.Title))
 	class := "flame"
-	if o.Icicle {
+	if o.Flame.Icicle {
 		class = "icicle"
 	}
 	fmt.Fprintf(bw, `<!DOCTYPE html>

@@ -27,12 +27,12 @@ const (
 
 // flameSVG writes a static SVG: one rectangle per frame with its label cut to fit and a
 // <title> that browsers show on hover.
-func flameSVG(w io.Writer, f *report.Flame, o FlameOptions) error {
+func flameSVG(w io.Writer, f *report.Flame, o Options) error {
 	bw := bufio.NewWriter(w)
 	width := float64(report.FlameNominalWidth)
 	inner := width - 2*svgPad
 	height := svgTop + (f.MaxDepth+1)*svgRow + svgBottom
-	pal := newFlamePalette(f, o.Colors)
+	pal := newFlamePalette(f, o.Flame.Colors)
 	root := f.Frames[0].Value
 
 	esc := func(s string) string { return html.EscapeString(cleanText(s)) }
@@ -42,12 +42,12 @@ func flameSVG(w io.Writer, f *report.Flame, o FlameOptions) error {
 		}
 	}
 	ws(`<?xml version="1.0" encoding="UTF-8" standalone="no"?>`, "\n",
-		`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="`, num(width), `" height="`, strconv.Itoa(height),
-		`" viewBox="0 0 `, num(width), " ", strconv.Itoa(height), `" font-family="monospace" font-size="`, strconv.Itoa(svgFontSize), `">`, "\n",
-		"<title>", esc(o.Title), "</title>\n",
+		`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="`, svgNumber(width), `" height="`, strconv.Itoa(height),
+		`" viewBox="0 0 `, svgNumber(width), " ", strconv.Itoa(height), `" font-family="monospace" font-size="`, strconv.Itoa(svgFontSize), `">`, "\n",
+		"<title>", esc(o.Flame.Title), "</title>\n",
 		`<rect width="100%" height="100%" fill="#ffffff"/>`, "\n",
-		`<text x="`, num(width/2), `" y="20" font-size="15" text-anchor="middle">`, esc(o.Title), "</text>\n",
-		`<text x="`, num(svgPad), `" y="40" font-size="11" fill="#555555">`, esc(flameSubtitle(f)), "</text>\n",
+		`<text x="`, svgNumber(width/2), `" y="20" font-size="15" text-anchor="middle">`, esc(o.Flame.Title), "</text>\n",
+		`<text x="`, svgNumber(svgPad), `" y="40" font-size="11" fill="#555555">`, esc(flameSubtitle(f)), "</text>\n",
 		`<g id="frames">`, "\n")
 	for i := range f.Frames {
 		fr := &f.Frames[i]
@@ -59,14 +59,14 @@ func flameSVG(w io.Writer, f *report.Flame, o FlameOptions) error {
 			x, wpx = svgPad, inner
 		}
 		row := fr.Depth
-		if !o.Icicle {
+		if !o.Flame.Icicle {
 			row = f.MaxDepth - fr.Depth
 		}
 		y := svgTop + row*svgRow
-		ws(`<g><title>`, esc(flameLabel(f, fr)), `</title><rect x="`, num(x), `" y="`, strconv.Itoa(y),
-			`" width="`, num(wpx), `" height="`, strconv.Itoa(svgRow-svgRowGap), `" fill="`, pal.colors[pal.frame[i]], `" rx="2"/>`)
+		ws(`<g><title>`, esc(flameLabel(f, fr)), `</title><rect x="`, svgNumber(x), `" y="`, strconv.Itoa(y),
+			`" width="`, svgNumber(wpx), `" height="`, strconv.Itoa(svgRow-svgRowGap), `" fill="`, pal.colors[pal.frame[i]], `" rx="2"/>`)
 		if label := fitLabel(fr.Name, wpx); label != "" {
-			ws(`<text x="`, num(x+svgTextInset), `" y="`, strconv.Itoa(y+svgRow-4), `">`, esc(label), `</text>`)
+			ws(`<text x="`, svgNumber(x+svgTextInset), `" y="`, strconv.Itoa(y+svgRow-4), `">`, esc(label), `</text>`)
 		}
 		ws("</g>\n")
 	}
@@ -95,7 +95,7 @@ func fitLabel(name string, w float64) string {
 }
 
 // num formats a coordinate with at most two decimals, trailing zeros dropped.
-func num(v float64) string {
+func svgNumber(v float64) string {
 	s := strconv.FormatFloat(v, 'f', svgMaxDecimals, 64)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	if s == "-0" || s == "" {

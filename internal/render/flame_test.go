@@ -85,7 +85,7 @@ runtime.main;runtime.gcBgMarkWorker 1 30000000
 		report.Input{Source: "base.pb.gz", Role: report.RoleDiffBase, Format: report.FormatPprof})
 }
 
-func renderFlame(t *testing.T, f *report.Flame, o FlameOptions) []byte {
+func renderFlame(t *testing.T, f *report.Flame, o Options) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Flame(&buf, f, o); err != nil {
@@ -98,16 +98,16 @@ func TestFlameGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		f    func(t *testing.T) *report.Flame
-		o    FlameOptions
+		o    Options
 	}{
-		{"flame.cpu.svg", func(t *testing.T) *report.Flame { return flameReport(t, flameProfile(t), nil) }, FlameOptions{Format: "svg"}},
-		{"flame.cpu.icicle.svg", func(t *testing.T) *report.Flame { return flameReport(t, flameProfile(t), nil) }, FlameOptions{Format: "svg", Icicle: true, Title: "Icicle <&>"}},
+		{"flame.cpu.svg", func(t *testing.T) *report.Flame { return flameReport(t, flameProfile(t), nil) }, Options{Format: "svg"}},
+		{"flame.cpu.icicle.svg", func(t *testing.T) *report.Flame { return flameReport(t, flameProfile(t), nil) }, Options{Format: "svg", Flame: FlameStyle{Icicle: true, Title: "Icicle <&>"}}},
 		{"flame.cpu.reverse.json", func(t *testing.T) *report.Flame {
 			return flameReport(t, flameProfile(t), func(c *report.FlameConfig) { c.Reverse = true; c.MinWidth = 0.01 })
-		}, FlameOptions{Format: "json"}},
-		{"flame.cpu.html", func(t *testing.T) *report.Flame { return flameReport(t, flameProfile(t), nil) }, FlameOptions{Format: "html"}},
-		{"flame.diff.svg", diffFlame, FlameOptions{Format: "svg"}},
-		{"flame.diff.json", diffFlame, FlameOptions{Format: "json"}},
+		}, Options{Format: "json"}},
+		{"flame.cpu.html", func(t *testing.T) *report.Flame { return flameReport(t, flameProfile(t), nil) }, Options{Format: "html"}},
+		{"flame.diff.svg", diffFlame, Options{Format: "svg"}},
+		{"flame.diff.json", diffFlame, Options{Format: "json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := renderFlame(t, tc.f(t), tc.o)
@@ -125,7 +125,7 @@ func TestFlameGolden(t *testing.T) {
 func TestFlameSVG(t *testing.T) {
 	f := flameReport(t, flameProfile(t), nil)
 	for _, icicle := range []bool{false, true} {
-		svg := renderFlame(t, f, FlameOptions{Format: "svg", Icicle: icicle})
+		svg := renderFlame(t, f, Options{Format: "svg", Flame: FlameStyle{Icicle: icicle}})
 		dec := xml.NewDecoder(bytes.NewReader(svg))
 		type rect struct{ x, y, w float64 }
 		var rects []rect
@@ -201,7 +201,7 @@ func abs(v float64) float64 {
 // the report's frames exactly.
 func TestFlameHTML(t *testing.T) {
 	f := flameReport(t, flameProfile(t), nil)
-	page := string(renderFlame(t, f, FlameOptions{Format: "html", Title: "T </title><script>alert(1)</script>"}))
+	page := string(renderFlame(t, f, Options{Format: "html", Flame: FlameStyle{Title: "T </title><script>alert(1)</script>"}}))
 	for _, bad := range []string{"http://", "https://", "<script src", "<link", "@import", "url("} {
 		if strings.Contains(page, bad) {
 			t.Errorf("the page holds %q: not self-contained", bad)
@@ -303,7 +303,7 @@ func TestFlameColors(t *testing.T) {
 	if autoColors(d) != FlameColorsDiff || autoColors(f) != FlameColorsPackage {
 		t.Error("auto colours")
 	}
-	if err := Flame(io.Discard, f, FlameOptions{Colors: FlameColorsDiff}); err == nil {
+	if err := Flame(io.Discard, f, Options{Flame: FlameStyle{Colors: FlameColorsDiff}}); err == nil {
 		t.Error("--colors diff without a base: no error")
 	}
 	if c := frameTypeColor("kernel", "x"); c == frameTypeColor("jvm", "x") {

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/profq/profq/internal/text"
 	"io"
 	"strconv"
 	"strings"
@@ -15,77 +16,44 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// InfoFormats returns the output formats of the info report, the first being the default.
-func InfoFormats() []string {
-	return []string{"table", "json"}
-}
-
-// InfoOptions controls how an info report is written.
-type InfoOptions struct {
-	// Format is one of InfoFormats; "" means "table".
-	Format string
-}
-
-// Info writes i to w in the format o.Format.
-func Info(w io.Writer, i *report.Info, o InfoOptions) error {
+// Info writes i to w in o.Format.
+func Info(w io.Writer, i *report.Info, o Options) error {
 	if i == nil {
 		return fmt.Errorf("rendering info: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return infoTable(w, i)
-	case "json":
-		return infoJSON(w, i)
-	}
-	return fmt.Errorf("unknown format %q for info (want one of %v)", o.Format, InfoFormats())
+	return write(w, report.KindInfo, i, o)
 }
 
-// infoJSON writes i as one indented JSON document, with [] for absent lists.
-func infoJSON(w io.Writer, i *report.Info) error {
-	doc := *i
-	doc.Warnings = nonNil(i.Warnings)
-	doc.Profile = nonNilDetails(i.Profile)
-	doc.Inputs = make([]report.InfoInput, len(i.Inputs))
-	for k, in := range i.Inputs {
-		in.Profile = nonNilDetails(in.Profile)
-		doc.Inputs[k] = in
-	}
-	return writeJSON(w, &doc)
-}
-
-func nonNilDetails(d report.ProfileDetails) report.ProfileDetails {
-	d.SampleTypes = nonNil(d.SampleTypes)
-	d.Mappings = nonNil(d.Mappings)
-	d.Comments = nonNil(d.Comments)
-	labels := make([]report.LabelInfo, len(d.Labels))
-	for k, l := range d.Labels {
-		l.Units = nonNil(l.Units)
-		labels[k] = l
-	}
-	d.Labels = labels
-	return d
-}
-
-// infoTable writes i as text: with one input, its description; with several, each input's
-// and then the merged profile's, under a heading each.
-func infoTable(w io.Writer, i *report.Info) error {
+// infoTable writes i as aligned text: each profile's facts on "Name: value" lines, its sample
+// types, mappings and labels as indented tables.
+func infoTable(w io.Writer, i *report.Info, _ Options) error {
 	var b bytes.Buffer
-	if len(i.Inputs) == 1 {
-		fmt.Fprintf(&b, "Source: %s\n", oneLine(i.Inputs[0].Source))
-		if err := writeDetails(&b, i.Profile); err != nil {
-			return err
+	for _, sec := range infoSections(i) {
+		if sec.heading != "" {
+			fmt.Fprintf(&b, "== %s\n", text.OneLine(sec.heading))
 		}
-	} else {
-		for k, in := range i.Inputs {
-			fmt.Fprintf(&b, "== Input %d of %d: %s\n", k+1, len(i.Inputs), oneLine(in.Source))
-			if err := writeDetails(&b, in.Profile); err != nil {
+		for _, blk := range sec.blocks {
+			if blk.table == nil {
+				b.WriteString(text.OneLine(blk.line) + "\n")
+				continue
+			}
+			if blk.line != "" {
+				b.WriteString(blk.line + ":\n")
+			}
+			t := blk.table
+			rows := make([][]string, len(t.rows))
+			for k, r := range t.rows {
+				rows[k] = make([]string, len(r))
+				for c, cell := range r {
+					rows[k][c] = tableCell(cell)
+				}
+			}
+			if err := writeInfoTable(&b, t.aligns, t.header, rows); err != nil {
 				return err
 			}
-			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "== Merged profile (what reports read)\n")
-		if err := writeDetails(&b, i.Profile); err != nil {
-			return err
+		if sec.gap {
+			b.WriteByte('\n')
 		}
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {
@@ -94,49 +62,114 @@ func infoTable(w io.Writer, i *report.Info) error {
 	return nil
 }
 
-// writeDetails writes one profile's description: headline facts on "Name: value" lines, then
-// the sample types, mappings and labels as indented tables.
-func writeDetails(b *bytes.Buffer, d report.ProfileDetails) error {
-	fmt.Fprintf(b, "Sample types: %d, default %s\n", len(d.SampleTypes), defaultTypeName(d))
+// infoMarkdown writes i as markdown: a heading per profile, its facts as a list, its sample
+// types, mappings and labels as tables.
+func infoMarkdown(w io.Writer, i *report.Info, _ Options) error {
+	var b bytes.Buffer
+	b.WriteString("### info\n")
+	for _, sec := range infoSections(i) {
+		if sec.heading != "" {
+			b.WriteString("\n#### " + mdEscape(sec.heading) + "\n")
+		}
+		list := false
+		for _, blk := range sec.blocks {
+			if blk.table == nil {
+				if !list {
+					b.WriteByte('\n')
+				}
+				b.WriteString("- " + mdEscape(blk.line) + "\n")
+				list = true
+				continue
+			}
+			list = false
+			if blk.line == "" {
+				b.WriteString("\n")
+			} else {
+				b.WriteString("\n" + mdEscape(blk.line) + ":\n\n")
+			}
+			markdownTable(&b, blk.table.aligns, blk.table.header, blk.table.rows)
+		}
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("writing markdown: %w", err)
+	}
+	return nil
+}
+
+// infoSection is one profile of an info report, as the table and markdown forms write it.
+type infoSection struct {
+	heading string // "" for a lone input
+	blocks  []infoBlock
+	gap     bool // an empty line after it in the table form
+}
+
+// infoBlock is a line of text, or a table under a title line.
+type infoBlock struct {
+	line  string
+	table *infoTableBlock
+}
+
+type infoTableBlock struct {
+	aligns []tw.Align
+	header []string
+	rows   [][]string // raw cells: each form escapes them its own way
+}
+
+// infoSections are the profiles of i in the order the report shows them: a lone input's, or
+// each input's then the merged profile's.
+func infoSections(i *report.Info) []infoSection {
+	if len(i.Inputs) == 1 {
+		return []infoSection{{blocks: append([]infoBlock{{line: "Source: " + i.Inputs[0].Source}}, detailBlocks(i.Profile)...)}}
+	}
+	var out []infoSection
+	for k, in := range i.Inputs {
+		out = append(out, infoSection{heading: fmt.Sprintf("Input %d of %d: %s", k+1, len(i.Inputs), in.Source),
+			blocks: detailBlocks(in.Profile), gap: true})
+	}
+	return append(out, infoSection{heading: "Merged profile (what reports read)", blocks: detailBlocks(i.Profile)})
+}
+
+// detailBlocks describe one profile: headline facts, then the sample types, mappings and
+// labels as tables.
+func detailBlocks(d report.ProfileDetails) []infoBlock {
+	var out []infoBlock
+	line := func(format string, args ...any) { out = append(out, infoBlock{line: fmt.Sprintf(format, args...)}) }
+	table := func(title string, aligns []tw.Align, header []string, rows [][]string) {
+		out = append(out, infoBlock{line: title, table: &infoTableBlock{aligns, header, rows}})
+	}
+	line("Sample types: %d, default %s", len(d.SampleTypes), defaultTypeName(d))
 	var rows [][]string
 	for k, t := range d.SampleTypes {
-		rows = append(rows, []string{strconv.Itoa(k), tableCell(t.Type), tableCell(t.Unit), units.Label(t.Total, t.Unit)})
+		rows = append(rows, []string{strconv.Itoa(k), t.Type, t.Unit, units.Label(t.Total, t.Unit)})
 	}
-	if err := writeInfoTable(b, []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight},
-		[]string{"index", "type", "unit", "total"}, rows); err != nil {
-		return err
-	}
+	table("", []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight}, []string{"index", "type", "unit", "total"}, rows)
 	if d.PeriodType.Type != "" || d.PeriodType.Unit != "" || d.Period != 0 {
-		fmt.Fprintf(b, "Period: %s (%s/%s)\n", units.Label(d.Period, d.PeriodType.Unit), oneLine(d.PeriodType.Type), oneLine(d.PeriodType.Unit))
+		line("Period: %s (%s/%s)", units.Label(d.Period, d.PeriodType.Unit), d.PeriodType.Type, d.PeriodType.Unit)
 	}
 	if d.TimeNanos != 0 {
-		fmt.Fprintf(b, "Time: %s\n", time.Unix(0, d.TimeNanos).UTC().Format("2006-01-02 15:04:05 MST"))
+		line("Time: %s", time.Unix(0, d.TimeNanos).UTC().Format("2006-01-02 15:04:05 MST"))
 	}
 	if d.DurationNanos != 0 {
-		fmt.Fprintf(b, "Duration: %s\n", units.Label(d.DurationNanos, "nanoseconds"))
+		line("Duration: %s", units.Label(d.DurationNanos, "nanoseconds"))
 	}
 	c := d.Counts
-	fmt.Fprintf(b, "Samples: %d, locations: %d, functions: %d, mappings: %d\n", c.Samples, c.Locations, c.Functions, c.Mappings)
+	line("Samples: %d, locations: %d, functions: %d, mappings: %d", c.Samples, c.Locations, c.Functions, c.Mappings)
 
-	b.WriteString("Mappings:\n")
-	rows = rows[:0]
+	rows = nil
 	for _, m := range d.Mappings {
 		rows = append(rows, []string{
 			strconv.FormatUint(m.ID, 10), m.Start, m.Limit, m.Offset, strconv.Itoa(m.Locations),
 			symbols(m), orDash(m.File), orDash(m.BuildID),
 		})
 	}
-	if err := writeInfoTable(b,
+	table("Mappings",
 		[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft},
-		[]string{"id", "start", "limit", "offset", "locations", "symbols", "file", "build id"}, rows); err != nil {
-		return err
-	}
+		[]string{"id", "start", "limit", "offset", "locations", "symbols", "file", "build id"}, rows)
 
 	if len(d.Labels) == 0 {
-		b.WriteString("Labels: none\n")
+		line("Labels: none")
 	} else {
-		b.WriteString("Labels:\n")
-		rows = rows[:0]
+		rows = nil
 		for _, l := range d.Labels {
 			kind, unit := "string", "-"
 			if l.Numeric {
@@ -145,25 +178,23 @@ func writeDetails(b *bytes.Buffer, d report.ProfileDetails) error {
 					unit += " (found " + strings.Join(l.Units, ", ") + ")"
 				}
 			}
-			rows = append(rows, []string{tableCell(l.Key), kind, tableCell(unit), strconv.Itoa(l.Samples), strconv.Itoa(l.Values)})
+			rows = append(rows, []string{l.Key, kind, unit, strconv.Itoa(l.Samples), strconv.Itoa(l.Values)})
 		}
-		if err := writeInfoTable(b, []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight},
-			[]string{"key", "kind", "unit", "samples", "values"}, rows); err != nil {
-			return err
-		}
+		table("Labels", []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight},
+			[]string{"key", "kind", "unit", "samples", "values"}, rows)
 	}
 	if len(d.Comments) > 0 {
-		b.WriteString("Comments:\n")
+		line("Comments:")
 		for _, c := range d.Comments {
-			b.WriteString("  " + oneLine(c) + "\n")
+			line("  %s", c)
 		}
 	}
 	for _, kv := range [][2]string{{"Drop frames", d.DropFrames}, {"Keep frames", d.KeepFrames}, {"Doc", d.DocURL}} {
 		if kv[1] != "" {
-			fmt.Fprintf(b, "%s: %s\n", kv[0], oneLine(kv[1]))
+			line("%s: %s", kv[0], kv[1])
 		}
 	}
-	return nil
+	return out
 }
 
 // defaultTypeName names the sample type reports read by default, and why.
@@ -200,12 +231,7 @@ func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return tableCell(s)
-}
-
-// oneLine makes s safe for a line of its own.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	return s
 }
 
 // newInfoTable returns a borderless table whose columns are two spaces apart, with the given

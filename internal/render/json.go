@@ -4,21 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-
-	"github.com/profq/profq/internal/report"
 )
 
-// topJSON writes t as one indented JSON document. The struct tags of report.Top are the schema;
-// this only makes sure that absent lists print as [] rather than null.
-func topJSON(w io.Writer, t *report.Top) error {
-	doc := *t // a shallow copy: the caller's value is never modified
-	doc.Warnings = nonNil(t.Warnings)
-	doc.Rows = nonNil(t.Rows)
-	doc.Options.Filters = nonNil(t.Options.Filters)
-	doc.Profile.Comments = nonNil(t.Profile.Comments)
-	doc.Inputs = nonNil(t.Inputs) // each Input writes its own lists as []
-
-	return writeJSON(w, &doc)
+// encodeJSON is the JSON writer of every report but traces (which streams its samples): the
+// report's structs are the schema, and their constructors in package report keep its
+// promises (lists are [], never null), so that this only encodes.
+func encodeJSON[R any](w io.Writer, r R, _ Options) error {
+	return writeJSON(w, r)
 }
 
 // writeJSON writes v as one indented JSON document with a trailing newline, without HTML

@@ -91,6 +91,9 @@ func zeroTags() *report.Tags {
 			{Key: "bytes", Numeric: true, Unit: "bytes", Samples: 1, Values: []report.TagValue{{Value: "64B", Number: &n, Samples: 1}}},
 			{Key: "handler", Samples: 1, Values: []report.TagValue{{Value: "a\tb", Samples: 1}}},
 		},
+		Options:  report.TagsOptions{Filters: []report.Filter{}},
+		Inputs:   []report.Input{},
+		Warnings: []string{},
 	}
 }
 
@@ -100,7 +103,7 @@ func TestLabelReportsGolden(t *testing.T) {
 	tags := func(name string, edit func(*report.TagsConfig)) render {
 		return func(t *testing.T, format, unit string) []byte {
 			var buf bytes.Buffer
-			if err := Tags(&buf, shippedTags(t, name, edit), TagsOptions{Format: format, Unit: unit}); err != nil {
+			if err := Tags(&buf, shippedTags(t, name, edit), Options{Format: Format(format), Unit: unit}); err != nil {
 				t.Fatal(err)
 			}
 			return buf.Bytes()
@@ -109,7 +112,7 @@ func TestLabelReportsGolden(t *testing.T) {
 	byLabel := func(name, key string, edit func(*report.Config)) render {
 		return func(t *testing.T, format, unit string) []byte {
 			var buf bytes.Buffer
-			if err := TopByLabel(&buf, shippedByLabel(t, name, key, edit), TopOptions{Format: format, Unit: unit}); err != nil {
+			if err := TopByLabel(&buf, shippedByLabel(t, name, key, edit), Options{Format: Format(format), Unit: unit}); err != nil {
 				t.Fatal(err)
 			}
 			return buf.Bytes()
@@ -118,7 +121,7 @@ func TestLabelReportsGolden(t *testing.T) {
 	info := func(names ...string) render {
 		return func(t *testing.T, format, _ string) []byte {
 			var buf bytes.Buffer
-			if err := Info(&buf, shippedInfo(t, names...), InfoOptions{Format: format}); err != nil {
+			if err := Info(&buf, shippedInfo(t, names...), Options{Format: Format(format)}); err != nil {
 				t.Fatal(err)
 			}
 			return buf.Bytes()
@@ -140,7 +143,7 @@ func TestLabelReportsGolden(t *testing.T) {
 		{"tags.nolabels", tags("cpu.pb.gz", nil), all, ""},
 		{"tags.zerototal", func(t *testing.T, format, unit string) []byte {
 			var buf bytes.Buffer
-			if err := Tags(&buf, zeroTags(), TagsOptions{Format: format, Unit: unit}); err != nil {
+			if err := Tags(&buf, zeroTags(), Options{Format: Format(format), Unit: unit}); err != nil {
 				t.Fatal(err)
 			}
 			return buf.Bytes()
@@ -156,9 +159,9 @@ func TestLabelReportsGolden(t *testing.T) {
 			c.TagFocus = "bytes=8kb:"
 		}), []string{"table", "json"}, ""},
 		{"bylabel.nolabels", byLabel("cpu.pb.gz", "handler", func(c *report.Config) { c.NodeCount = 3 }), []string{"table", "json"}, ""},
-		{"info.labels", info("labels.pb.gz"), []string{"table", "json"}, ""},
+		{"info.labels", info("labels.pb.gz"), []string{"table", "json", "markdown"}, ""},
 		{"info.heap", info("heap.pb.gz"), []string{"table", "json"}, ""},
-		{"info.merged", info("labels.pb.gz", "cpu.pb.gz"), []string{"table", "json"}, ""},
+		{"info.merged", info("labels.pb.gz", "cpu.pb.gz"), []string{"table", "json", "markdown"}, ""},
 	}
 	for _, tt := range tests {
 		for _, f := range tt.formats {
@@ -185,7 +188,7 @@ func TestTagsTableMatchesPprof(t *testing.T) {
 
 `
 	var buf bytes.Buffer
-	if err := Tags(&buf, shippedTags(t, "labels.pb.gz", nil), TagsOptions{}); err != nil {
+	if err := Tags(&buf, shippedTags(t, "labels.pb.gz", nil), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(want, buf.String()); d != "" {
@@ -207,14 +210,14 @@ func TestTagsTableMergesPrintedValues(t *testing.T) {
 		}}},
 	}
 	var buf bytes.Buffer
-	if err := Tags(&buf, tags, TagsOptions{}); err != nil {
+	if err := Tags(&buf, tags, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if want := " bytes: Total 100B of 100B (  100%)\n        100B (  100%): 1kB\n\n"; buf.String() != want {
 		t.Errorf("got %q, want %q", buf.String(), want)
 	}
 	buf.Reset()
-	if err := Tags(&buf, tags, TagsOptions{Unit: "b"}); err != nil {
+	if err := Tags(&buf, tags, Options{Unit: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := " bytes: Total 100B of 100B (  100%)\n        70B (70.00%): 1025B\n        30B (30.00%): 1024B\n\n"; buf.String() != want {
@@ -227,13 +230,13 @@ func TestTagsTableMergesPrintedValues(t *testing.T) {
 func TestLabelJSONShapes(t *testing.T) {
 	docs := map[string]func(*bytes.Buffer) error{
 		"tags": func(b *bytes.Buffer) error {
-			return Tags(b, &report.Tags{SchemaVersion: 1, Kind: report.KindTags, Keys: []report.TagKey{{Key: "k"}}}, TagsOptions{Format: "json"})
+			return Tags(b, shippedTags(t, "labels.pb.gz", nil), Options{Format: "json"})
 		},
 		"info": func(b *bytes.Buffer) error {
-			return Info(b, &report.Info{SchemaVersion: 1, Kind: report.KindInfo, Inputs: []report.InfoInput{{}}, Profile: report.ProfileDetails{Labels: []report.LabelInfo{{}}}}, InfoOptions{Format: "json"})
+			return Info(b, shippedInfo(t, "labels.pb.gz", "cpu.pb.gz"), Options{Format: "json"})
 		},
 		"top_by_label": func(b *bytes.Buffer) error {
-			return TopByLabel(b, &report.TopByLabel{SchemaVersion: 1, Kind: report.KindTopByLabel, Groups: []report.LabelGroup{{}}}, TopOptions{Format: "json"})
+			return TopByLabel(b, shippedByLabel(t, "labels.pb.gz", "key1", nil), Options{Format: "json"})
 		},
 	}
 	for kind, write := range docs {
@@ -275,16 +278,16 @@ func TestLabelJSONShapes(t *testing.T) {
 
 func TestLabelRenderersRefuseUnknownFormats(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Tags(&buf, &report.Tags{}, TagsOptions{Format: "xml"}); err == nil {
+	if err := Tags(&buf, &report.Tags{}, Options{Format: "xml"}); err == nil {
 		t.Error("tags accepted format xml")
 	}
-	if err := Info(&buf, &report.Info{}, InfoOptions{Format: "csv"}); err == nil {
+	if err := Info(&buf, &report.Info{}, Options{Format: "csv"}); err == nil {
 		t.Error("info accepted format csv")
 	}
-	if err := TopByLabel(&buf, &report.TopByLabel{}, TopOptions{Format: "xml"}); err == nil {
+	if err := TopByLabel(&buf, &report.TopByLabel{}, Options{Format: "xml"}); err == nil {
 		t.Error("top --by-label accepted format xml")
 	}
-	if err := Tags(&buf, nil, TagsOptions{}); err == nil {
+	if err := Tags(&buf, nil, Options{}); err == nil {
 		t.Error("tags rendered a nil report")
 	}
 	if buf.Len() != 0 {

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/olekukonko/tablewriter/tw"
 	"io"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 // topMarkdown writes a heading line and a GitHub-flavoured markdown table with the columns of
 // the table view (flat, flat%, sum%, cum, cum%, name) and the same formatted values, for pull
 // request comments and CI step summaries.
-func topMarkdown(w io.Writer, t *report.Top, o TopOptions) error {
+func topMarkdown(w io.Writer, t *report.Top, o Options) error {
 	c := newTextCell(t, o.Unit)
 	var b bytes.Buffer
 	b.WriteString("### top")
@@ -86,4 +87,29 @@ func mdEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// markdownTable writes a GitHub-flavoured markdown table: the header, a delimiter row that
+// aligns each column as aligns says (left unless right), and the rows, each cell escaped.
+func markdownTable(b *bytes.Buffer, aligns []tw.Align, header []string, rows [][]string) {
+	cells := func(r []string) {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + mdEscape(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	cells(header)
+	b.WriteString("|")
+	for k := range header {
+		if k < len(aligns) && aligns[k] == tw.AlignRight {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString(":---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		cells(r)
+	}
 }

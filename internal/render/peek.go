@@ -2,37 +2,21 @@ package render
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/profq/profq/internal/report"
 )
 
-// PeekFormats returns the output formats of the peek report, the first being the default.
-func PeekFormats() []string {
-	return []string{"table", "json"}
-}
-
-// PeekOptions controls how a peek report is written.
-type PeekOptions struct {
-	// Format is one of PeekFormats; "" means "table".
-	Format string
-	// Unit is the unit of the table's values, as TopOptions.Unit.
-	Unit string
-}
-
-// Peek writes pk to w in the format o.Format.
-func Peek(w io.Writer, pk *report.Peek, o PeekOptions) error {
+// Peek writes pk to w in o.Format.
+func Peek(w io.Writer, pk *report.Peek, o Options) error {
 	if pk == nil {
 		return fmt.Errorf("rendering peek: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return peekTable(w, pk, o)
-	case "json":
-		return peekJSON(w, pk)
-	}
-	return fmt.Errorf("unknown format %q for peek (want one of %v)", o.Format, PeekFormats())
+	return write(w, report.KindPeek, pk, o)
 }
 
 const (
@@ -45,7 +29,7 @@ const (
 // callers, the node's own line and its callees. The columns have pprof's fixed widths, so
 // the output is pprof's byte for byte; a value wider than its column shifts its line, as in
 // pprof.
-func peekTable(w io.Writer, pk *report.Peek, o PeekOptions) error {
+func peekTable(w io.Writer, pk *report.Peek, o Options) error {
 	c := textCell{sampleUnit: pk.SampleType.Unit, total: pk.Total,
 		outUnit: outputUnit(o.Unit, pk.SampleType.Unit, pk.UnitBasis, pk.Total, pk.GraphNodes > 0)}
 	h := graphHeader{
@@ -93,18 +77,87 @@ func peekEdgeLine(b *bytes.Buffer, c textCell, e report.PeekEdge, cum int64) {
 	fmt.Fprintf(b, "%50s %s |   %s%s\n", c.value(e.Weight), pct, tableCell(e.Name), inline)
 }
 
-// peekJSON writes pk as one indented JSON document; absent lists print as [].
-func peekJSON(w io.Writer, pk *report.Peek) error {
-	doc := *pk
-	doc.Warnings = nonNil(pk.Warnings)
-	doc.Options.Filters = nonNil(pk.Options.Filters)
-	doc.Profile.Comments = nonNil(pk.Profile.Comments)
-	doc.Inputs = nonNil(pk.Inputs)
-	doc.Entries = make([]report.PeekEntry, len(pk.Entries))
-	for i, e := range pk.Entries {
-		e.Callers = nonNil(e.Callers)
-		e.Callees = nonNil(e.Callees)
-		doc.Entries[i] = e
+// peekCSVHeader is the column header of the CSV form of a peek report.
+func peekCSVHeader() []string {
+	return []string{"entry", "relation", "name", "flat", "flat_pct", "sum_pct", "cum", "cum_pct",
+		"calls", "calls_pct", "inline", "residual"}
+}
+
+// peekCSV writes, for each matched node in report order, a record per caller, one for the
+// node itself and one per callee, with raw values as the JSON document holds them: the
+// node's record has its row's values (sum_pct over the matched nodes), a caller's or
+// callee's its edge's weight and share of the node's cum in calls and calls_pct. entry is
+// the matched node's name on every record of it; relation is caller, self or callee.
+func peekCSV(w io.Writer, pk *report.Peek, _ Options) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(peekCSVHeader())
+	for _, e := range pk.Entries {
+		edge := func(rel string, x report.PeekEdge) {
+			inline := ""
+			if x.Inline {
+				inline = report.InlineFull
+			}
+			_ = cw.Write([]string{e.Name, rel, x.Name, "", "", "", "", "",
+				strconv.FormatInt(x.Weight, 10), csvPct(x.Pct), inline, strconv.FormatBool(x.Residual)})
+		}
+		for _, x := range e.Callers {
+			edge("caller", x)
+		}
+		_ = cw.Write([]string{e.Name, "self", e.Name, strconv.FormatInt(e.Flat, 10), csvPct(e.FlatPct), csvPct(e.SumPct),
+			strconv.FormatInt(e.Cum, 10), csvPct(e.CumPct), "", "", e.Inline, ""})
+		for _, x := range e.Callees {
+			edge("callee", x)
+		}
 	}
-	return writeJSON(w, &doc)
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("writing CSV: %w", err)
+	}
+	return nil
+}
+
+// peekMarkdown writes a heading line, then for each matched node a heading and a table of
+// its callers, itself (in bold) and its callees, with the table form's values.
+func peekMarkdown(w io.Writer, pk *report.Peek, o Options) error {
+	c := textCell{sampleUnit: pk.SampleType.Unit, total: pk.Total,
+		outUnit: outputUnit(o.Unit, pk.SampleType.Unit, pk.UnitBasis, pk.Total, pk.GraphNodes > 0)}
+	var b bytes.Buffer
+	// Not a code span: in a heading, the escaped '|' a table cell needs would show.
+	b.WriteString("### peek " + mdEscape(pk.Regexp))
+	if pk.SampleType.Type != "" {
+		b.WriteString(" " + mdCode(pk.SampleType.Type))
+	}
+	fmt.Fprintf(&b, " (%s), total %s\n", mdEscape(pk.SampleType.Unit), c.value(pk.Total))
+	var sum int64
+	for _, e := range pk.Entries {
+		b.WriteString("\n#### " + mdCode(e.Name) + "\n\n")
+		b.WriteString("| relation | flat | flat% | sum% | cum | cum% | calls | calls% | name |\n")
+		b.WriteString("|:---|---:|---:|---:|---:|---:|---:|---:|:---|\n")
+		edge := func(rel string, x report.PeekEdge) {
+			name := mdCode(x.Name)
+			if x.Inline {
+				name += " (inline)"
+			}
+			fmt.Fprintf(&b, "| %s | | | | | | %s | %s | %s |\n", rel, mdEscape(c.value(x.Weight)),
+				strings.TrimSpace(textCell{total: e.Cum}.pct(x.Weight)), name)
+		}
+		for _, x := range e.Callers {
+			edge("caller", x)
+		}
+		sum += e.Flat
+		name := mdCode(e.Name)
+		if e.Inline != report.InlineNone {
+			name += " (" + mdEscape(e.Inline) + ")"
+		}
+		fmt.Fprintf(&b, "| **self** | %s | %s | %s | %s | %s | | | %s |\n", mdEscape(c.value(e.Flat)),
+			strings.TrimSpace(c.pct(e.Flat)), strings.TrimSpace(c.pct(sum)), mdEscape(c.value(e.Cum)),
+			strings.TrimSpace(c.pct(e.Cum)), name)
+		for _, x := range e.Callees {
+			edge("callee", x)
+		}
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("writing markdown: %w", err)
+	}
+	return nil
 }

@@ -4,45 +4,19 @@ package render
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/num"
 	"io"
 
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/units"
 )
 
-// TopFormats returns the output formats of the top report, the first being the default. It is
-// meant for flag validation and help text; each call returns a new slice.
-func TopFormats() []string {
-	return []string{"table", "json", "csv", "markdown"}
-}
-
-// TopOptions controls how a top report is written.
-type TopOptions struct {
-	// Format is one of TopFormats; "" means "table".
-	Format string
-	// Unit is the unit of the formatted values of the human-readable formats (table and
-	// markdown): "minimum" (the default, also for "") picks one unit for the whole report as
-	// pprof does, "auto" scales each value on its own, anything else (ms, s, kB, MB, ...) forces
-	// that unit. JSON and CSV always carry raw values in the sample unit.
-	Unit string
-}
-
-// Top writes t to w in the format o.Format.
-func Top(w io.Writer, t *report.Top, o TopOptions) error {
+// Top writes t to w in o.Format.
+func Top(w io.Writer, t *report.Top, o Options) error {
 	if t == nil {
 		return fmt.Errorf("rendering top: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return topTable(w, t, o)
-	case "json":
-		return topJSON(w, t)
-	case "csv":
-		return topCSV(w, t)
-	case "markdown":
-		return topMarkdown(w, t, o)
-	}
-	return fmt.Errorf("unknown format %q for top (want one of %v)", o.Format, TopFormats())
+	return write(w, report.KindTop, t, o)
 }
 
 // textCell formats values and percentages of one top report the way pprof's text reports do.
@@ -59,9 +33,9 @@ type textCell struct {
 func newTextCell(t *report.Top, unit string) textCell {
 	var minValue int64
 	for _, r := range t.Rows {
-		v := abs64(r.Flat)
+		v := num.Abs(r.Flat)
 		if v == 0 {
-			v = abs64(r.Cum)
+			v = num.Abs(r.Cum)
 		}
 		minValue = minNonZero(minValue, v)
 	}
@@ -108,13 +82,6 @@ func rowName(r report.Row) string {
 		return r.Name
 	}
 	return r.Name + " (" + r.Inline + ")"
-}
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // activeFilters returns the "name=value" entries of pprof's "Active filters:" header in pprof's

@@ -16,7 +16,7 @@ import (
 
 // topTable writes t as `pprof -top` does: the header lines, then a borderless table with the
 // columns flat, flat%, sum%, cum, cum% and the name.
-func topTable(w io.Writer, t *report.Top, o TopOptions) error {
+func topTable(w io.Writer, t *report.Top, o Options) error {
 	c := newTextCell(t, o.Unit)
 
 	var buf bytes.Buffer

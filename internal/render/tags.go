@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/csv"
 	"fmt"
+	"github.com/profq/profq/internal/num"
 	"io"
 	"slices"
 	"strconv"
@@ -15,37 +16,12 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// TagsFormats returns the output formats of the tags report, the first being the default.
-func TagsFormats() []string {
-	return []string{"table", "json", "csv", "markdown"}
-}
-
-// TagsOptions controls how a tags report is written.
-type TagsOptions struct {
-	// Format is one of TagsFormats; "" means "table".
-	Format string
-	// Unit is the unit of the formatted weights and numeric label values of table and
-	// markdown: "minimum" (the default, also for "") and "auto" scale each value on its own,
-	// as pprof -tags does; anything else forces that unit. JSON and CSV carry raw values.
-	Unit string
-}
-
-// Tags writes t to w in the format o.Format.
-func Tags(w io.Writer, t *report.Tags, o TagsOptions) error {
+// Tags writes t to w in o.Format.
+func Tags(w io.Writer, t *report.Tags, o Options) error {
 	if t == nil {
 		return fmt.Errorf("rendering tags: no report")
 	}
-	switch o.Format {
-	case "", "table":
-		return tagsTable(w, t, o)
-	case "json":
-		return tagsJSON(w, t)
-	case "csv":
-		return tagsCSV(w, t)
-	case "markdown":
-		return tagsMarkdown(w, t, o)
-	}
-	return fmt.Errorf("unknown format %q for tags (want one of %v)", o.Format, TagsFormats())
+	return write(w, report.KindTags, t, o)
 }
 
 // tagLine is one value line of the human-readable forms.
@@ -73,7 +49,7 @@ func tagLines(k report.TagKey, unit string) []tagLine {
 		lines = append(lines, tagLine{name: name, weight: v.Weight})
 	}
 	slices.SortStableFunc(lines, func(a, b tagLine) int {
-		if c := cmp.Compare(abs64(b.weight), abs64(a.weight)); c != 0 {
+		if c := cmp.Compare(num.Abs(b.weight), num.Abs(a.weight)); c != 0 {
 			return c
 		}
 		return strings.Compare(a.name, b.name)
@@ -83,7 +59,7 @@ func tagLines(k report.TagKey, unit string) []tagLine {
 
 // tagsTable writes t as pprof -tags prints it: no header, one block per key, right-aligned
 // columns, percentages of the report total (left out when the total is 0).
-func tagsTable(w io.Writer, t *report.Tags, o TagsOptions) error {
+func tagsTable(w io.Writer, t *report.Tags, o Options) error {
 	unit := o.Unit
 	if unit == "" {
 		unit = units.Minimum
@@ -117,23 +93,9 @@ func tagsTable(w io.Writer, t *report.Tags, o TagsOptions) error {
 	return nil
 }
 
-// tagsJSON writes t as one indented JSON document, with [] for absent lists.
-func tagsJSON(w io.Writer, t *report.Tags) error {
-	doc := *t
-	doc.Warnings = nonNil(t.Warnings)
-	doc.Options.Filters = nonNil(t.Options.Filters)
-	doc.Inputs = nonNil(t.Inputs)
-	doc.Keys = make([]report.TagKey, len(t.Keys))
-	for i, k := range t.Keys {
-		k.Values = nonNil(k.Values)
-		doc.Keys[i] = k
-	}
-	return writeJSON(w, &doc)
-}
-
 // tagsCSV writes one record per label value with raw values, as the JSON holds them; a null
 // number or percentage is an empty field.
-func tagsCSV(w io.Writer, t *report.Tags) error {
+func tagsCSV(w io.Writer, t *report.Tags, _ Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"key", "numeric", "unit", "value", "number", "weight", "pct", "samples"}); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)
@@ -162,7 +124,7 @@ func tagsCSV(w io.Writer, t *report.Tags) error {
 
 // tagsMarkdown writes a heading, then per key a subheading with the key's total and a table
 // of its values, with the table's formatted numbers.
-func tagsMarkdown(w io.Writer, t *report.Tags, o TagsOptions) error {
+func tagsMarkdown(w io.Writer, t *report.Tags, o Options) error {
 	unit := o.Unit
 	if unit == "" {
 		unit = units.Minimum

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -51,7 +52,12 @@ func newTop(typ, unit string, total int64, rows ...spec) *report.Top {
 			NodeFraction: 0.005,
 			EdgeFraction: 0.001,
 			Sort:         "flat",
+			Filters:      []report.Filter{},
 		},
+		Profile:  report.ProfileInfo{Comments: []string{}},
+		Inputs:   []report.Input{},
+		Warnings: []string{},
+		Rows:     []report.Row{},
 	}
 	var sum int64
 	for _, s := range rows {
@@ -93,6 +99,7 @@ func sampleCPU() *report.Top {
 		spec{"runtime.typedmemmove", 0, 20 * ms, ""},
 	)
 	t.Profile = report.ProfileInfo{
+		Comments:      []string{},
 		File:          "sample.bin",
 		TimeNanos:     1506718679257235370, // 2017-09-29 20:57:59.25723537 UTC
 		DurationNanos: 2002012950,
@@ -152,7 +159,7 @@ func timeUnits() *report.Top {
 		spec{"main.main", 0, 3*hr + 2500*us + 1500*ns + 1, ""},
 	)
 	t.Options.NodeFraction = 0
-	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789}
+	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789, Comments: []string{}}
 	return t
 }
 
@@ -180,7 +187,7 @@ func memUnits() *report.Top {
 	)
 	t.Options.NodeFraction = 0
 	t.Options.SampleIndex = 0
-	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789}
+	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789, Comments: []string{}}
 	return t
 }
 
@@ -191,7 +198,7 @@ func widgets() *report.Top {
 	t.Options.SampleIndex = 0
 	t.NodeCutoff = 6172
 	t.DroppedNodes = 1
-	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789, DurationNanos: 5 * sec}
+	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789, DurationNanos: 5 * sec, Comments: []string{}}
 	return t
 }
 
@@ -203,7 +210,7 @@ func diff() *report.Top {
 		spec{"main.Y", 30 * ms, 30 * ms, ""},
 		spec{"main.Z", 30 * ms, 30 * ms, ""},
 	)
-	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789, DurationNanos: 2 * sec}
+	t.Profile = report.ProfileInfo{File: "app", BuildID: "abc123", TimeNanos: 1700000000123456789, DurationNanos: 2 * sec, Comments: []string{}}
 	t.Inputs = []report.Input{
 		{Source: "new.pb.gz", Role: report.RoleProfile, Format: report.FormatPprof, SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 3},
 		{Source: "base.pb.gz", Role: report.RoleDiffBase, Format: report.FormatPprof, SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 2},
@@ -222,7 +229,7 @@ func names() *report.Top {
 	t.Options.Granularity = "lines"
 	t.Rows[0].File, t.Rows[0].Line, t.Rows[0].Column = "/src/a,b.go", 12, 3
 	t.Rows[1].Address, t.Rows[1].Object = "0x4a5f10", "app"
-	t.Profile = report.ProfileInfo{File: "app", TimeNanos: 1700000000123456789, DurationNanos: sec}
+	t.Profile = report.ProfileInfo{File: "app", TimeNanos: 1700000000123456789, DurationNanos: sec, Comments: []string{}}
 	return t
 }
 
@@ -264,7 +271,7 @@ func zeroTotal() *report.Top {
 	)
 	t.DroppedNodes = 2
 	t.CandidateNodes = 5
-	t.Profile = report.ProfileInfo{DurationNanos: sec}
+	t.Profile = report.ProfileInfo{DurationNanos: sec, Comments: []string{}}
 	return t
 }
 
@@ -273,7 +280,7 @@ func noMatch() *report.Top {
 	t := newTop("cpu", "nanoseconds", 50*ms)
 	t.Options.Filters = []report.Filter{{Name: "focus", Value: "nomatch"}}
 	t.Warnings = []string{"focus expression matched no samples"}
-	t.Profile = report.ProfileInfo{File: "app", TimeNanos: 1700000000123456789, DurationNanos: sec}
+	t.Profile = report.ProfileInfo{File: "app", TimeNanos: 1700000000123456789, DurationNanos: sec, Comments: []string{}}
 	return t
 }
 
@@ -312,7 +319,7 @@ func TestTopGolden(t *testing.T) {
 			name := "top." + tt.name + "." + f + ".golden"
 			t.Run(name, func(t *testing.T) {
 				var buf bytes.Buffer
-				if err := Top(&buf, tt.top(), TopOptions{Format: f, Unit: tt.unit}); err != nil {
+				if err := Top(&buf, tt.top(), Options{Format: Format(f), Unit: tt.unit}); err != nil {
 					t.Fatal(err)
 				}
 				checkGolden(t, name, buf.Bytes())
@@ -358,7 +365,7 @@ Showing nodes accounting for 0, 0% of 150ms total
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Top(&buf, tt.top, TopOptions{}); err != nil {
+			if err := Top(&buf, tt.top, Options{}); err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(tt.want, buf.String()); d != "" {
@@ -374,7 +381,7 @@ func TestTopTableTimeIsUTC(t *testing.T) {
 	defer func() { time.Local = saved }()
 
 	var buf bytes.Buffer
-	if err := Top(&buf, sampleCPU(), TopOptions{}); err != nil {
+	if err := Top(&buf, sampleCPU(), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "\nTime: 2017-09-29 20:57:59 UTC\n") {
@@ -384,7 +391,7 @@ func TestTopTableTimeIsUTC(t *testing.T) {
 
 func TestTopJSONKeyOrder(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Top(&buf, sampleCPU(), TopOptions{Format: "json"}); err != nil {
+	if err := Top(&buf, sampleCPU(), Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	dec := json.NewDecoder(&buf)
@@ -414,32 +421,20 @@ func TestTopJSONKeyOrder(t *testing.T) {
 	}
 }
 
-func TestTopJSONEmptyListsAndNulls(t *testing.T) {
+// TestTopJSONNulls checks that a percentage of a zero total is null, and that nothing else
+// is: the lists of a report are [] (report's TestJSONContract), rendering only encodes them.
+func TestTopJSONNulls(t *testing.T) {
 	top := zeroTotal()
-	top.Inputs = []report.Input{{Source: "-", Role: report.RoleProfile, Format: report.FormatPprof}}
 	var buf bytes.Buffer
-	if err := Top(&buf, top, TopOptions{Format: "json"}); err != nil {
+	if err := Top(&buf, top, Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
-		ShownPct *float64 `json:"shown_pct"`
-		Warnings []string `json:"warnings"`
-		Options  struct {
-			Filters []report.Filter `json:"filters"`
-		} `json:"options"`
-		Profile struct {
-			Comments []string `json:"comments"`
-		} `json:"profile"`
-		Inputs []struct {
-			SampleTypes []report.SampleType `json:"sample_types"`
-		} `json:"inputs"`
-		Rows []map[string]any `json:"rows"`
+		ShownPct *float64         `json:"shown_pct"`
+		Rows     []map[string]any `json:"rows"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
-	}
-	if doc.Warnings == nil || doc.Options.Filters == nil || doc.Profile.Comments == nil || doc.Inputs[0].SampleTypes == nil {
-		t.Errorf("a nil list was not written as []:\n%s", buf.String())
 	}
 	if doc.ShownPct != nil {
 		t.Errorf("shown_pct = %v, want null", *doc.ShownPct)
@@ -454,17 +449,13 @@ func TestTopJSONEmptyListsAndNulls(t *testing.T) {
 	if strings.Count(buf.String(), ": null") != 1+3*len(doc.Rows) {
 		t.Errorf("unexpected nulls:\n%s", buf.String())
 	}
-	// The caller's value is left alone.
-	if top.Warnings != nil || top.Options.Filters != nil || top.Profile.Comments != nil || top.Inputs[0].SampleTypes != nil {
-		t.Errorf("rendering modified the report: %+v", top)
-	}
 }
 
 func TestTopJSONEscaping(t *testing.T) {
 	top := empty()
 	top.Warnings = []string{"<a> & <b>"}
 	var buf bytes.Buffer
-	if err := Top(&buf, top, TopOptions{Format: "json"}); err != nil {
+	if err := Top(&buf, top, Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `"<a> & <b>"`) {
@@ -477,8 +468,9 @@ func TestTopJSONEscaping(t *testing.T) {
 
 func TestTopUnknownFormat(t *testing.T) {
 	var buf bytes.Buffer
-	err := Top(&buf, empty(), TopOptions{Format: "xml"})
-	if err == nil || !strings.Contains(err.Error(), `"xml"`) {
+	err := Top(&buf, empty(), Options{Format: "xml"})
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Format != "xml" {
 		t.Errorf("Top(xml) = %v, want an unknown format error", err)
 	}
 	if buf.Len() != 0 {
@@ -487,15 +479,15 @@ func TestTopUnknownFormat(t *testing.T) {
 }
 
 func TestTopFormats(t *testing.T) {
-	f := TopFormats()
+	f := FormatNames(report.KindTop)
 	for _, name := range f {
 		var buf bytes.Buffer
-		if err := Top(&buf, sampleCPU(), TopOptions{Format: name}); err != nil {
+		if err := Top(&buf, sampleCPU(), Options{Format: Format(name)}); err != nil {
 			t.Errorf("format %s: %v", name, err)
 		}
 	}
 	f[0] = "changed"
-	if TopFormats()[0] != "table" {
+	if FormatNames(report.KindTop)[0] != "table" {
 		t.Errorf("TopFormats shares its slice")
 	}
 }
@@ -519,7 +511,7 @@ func TestMdCode(t *testing.T) {
 func TestTopTableControlCharacters(t *testing.T) {
 	top := newTop("cpu", "nanoseconds", 10*ms, spec{"main.a\tb\nc\r", 10 * ms, 10 * ms, ""})
 	var buf bytes.Buffer
-	if err := Top(&buf, top, TopOptions{}); err != nil {
+	if err := Top(&buf, top, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")
@@ -535,7 +527,7 @@ func BenchmarkTopTable(b *testing.B) {
 	}
 	top := newTop("cpu", "nanoseconds", 50005000*ms, rows...)
 	for b.Loop() {
-		if err := Top(io.Discard, top, TopOptions{}); err != nil {
+		if err := Top(io.Discard, top, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

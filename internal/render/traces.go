@@ -3,8 +3,10 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,47 +16,20 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// TracesFormats returns the output formats of the traces report, the first being the
-// default. Each call returns a new slice.
-func TracesFormats() []string {
-	return []string{"table", "json", "ndjson", "folded"}
-}
-
-// TracesOptions controls how a traces report is written.
-type TracesOptions struct {
-	// Format is one of TracesFormats; "" means "table".
-	Format string
-	// Unit is the unit of the table's values: "minimum" (the default, also for "") and
-	// "auto" scale each value on its own, as pprof -traces does; anything else (ms, MB, ...)
-	// forces that unit. The other formats carry raw values in the sample unit.
-	Unit string
-}
-
 // Traces writes the report s to w in the format o.Format, one sample at a time: nothing
 // but the current sample and one encoding per distinct frame is held, whatever the size of
 // the profile. Each sample is one Write, so w should be buffered. The first write error
 // stops the report and is returned.
-func Traces(w io.Writer, s *report.TraceStream, o TracesOptions) error {
+func Traces(w io.Writer, s *report.TraceStream, o Options) error {
 	if s == nil {
 		return fmt.Errorf("rendering traces: no report")
 	}
-	var err error
-	switch o.Format {
-	case "", "table":
-		err = tracesTable(w, s, o)
-	case "json":
-		err = tracesJSON(w, s)
-	case "ndjson":
-		err = tracesNDJSON(w, s)
-	case "folded":
-		err = tracesFolded(w, s)
-	default:
-		return fmt.Errorf("unknown format %q for traces (want one of %v)", o.Format, TracesFormats())
-	}
-	if err != nil {
+	err := write(w, report.KindTraces, s, o)
+	var fe *FormatError
+	if err != nil && !errors.As(err, &fe) {
 		return fmt.Errorf("writing traces: %w", err)
 	}
-	return nil
+	return err
 }
 
 // traceSeparator is the line pprof prints before every sample and after the last one.
@@ -63,7 +38,7 @@ const traceSeparator = "-----------+--------------------------------------------
 // tracesTable writes pprof's -traces text: the profile's header lines, then for each sample
 // a separator, its string and numeric labels, and its frames leaf first with the value on
 // the first one.
-func tracesTable(w io.Writer, s *report.TraceStream, o TracesOptions) error {
+func tracesTable(w io.Writer, s *report.TraceStream, o Options) error {
 	h := s.Header()
 	unit := o.Unit
 	if unit == "" {
@@ -255,7 +230,7 @@ func profileLabels(p report.ProfileInfo, st report.SampleType, total int64, valu
 // flame-graph tools add up repeated stacks themselves) and zero-valued samples, which draw
 // nothing, are left out. Frame names are printed without inline markers, with ';' written
 // as ':' and line breaks as spaces, so that a name can neither split a frame nor a line.
-func tracesFolded(w io.Writer, s *report.TraceStream) error {
+func tracesFolded(w io.Writer, s *report.TraceStream, _ Options) error {
 	names := make([][]byte, s.FrameCount())
 	name := func(f *report.Frame) []byte {
 		if f.ID >= 0 && names[f.ID] != nil {
@@ -305,8 +280,8 @@ func traceFoldedName(s string) string {
 }
 
 // tracesNDJSON writes the header as one line, then one line per sample: a TraceRecord.
-func tracesNDJSON(w io.Writer, s *report.TraceStream) error {
-	h := tracesHeaderJSON(s.Header())
+func tracesNDJSON(w io.Writer, s *report.TraceStream, _ Options) error {
+	h := s.Header()
 	line, err := marshalTraceJSON(&h, "", "")
 	if err != nil {
 		return err
@@ -326,8 +301,8 @@ func tracesNDJSON(w io.Writer, s *report.TraceStream) error {
 
 // tracesJSON writes the report as one indented JSON document, sample by sample. The bytes
 // are those encoding/json gives for the whole report.Traces (the tests hold that in place).
-func tracesJSON(w io.Writer, s *report.TraceStream) error {
-	doc := report.Traces{TracesHeader: tracesHeaderJSON(s.Header()), Samples: []report.TraceSample{}}
+func tracesJSON(w io.Writer, s *report.TraceStream, _ Options) error {
+	doc := report.Traces{TracesHeader: s.Header(), Samples: []report.TraceSample{}}
 	head, err := marshalTraceJSON(&doc, "", "  ")
 	if err != nil {
 		return err
@@ -363,15 +338,6 @@ func tracesJSON(w io.Writer, s *report.TraceStream) error {
 	}
 	_, err = io.WriteString(w, end)
 	return err
-}
-
-// tracesHeaderJSON makes the header's absent lists [] rather than null.
-func tracesHeaderJSON(h report.TracesHeader) report.TracesHeader {
-	h.Warnings = nonNil(h.Warnings)
-	h.Options.Filters = nonNil(h.Options.Filters)
-	h.Profile.Comments = nonNil(h.Profile.Comments)
-	h.Inputs = nonNil(h.Inputs) // each Input writes its own lists as []
-	return h
 }
 
 // marshalTraceJSON encodes v as encoding/json does with the given prefix and indent (compact
@@ -566,11 +532,12 @@ func appendTraceString(b []byte, s string) []byte {
 // TraceRecords calls emit with every record of the ndjson form of s (the header, then each
 // sample) as encoding/json decodes that record's line with UseNumber: objects as
 // map[string]any, arrays as []any, numbers as json.Number. It is for query engines that read
-// values (--jq): they skip encoding every record as text and parsing it back. Each frame's
-// value is made once and shared by every record that holds the frame, so emit must not
-// modify the values it is given. emit's first error stops the walk and is returned.
+// values (--jq): they skip encoding every record as text and parsing it back. The values are
+// made from the report's structs (jsonValue), so they follow the schema their tags give. Each
+// frame's value is made once and shared by every record that holds the frame, so emit must
+// not modify the values it is given. emit's first error stops the walk and is returned.
 func TraceRecords(s *report.TraceStream, emit func(any) error) error {
-	header, err := decodeTraceValue(tracesHeaderJSON(s.Header()))
+	header, err := decodeTraceValue(s.Header())
 	if err != nil {
 		return err
 	}
@@ -578,50 +545,116 @@ func TraceRecords(s *report.TraceStream, emit func(any) error) error {
 		return err
 	}
 	frames := make([]any, s.FrameCount())
-	frame := func(f *report.Frame) (any, error) {
+	frame := func(f *report.Frame) any {
 		if f.ID >= 0 && frames[f.ID] != nil {
-			return frames[f.ID], nil
+			return frames[f.ID]
 		}
-		v, err := decodeTraceValue(f)
-		if err == nil && f.ID >= 0 {
+		v := jsonValue(reflect.ValueOf(f).Elem())
+		if f.ID >= 0 {
 			frames[f.ID] = v
 		}
-		return v, err
+		return v
 	}
 	return s.Each(func(ts *report.TraceSample) error {
-		labels := make(map[string]any, len(ts.Labels))
-		for k, vs := range ts.Labels {
-			l := make([]any, len(vs))
-			for i, v := range vs {
-				l[i] = v
-			}
-			labels[k] = l
-		}
-		num := make(map[string]any, len(ts.NumLabels))
-		for k, nls := range ts.NumLabels {
-			l := make([]any, len(nls))
-			for i, nl := range nls {
-				l[i] = map[string]any{"value": jsonInt(nl.Value), "unit": nl.Unit}
-			}
-			num[k] = l
-		}
+		// The frames are made once each, and the record around them from the struct.
+		rec := report.TraceRecord{Kind: report.KindTraceSample, TraceSample: *ts}
+		rec.Frames = nil
+		m := jsonValue(reflect.ValueOf(rec)).(map[string]any)
 		stack := make([]any, len(ts.Frames))
 		for i := range ts.Frames {
-			v, err := frame(&ts.Frames[i])
-			if err != nil {
-				return err
-			}
-			stack[i] = v
+			stack[i] = frame(&ts.Frames[i])
 		}
-		return emit(map[string]any{
-			"kind":       report.KindTraceSample,
-			"value":      jsonInt(ts.Value),
-			"labels":     labels,
-			"num_labels": num,
-			"frames":     stack,
-		})
+		m[framesKey] = stack
+		return emit(m)
 	})
 }
+
+// framesKey is the JSON name of TraceSample.Frames.
+var framesKey = func() string {
+	f, _ := reflect.TypeFor[report.TraceSample]().FieldByName("Frames")
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}()
+
+// jsonValue is v as encoding/json encodes it, decoded again with UseNumber, made straight
+// from v: structs by their json tags (omitempty, "-", embedded structs), maps by their
+// string keys, integers as json.Number. A type that encodes itself goes through its encoding.
+func jsonValue(v reflect.Value) any {
+	if v.Kind() != reflect.Pointer && v.Kind() != reflect.Interface && v.Type().Implements(jsonMarshaler) {
+		out, err := decodeTraceValue(v.Interface())
+		if err != nil {
+			return nil
+		}
+		return out
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return jsonValue(v.Elem())
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return jsonInt(v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return json.Number(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Float32, reflect.Float64:
+		b, _ := json.Marshal(v.Interface())
+		return json.Number(b)
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			return nil
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = jsonValue(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return nil
+		}
+		out := make(map[string]any, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out[it.Key().String()] = jsonValue(it.Value())
+		}
+		return out
+	case reflect.Struct:
+		out := map[string]any{}
+		addFields(out, v)
+		return out
+	}
+	return nil
+}
+
+// addFields adds the members encoding/json writes for struct v to out.
+func addFields(out map[string]any, v reflect.Value) {
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		fv := v.Field(i)
+		if f.Anonymous && name == "" && fv.Kind() == reflect.Struct {
+			addFields(out, fv)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.Contains(opts, "omitempty") && fv.IsZero() {
+			continue
+		}
+		out[name] = jsonValue(fv)
+	}
+}
+
+// jsonMarshaler is the type of the values that encode themselves.
+var jsonMarshaler = reflect.TypeFor[json.Marshaler]()
 
 // jsonInt is v as encoding/json decodes it with UseNumber.
 func jsonInt(v int64) json.Number {

@@ -57,7 +57,7 @@ func tracesStream(t *testing.T) *report.TraceStream {
 	return s
 }
 
-func renderTraces(t *testing.T, s *report.TraceStream, o TracesOptions) []byte {
+func renderTraces(t *testing.T, s *report.TraceStream, o Options) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Traces(&buf, s, o); err != nil {
@@ -67,13 +67,13 @@ func renderTraces(t *testing.T, s *report.TraceStream, o TracesOptions) []byte {
 }
 
 func TestTracesGolden(t *testing.T) {
-	for _, format := range TracesFormats() {
+	for _, format := range FormatNames(report.KindTraces) {
 		t.Run(format, func(t *testing.T) {
-			checkGolden(t, "traces.small."+format+".golden", renderTraces(t, tracesStream(t), TracesOptions{Format: format}))
+			checkGolden(t, "traces.small."+format+".golden", renderTraces(t, tracesStream(t), Options{Format: Format(format)}))
 		})
 	}
 	t.Run("table unit ms", func(t *testing.T) {
-		checkGolden(t, "traces.small.unit-ms.table.golden", renderTraces(t, tracesStream(t), TracesOptions{Format: "table", Unit: "ms"}))
+		checkGolden(t, "traces.small.unit-ms.table.golden", renderTraces(t, tracesStream(t), Options{Format: "table", Unit: "ms"}))
 	})
 }
 
@@ -82,12 +82,11 @@ func TestTracesGolden(t *testing.T) {
 func TestTracesJSONIsTheModelsEncoding(t *testing.T) {
 	s := tracesStream(t)
 	doc := s.Collect()
-	doc.TracesHeader = tracesHeaderJSON(doc.TracesHeader)
 	var want bytes.Buffer
 	if err := writeJSON(&want, doc); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want.String(), string(renderTraces(t, s, TracesOptions{Format: "json"}))); diff != "" {
+	if diff := cmp.Diff(want.String(), string(renderTraces(t, s, Options{Format: "json"}))); diff != "" {
 		t.Errorf("streamed JSON differs from encoding/json (-want +got):\n%s", diff)
 	}
 
@@ -97,7 +96,7 @@ func TestTracesJSONIsTheModelsEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := renderTraces(t, empty, TracesOptions{Format: "json"})
+	got := renderTraces(t, empty, Options{Format: "json"})
 	var v struct{ Samples []any }
 	if err := json.Unmarshal(got, &v); err != nil || v.Samples == nil || len(v.Samples) != 0 {
 		t.Errorf("empty report: %v, samples %v in\n%s", err, v.Samples, got)
@@ -112,7 +111,7 @@ func TestTracesNDJSONLinesAreTheModelsEncoding(t *testing.T) {
 	s := tracesStream(t)
 	doc := s.Collect()
 	var want []string
-	line, err := json.Marshal(tracesHeaderJSON(doc.TracesHeader))
+	line, err := json.Marshal(doc.TracesHeader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +125,7 @@ func TestTracesNDJSONLinesAreTheModelsEncoding(t *testing.T) {
 		}
 		want = append(want, strings.TrimSuffix(b.String(), "\n"))
 	}
-	got := strings.Split(strings.TrimSuffix(string(renderTraces(t, s, TracesOptions{Format: "ndjson"})), "\n"), "\n")
+	got := strings.Split(strings.TrimSuffix(string(renderTraces(t, s, Options{Format: "ndjson"})), "\n"), "\n")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ndjson differs from encoding/json (-want +got):\n%s", diff)
 	}
@@ -136,7 +135,7 @@ func TestTracesNDJSONLinesAreTheModelsEncoding(t *testing.T) {
 }
 
 func TestTracesFolded(t *testing.T) {
-	got := string(renderTraces(t, tracesStream(t), TracesOptions{Format: "folded"}))
+	got := string(renderTraces(t, tracesStream(t), Options{Format: "folded"}))
 	want := strings.Join([]string{
 		"runtime.main;main.main;main.outer;main.inner 30000000",
 		"runtime.main;main.main;main.render 10000000",
@@ -162,10 +161,10 @@ func (w *failingWriter) Write([]byte) (int, error) {
 
 // A renderer stops at the first failed write: profq ... | head stops at once.
 func TestTracesStopAtFirstWriteError(t *testing.T) {
-	for _, format := range TracesFormats() {
+	for _, format := range FormatNames(report.KindTraces) {
 		t.Run(format, func(t *testing.T) {
 			w := &failingWriter{}
-			err := Traces(w, tracesStream(t), TracesOptions{Format: format})
+			err := Traces(w, tracesStream(t), Options{Format: Format(format)})
 			if !errors.Is(err, errClosed) || w.writes != 1 {
 				t.Errorf("error %v after %d writes, want errClosed after 1", err, w.writes)
 			}
@@ -177,7 +176,7 @@ func TestTracesStopAtFirstWriteError(t *testing.T) {
 // same values whichever way the records reach it.
 func TestTraceRecordsAreTheDecodedNDJSON(t *testing.T) {
 	var want []any
-	for _, line := range strings.Split(strings.TrimSuffix(string(renderTraces(t, tracesStream(t), TracesOptions{Format: "ndjson"})), "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimSuffix(string(renderTraces(t, tracesStream(t), Options{Format: "ndjson"})), "\n"), "\n") {
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.UseNumber()
 		var v any

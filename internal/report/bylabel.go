@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"slices"
 
 	"github.com/google/pprof/profile"
@@ -20,7 +21,7 @@ import (
 // --tagfocus 'key=^value$' (--tagignore 'key=.*' for the unlabelled group) would give.
 func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (*TopByLabel, error) {
 	if key == "" {
-		return nil, optionErrorf("--by-label: the label key is empty")
+		return nil, option.Errorf("by-label", "the label key is empty")
 	}
 	filters, err := cfg.compile()
 	if err != nil {

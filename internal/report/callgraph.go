@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/google/pprof/profile"
+	"github.com/profq/profq/internal/num"
 
 	"github.com/profq/profq/internal/source"
 
@@ -96,9 +97,9 @@ func shownAndBasis(entries []graph.Entry) (shown, basis int64) {
 	for i := range entries {
 		flat := entries[i].FlatValue()
 		shown += flat
-		v := abs64(flat)
+		v := num.Abs(flat)
 		if v == 0 {
-			v = abs64(entries[i].CumValue())
+			v = num.Abs(entries[i].CumValue())
 		}
 		if v > 0 && (basis == 0 || v < basis) {
 			basis = v

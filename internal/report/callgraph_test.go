@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"github.com/profq/profq/internal/option"
 	"regexp"
 	"testing"
 
@@ -122,7 +123,7 @@ func TestPeekErrors(t *testing.T) {
 	}
 	cfg = DefaultPeekConfig()
 	cfg.SampleIndex = "nope"
-	var opt *OptionError
+	var opt *option.Error
 	if _, err := NewPeek(folded(t, `main;f 1 10`), nil, cfg, regexp.MustCompile(`f`)); !errors.As(err, &opt) {
 		t.Errorf("bad sample index: %v", err)
 	}

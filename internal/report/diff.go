@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/num"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"math"
 	"regexp"
@@ -54,7 +56,7 @@ func (c *DiffConfig) Validate() error {
 		return err
 	}
 	if !(c.Alpha > 0 && c.Alpha < 1) {
-		return optionErrorf("--alpha: %v is not between 0 and 1", c.Alpha)
+		return option.Errorf("alpha", "%v is not between 0 and 1", c.Alpha)
 	}
 	return nil
 }
@@ -190,8 +192,8 @@ func checkCapture(source, role string, t *Top) (*Capture, error) {
 		return nil, fmt.Errorf("reading %s: schema_version %d, this profq reads %d", source, t.SchemaVersion, SchemaVersion)
 	}
 	if t.DroppedNodes > 0 || len(t.Rows) < t.CandidateNodes {
-		return nil, fmt.Errorf("reading %s: the top report leaves out %d of its nodes; save it with --nodefraction 0 --nodecount 0",
-			source, t.DroppedNodes+t.CandidateNodes-len(t.Rows))
+		return nil, fmt.Errorf("reading %s: the top report leaves out %d of its nodes; save it with %s 0 %s 0",
+			source, t.DroppedNodes+t.CandidateNodes-len(t.Rows), option.Flag("nodefraction"), option.Flag("nodecount"))
 	}
 	if err := checkTotals(t); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", source, err)
@@ -231,7 +233,7 @@ func checkTotals(t *Top) error {
 		switch {
 		case r.Flat == math.MinInt64 || r.Cum == math.MinInt64:
 			return fmt.Errorf("node %q has a value of -2^63, which no sum of int64 values reaches", r.Name)
-		case !t.Options.Mean && (abs64(r.Flat) > t.Total || abs64(r.Cum) > t.Total):
+		case !t.Options.Mean && (num.Abs(r.Flat) > t.Total || num.Abs(r.Cum) > t.Total):
 			return fmt.Errorf("node %q has values (flat %d, cum %d) beyond the report's total %d", r.Name, r.Flat, r.Cum, t.Total)
 		case !negative && r.Flat > r.Cum:
 			return fmt.Errorf("node %q has a flat value (%d) above its cum value (%d)", r.Name, r.Flat, r.Cum)
@@ -253,20 +255,20 @@ func checkSummary(c *Capture, cfg *DiffConfig) error {
 	}
 	switch {
 	case o.Granularity != want.Granularity:
-		return mismatch("--granularity", o.Granularity, want.Granularity)
+		return mismatch(option.Flag("granularity"), o.Granularity, want.Granularity)
 	case o.NoInlines != want.NoInlines:
-		return mismatch("--noinlines", o.NoInlines, want.NoInlines)
+		return mismatch(option.Flag("noinlines"), o.NoInlines, want.NoInlines)
 	case o.Mean != want.Mean:
-		return mismatch("--mean", o.Mean, want.Mean)
+		return mismatch(option.Flag("mean"), o.Mean, want.Mean)
 	case o.RelativePercentages != want.RelativePercentages:
-		return mismatch("--relative-percentages", o.RelativePercentages, want.RelativePercentages)
+		return mismatch(option.Flag("relative-percentages"), o.RelativePercentages, want.RelativePercentages)
 	case !slices.Equal(o.Filters, want.Filters):
 		return mismatch("filters", filterList(o.Filters), filterList(want.Filters))
 	}
 	if si := cfg.SampleIndex; si != "" {
 		if n, err := strconv.Atoi(si); err == nil {
 			if n != o.SampleIndex {
-				return mismatch("--sample-index", o.SampleIndex, n)
+				return mismatch(option.Flag("sample-index"), o.SampleIndex, n)
 			}
 		} else if name := c.Top.SampleType.Type; name != si && name != "mean_"+si {
 			return mismatch("sample type", name, si)
@@ -450,7 +452,7 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 	bs, ns := newSide(0, base, work.reference()), newSide(len(base), new, work.reference())
 	minDelta, err := cfg.MinDelta.Resolve(st.Unit, bs.total)
 	if err != nil {
-		return nil, &OptionError{Err: err}
+		return nil, err // a *gate.UnitError: a usage error
 	}
 	if cfg.Normalize {
 		bs.normalizeTo(bs.total)
@@ -585,7 +587,7 @@ func above(cum []int64, cutoff int64) bool {
 	}
 	abs := make([]int64, len(cum))
 	for i, v := range cum {
-		abs[i] = abs64(v)
+		abs[i] = num.Abs(v)
 	}
 	return medianInt(abs) >= cutoff
 }
@@ -653,7 +655,7 @@ func medianInt(values []int64) int64 {
 func sortCandidates(cands []candidate, cumSort bool) {
 	slices.SortFunc(cands, func(ca, cb candidate) int {
 		a, b := ca.row, cb.row
-		first, second := func(r *DiffRow) int64 { return abs64(r.Flat.Delta) }, func(r *DiffRow) int64 { return abs64(r.Cum.Delta) }
+		first, second := func(r *DiffRow) int64 { return num.Abs(r.Flat.Delta) }, func(r *DiffRow) int64 { return num.Abs(r.Cum.Delta) }
 		if cumSort {
 			first, second = second, first
 		}
@@ -661,13 +663,7 @@ func sortCandidates(cands []candidate, cumSort bool) {
 			cmp.Compare(first(&b), first(&a)),
 			cmp.Compare(second(&b), second(&a)),
 			cmp.Compare(a.Name, b.Name),
-			cmp.Compare(a.Function, b.Function),
-			cmp.Compare(a.File, b.File),
-			cmp.Compare(a.Object, b.Object),
-			cmp.Compare(a.StartLine, b.StartLine),
-			cmp.Compare(a.Line, b.Line),
-			cmp.Compare(a.Column, b.Column),
-			cmp.Compare(a.Address, b.Address),
+			a.NodeIdentity.Compare(b.NodeIdentity),
 		)
 	})
 }
@@ -696,13 +692,6 @@ func sub64(new, base int64) int64 {
 		return -math.MaxInt64
 	}
 	return d
-}
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 func diffOptions(cfg *DiffConfig, minDelta float64) DiffOptions {

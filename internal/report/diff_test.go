@@ -2,7 +2,9 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"math"
 	"strings"
 	"testing"
@@ -476,16 +478,10 @@ func TestDiffMinDeltaUnitMustFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = NewDiff([]*Capture{capture(t, "a", RoleBase, "main 1\n", cfg.Config)}, []*Capture{capture(t, "b", RoleNew, "main 1\n", cfg.Config)}, cfg)
-	var opt *OptionError
-	if !asOptionError(err, &opt) {
-		t.Errorf("error %v, want an OptionError", err)
+	var unit *gate.UnitError
+	if !errors.As(err, &unit) || !option.IsUsage(err) {
+		t.Errorf("error %v, want a gate.UnitError, a usage error", err)
 	}
-}
-
-func asOptionError(err error, target **OptionError) bool {
-	e, ok := err.(*OptionError)
-	*target = e
-	return ok
 }
 
 // summary saves c's top report as JSON, as `profq top --format json --nodefraction 0` does.

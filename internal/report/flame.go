@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/text"
 	"math"
 	"slices"
 
@@ -48,18 +50,12 @@ type NegativeValuesError struct {
 }
 
 func (e *NegativeValuesError) Error() string {
-	msg := fmt.Sprintf("%d %s negative values, which a flame graph cannot draw", e.Samples, pluralize(e.Samples, "sample has", "samples have"))
+	msg := fmt.Sprintf("%d %s negative values, which a flame graph cannot draw", e.Samples, text.Plural(e.Samples, "sample has", "samples have"))
 	if e.Base {
-		msg += "; --base subtracted more than the profile holds: use --diff-base for a differential flame graph"
+		msg += fmt.Sprintf("; %s subtracted more than the profile holds: use %s for a differential flame graph",
+			option.Flag("base"), option.Flag("diff-base"))
 	}
 	return msg
-}
-
-func pluralize(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // NewFlame builds the flame graph of p, which it modifies: filters and aggregation run in
@@ -69,10 +65,10 @@ func pluralize(n int, one, many string) string {
 // path its Base value instead of widening it.
 func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, error) {
 	if cfg.Mean {
-		return nil, optionErrorf("--mean: a flame graph adds values up along its paths, and means do not add up")
+		return nil, option.Errorf("mean", "a flame graph adds values up along its paths, and means do not add up")
 	}
 	if math.IsNaN(cfg.MinWidth) || cfg.MinWidth < 0 || cfg.MinWidth >= 1 {
-		return nil, optionErrorf("--min-width: %v is not a width between 0 and the graph's width", cfg.MinWidth*FlameNominalWidth)
+		return nil, option.Errorf("min-width", "%v is not a width between 0 and the graph's width", cfg.MinWidth*FlameNominalWidth)
 	}
 	filters, err := cfg.compile()
 	if err != nil {
@@ -113,7 +109,7 @@ func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, erro
 				neg.Base = neg.Base || in.Role == RoleBase
 			}
 			if neg.Base {
-				return nil, &OptionError{Err: neg}
+				return nil, &option.Error{Err: neg}
 			}
 		}
 		return nil, err
@@ -182,16 +178,7 @@ func keyOf(f *Frame) frameKey {
 }
 
 func compareFrameKeys(a, b frameKey) int {
-	return cmp.Or(
-		cmp.Compare(a.name, b.name),
-		cmp.Compare(a.Function, b.Function),
-		cmp.Compare(a.File, b.File),
-		cmp.Compare(a.StartLine, b.StartLine),
-		cmp.Compare(a.Line, b.Line),
-		cmp.Compare(a.Column, b.Column),
-		cmp.Compare(a.Address, b.Address),
-		cmp.Compare(a.Object, b.Object),
-	)
+	return cmp.Or(cmp.Compare(a.name, b.name), a.NodeIdentity.Compare(b.NodeIdentity))
 }
 
 // flameBuilder lays a TraceStream's samples out as a flame graph, top down: the samples of a
@@ -271,13 +258,7 @@ func newFlameBuilder(s *TraceStream, reverse bool) *flameBuilder {
 
 // position is l's position in s's location table plus one, or 0 when it is not there.
 func (s *TraceStream) position(l *profile.Location) int32 {
-	if s.dense != nil {
-		if l.ID < uint64(len(s.dense)) {
-			return s.dense[l.ID]
-		}
-		return 0
-	}
-	return s.sparse[l.ID]
+	return s.locs.Position(l) + 1
 }
 
 // position is s.position(l), which must not be 0: a location that is not in the profile's
@@ -403,7 +384,7 @@ func (b *flameBuilder) children(idx, lo, hi, depth int, x int64) {
 		return
 	}
 	if len(b.f.Frames) > MaxFlameFrames {
-		b.err = optionErrorf("--min-width: the graph has more than %d frames; draw fewer with a larger --min-width (in pixels of a %d-pixel graph), or filters", MaxFlameFrames, FlameNominalWidth)
+		b.err = option.Errorf("min-width", "the graph has more than %d frames; draw fewer with a larger %s (in pixels of a %d-pixel graph), or filters", MaxFlameFrames, option.Flag("min-width"), FlameNominalWidth)
 		return
 	}
 	pairs := b.pairs[lo:hi]

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"github.com/profq/profq/internal/option"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -410,7 +411,7 @@ func TestFlameRefuses(t *testing.T) {
 	p := proftest.MustFolded(cpuTypes, "main;a 1 10\nmain;b 1 -4\n")
 	_, err := NewFlame(p.Copy(), nil, DefaultFlameConfig())
 	var neg *NegativeValuesError
-	var opt *OptionError
+	var opt *option.Error
 	if !errors.As(err, &neg) || errors.As(err, &opt) || err.Error() != "1 sample has negative values, which a flame graph cannot draw" {
 		t.Errorf("negative values: %v", err)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"maps"
 	"regexp"
 	"slices"
@@ -24,7 +25,7 @@ func sampleIndex(p *profile.Profile, sampleIndex string) (int, error) {
 	}
 	index, err := p.SampleIndexByName(sampleIndex)
 	if err != nil {
-		return 0, &OptionError{Err: fmt.Errorf("--sample-index: %w", err)}
+		return 0, &option.Error{Name: "sample-index", Err: err}
 	}
 	return index, nil
 }
@@ -128,10 +129,10 @@ func (f tagKeyFilter) apply(p *profile.Profile) []string {
 	sm, hm := p.FilterTagsByName(f.show, f.hide)
 	var warnings []string
 	if f.show != nil && !sm {
-		warnings = append(warnings, fmt.Sprintf("--tagshow expression %q matched no samples", f.showExpr))
+		warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples", option.Flag("tagshow"), f.showExpr))
 	}
 	if f.hide != nil && !hm {
-		warnings = append(warnings, fmt.Sprintf("--taghide expression %q matched no samples", f.hideExpr))
+		warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples", option.Flag("taghide"), f.hideExpr))
 	}
 	return warnings
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"github.com/profq/profq/internal/option"
 	"regexp"
 	"strconv"
 	"strings"
@@ -54,7 +55,7 @@ func withLabels(t *testing.T, p *profile.Profile, specs ...string) *profile.Prof
 	return p
 }
 
-func num(n int64) *int64 { return &n }
+func numPtr(n int64) *int64 { return &n }
 
 // labelled is a small server profile: two handlers, one sample on both (a sample with two
 // values), samples without the handler label, numeric labels with and without units.
@@ -89,9 +90,9 @@ func TestTagsWeighEachValue(t *testing.T) {
 	want := []TagKey{
 		// 1024 and 1025 bytes both print as 1kB; the numbers tell them apart.
 		{Key: "bytes", Numeric: true, Unit: "bytes", Total: 900, Pct: pctOf(900), Samples: 3, Values: []TagValue{
-			{Value: "1kB", Number: num(1024), Weight: 500, Pct: pctOf(500), Samples: 1},
-			{Value: "4MB", Number: num(4194304), Weight: 300, Pct: pctOf(300), Samples: 1},
-			{Value: "1kB", Number: num(1025), Weight: 100, Pct: pctOf(100), Samples: 1},
+			{Value: "1kB", Number: numPtr(1024), Weight: 500, Pct: pctOf(500), Samples: 1},
+			{Value: "4MB", Number: numPtr(4194304), Weight: 300, Pct: pctOf(300), Samples: 1},
+			{Value: "1kB", Number: numPtr(1025), Weight: 100, Pct: pctOf(100), Samples: 1},
 		}},
 		// The sample with two handlers counts in both, so the key's total exceeds the sum of
 		// its samples.
@@ -100,10 +101,10 @@ func TestTagsWeighEachValue(t *testing.T) {
 			{Value: "/upload", Weight: 340, Pct: pctOf(340), Samples: 2},
 		}},
 		{Key: "request", Numeric: true, Unit: "bytes", Total: 40, Pct: pctOf(40), Samples: 1, Values: []TagValue{
-			{Value: "100B", Number: num(100), Weight: 40, Pct: pctOf(40), Samples: 1},
+			{Value: "100B", Number: numPtr(100), Weight: 40, Pct: pctOf(40), Samples: 1},
 		}},
 		{Key: "shard", Numeric: true, Unit: "shard", Total: 300, Pct: pctOf(300), Samples: 1, Values: []TagValue{
-			{Value: "3", Number: num(3), Weight: 300, Pct: pctOf(300), Samples: 1},
+			{Value: "3", Number: numPtr(3), Weight: 300, Pct: pctOf(300), Samples: 1},
 		}},
 		{Key: "tenant", Total: 900, Pct: pctOf(900), Samples: 3, Values: []TagValue{
 			{Value: "acme", Weight: 800, Pct: pctOf(800), Samples: 2},
@@ -200,11 +201,11 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 		t.Errorf("total %d type %q, want 5 samples", tags.Total, tags.SampleType.Type)
 	}
 
-	var opt *OptionError
+	var opt *option.Error
 	mean := DefaultTagsConfig()
 	mean.Report.Mean = true
 	if _, err := NewTags(labelled(t), nil, mean); !errors.As(err, &opt) {
-		t.Errorf("--mean: error %v, want an OptionError", err)
+		t.Errorf("--mean: error %v, want an option.Error", err)
 	}
 	bad := DefaultTagsConfig()
 	bad.TagShow = "("
@@ -215,7 +216,7 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 	idx := DefaultTagsConfig()
 	idx.Report.SampleIndex = "nope"
 	if _, err := NewTags(labelled(t), nil, idx); !errors.As(err, &opt) {
-		t.Errorf("unknown sample index: error %v, want an OptionError", err)
+		t.Errorf("unknown sample index: error %v, want an option.Error", err)
 	}
 }
 
@@ -399,15 +400,15 @@ func TestTopByLabelUnknownKeyAndErrors(t *testing.T) {
 	if len(top.Groups) != 1 || top.Groups[0].HasLabel || top.Groups[0].Samples != 6 || len(top.Warnings) != 1 {
 		t.Errorf("groups %+v warnings %q; want one unlabelled group of all 6 samples and a warning", top.Groups, top.Warnings)
 	}
-	var opt *OptionError
+	var opt *option.Error
 	if _, err := NewTopByLabel(labelled(t), nil, DefaultConfig(), ""); !errors.As(err, &opt) {
-		t.Errorf("empty key: error %v, want an OptionError", err)
+		t.Errorf("empty key: error %v, want an option.Error", err)
 	}
 	mean := DefaultConfig()
 	mean.Mean = true
 	one := proftest.MustFolded([]string{"cpu/nanoseconds"}, "main 10\n")
 	if _, err := NewTopByLabel(one, nil, mean, "k"); !errors.As(err, &opt) {
-		t.Errorf("--mean on one sample type: error %v, want an OptionError", err)
+		t.Errorf("--mean on one sample type: error %v, want an option.Error", err)
 	}
 	// Everything filtered away: no groups, not an error.
 	focus := DefaultConfig()

@@ -4,6 +4,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 )
 
@@ -179,6 +180,21 @@ type NodeIdentity struct {
 	// Object is the binary or library the node belongs to when that is part of its identity
 	// (frames without function names), or "".
 	Object string `json:"object"`
+}
+
+// Compare orders identities for rows and frames whose printed names are equal, in the
+// order the graph orders its nodes' (graph.NodeInfo): function, file, object, start line,
+// line, column, address.
+func (a NodeIdentity) Compare(b NodeIdentity) int {
+	return cmp.Or(
+		cmp.Compare(a.Function, b.Function),
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.Object, b.Object),
+		cmp.Compare(a.StartLine, b.StartLine),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.Column, b.Column),
+		cmp.Compare(a.Address, b.Address),
+	)
 }
 
 // Row is one graph node in a top report.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/profq/profq/internal/option"
 	"regexp"
 
 	"github.com/google/pprof/profile"
@@ -42,7 +43,7 @@ func NewPeek(p *profile.Profile, inputs []Input, cfg Config, re *regexp.Regexp) 
 // source.LoadStacks; nil when p has its samples). The report is the same.
 func NewPeekStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, re *regexp.Regexp) (*Peek, error) {
 	if re == nil {
-		return nil, optionErrorf("peek needs a regular expression")
+		return nil, option.New("peek needs a regular expression")
 	}
 	cg, err := newCallGraph(p, st, inputs, cfg)
 	if err != nil {

@@ -2,6 +2,8 @@ package report
 
 import (
 	"cmp"
+	"github.com/profq/profq/internal/num"
+	"github.com/profq/profq/internal/option"
 	"maps"
 	"slices"
 	"strings"
@@ -40,7 +42,7 @@ func (c *TagsConfig) compile() (*filter.Set, tagKeyFilter, error) {
 	if c.Report.Mean {
 		// pprof -tags -mean divides the total but not the weights, so its percentages are of
 		// a mean; there is no meaning to reproduce.
-		return nil, tagKeyFilter{}, optionErrorf("--mean does not apply to tags: label weights are sums")
+		return nil, tagKeyFilter{}, option.Errorf("mean", "does not apply to tags: label weights are sums")
 	}
 	filters, err := c.Report.compile()
 	if err != nil {
@@ -252,7 +254,7 @@ func tagKeys(groups []tagGroup, numUnits map[string]string, total int64) []TagKe
 			entries = append(entries, entry{v, a, v.text(tk.Unit)})
 		}
 		slices.SortFunc(entries, func(x, y entry) int {
-			if c := cmp.Compare(abs64(y.a.weight), abs64(x.a.weight)); c != 0 {
+			if c := cmp.Compare(num.Abs(y.a.weight), num.Abs(x.a.weight)); c != 0 {
 				return c
 			}
 			if c := strings.Compare(x.s, y.s); c != 0 {

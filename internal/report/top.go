@@ -1,7 +1,7 @@
 package report
 
 import (
-	"fmt"
+	"github.com/profq/profq/internal/option"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -51,17 +51,6 @@ func DefaultConfig() Config {
 	return Config{Granularity: "functions", NodeFraction: 0.005, EdgeFraction: 0.001, Sort: "flat"}
 }
 
-// OptionError reports an option that is invalid for the profile or in itself, such as an
-// unknown sample index. It is a usage error.
-type OptionError struct{ Err error }
-
-func (e *OptionError) Error() string { return e.Err.Error() }
-func (e *OptionError) Unwrap() error { return e.Err }
-
-func optionErrorf(format string, args ...any) error {
-	return &OptionError{Err: fmt.Errorf(format, args...)}
-}
-
 func (c *Config) filterOptions() filter.Options {
 	return filter.Options{
 		Focus: c.Focus, Ignore: c.Ignore, Hide: c.Hide, Show: c.Show,
@@ -78,20 +67,20 @@ func (c *Config) Validate() error {
 // compile checks the options that do not depend on a profile and returns the compiled filters.
 func (c *Config) compile() (*filter.Set, error) {
 	if g := Granularities(); !slices.Contains(g, c.Granularity) {
-		return nil, optionErrorf("--granularity: %q is not one of %s", c.Granularity, strings.Join(g, ", "))
+		return nil, option.Errorf("granularity", "%q is not one of %s", c.Granularity, strings.Join(g, ", "))
 	}
 	if c.Sort != "flat" && c.Sort != "cum" {
-		return nil, optionErrorf("--sort: %q is not flat or cum", c.Sort)
+		return nil, option.Errorf("sort", "%q is not flat or cum", c.Sort)
 	}
 	if c.NodeCount < 0 {
-		return nil, optionErrorf("--nodecount: %d is negative", c.NodeCount)
+		return nil, option.Errorf("nodecount", "%d is negative", c.NodeCount)
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"nodefraction", c.NodeFraction}, {"edgefraction", c.EdgeFraction}} {
 		if !(f.v >= 0 && f.v <= 1) {
-			return nil, optionErrorf("--%s: %v is not between 0 and 1", f.name, f.v)
+			return nil, option.Errorf(f.name, "%v is not between 0 and 1", f.v)
 		}
 	}
 	return filter.Compile(c.filterOptions())
@@ -211,7 +200,7 @@ func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, filtering 
 	}
 	if cfg.Mean && len(p.SampleType) == 1 {
 		// The divisor is sample type 0, the count; a single type would divide by itself.
-		return prepared{}, optionErrorf("--mean needs a profile with a count sample type besides the value")
+		return prepared{}, option.Errorf("mean", "needs a profile with a count sample type besides the value")
 	}
 	pr := prepared{index: index, stacks: st}
 	if cfg.RelativePercentages {

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"github.com/profq/profq/internal/option"
 	"strings"
 	"testing"
 
@@ -122,9 +123,9 @@ func TestSampleIndexDefaultsAndErrors(t *testing.T) {
 	}
 	for _, idx := range []string{"nope", "2", "-1"} {
 		_, err := NewTop(proftest.MustFolded(cpuTypes, `main 3 30`), nil, Config{SampleIndex: idx, Granularity: "functions", Sort: "flat"})
-		var opt *OptionError
+		var opt *option.Error
 		if !errors.As(err, &opt) {
-			t.Errorf("sample index %q: got %v, want an OptionError", idx, err)
+			t.Errorf("sample index %q: got %v, want an option.Error", idx, err)
 		}
 	}
 }
@@ -211,7 +212,7 @@ func TestValidate(t *testing.T) {
 		cfg := DefaultConfig()
 		edit(&cfg)
 		err := cfg.Validate()
-		var opt *OptionError
+		var opt *option.Error
 		var expr *filter.ExprError
 		if !errors.As(err, &opt) && !errors.As(err, &expr) {
 			t.Errorf("%+v: got %v, want a usage error", cfg, err)

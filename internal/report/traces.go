@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/profq/profq/internal/source"
 	"maps"
 	"slices"
 	"strings"
@@ -25,10 +26,8 @@ type TraceStream struct {
 
 	frames []Frame // every line of every location, location by location
 	start  []int32 // frames of the location at table position i: frames[start[i]:start[i+1]]
-	// A location's table position by ID: dense when the IDs are (as profq's decoder and the
-	// Go runtime number them), a map otherwise.
-	dense  []int32 // ID -> position+1 (0: unknown)
-	sparse map[uint64]int32
+	// locs finds a location's position in the location table.
+	locs *source.LocationIndex
 }
 
 // NewTraces prepares a traces report of p, which it modifies: filters and aggregation run
@@ -95,29 +94,16 @@ func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, er
 // indexFrames names every line of every location once, so that walking a sample costs a
 // lookup per location.
 func (s *TraceStream) indexFrames(locs []*profile.Location) {
-	var maxID uint64
-	for _, l := range locs {
-		maxID = max(maxID, l.ID)
-	}
-	if maxID <= uint64(4*len(locs)+1024) {
-		s.dense = make([]int32, maxID+1)
-	} else {
-		s.sparse = make(map[uint64]int32, len(locs))
-	}
+	s.locs = source.NewLocationIndex(locs)
 	n := 0
 	for _, l := range locs {
 		n += max(1, len(l.Line))
 	}
 	s.frames = make([]Frame, 0, n)
 	s.start = make([]int32, 0, len(locs)+1)
-	for i, l := range locs {
+	for _, l := range locs {
 		s.start = append(s.start, int32(len(s.frames)))
 		s.frames = s.appendFrames(s.frames, l)
-		if s.dense != nil {
-			s.dense[l.ID] = int32(i) + 1
-		} else {
-			s.sparse[l.ID] = int32(i) + 1
-		}
 	}
 	s.start = append(s.start, int32(len(s.frames)))
 }
@@ -154,14 +140,7 @@ func (s *TraceStream) FrameCount() int {
 
 // locationFrames returns the frames of l, from the table when l is in it.
 func (s *TraceStream) locationFrames(l *profile.Location) []Frame {
-	var pos int32
-	if s.dense != nil {
-		if l.ID < uint64(len(s.dense)) {
-			pos = s.dense[l.ID]
-		}
-	} else {
-		pos = s.sparse[l.ID]
-	}
+	pos := s.position(l)
 	if pos == 0 {
 		// Not in the location table: a malformed profile. Name it on the spot, with IDs
 		// past the table so that no cache mistakes it for another frame.

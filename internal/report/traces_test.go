@@ -2,6 +2,8 @@ package report
 
 import (
 	"errors"
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/source"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -153,9 +155,9 @@ main;b 0 7
 		t.Errorf("type %q, want mean_cpu", typ)
 	}
 	_, err := NewTraces(proftest.MustFolded([]string{"cpu/nanoseconds"}, "main 1\n"), nil, Config{Granularity: "functions", Sort: "flat", Mean: true})
-	var opt *OptionError
+	var opt *option.Error
 	if !errors.As(err, &opt) {
-		t.Errorf("--mean on a single sample type: %v, want an OptionError", err)
+		t.Errorf("--mean on a single sample type: %v, want an option.Error", err)
 	}
 }
 
@@ -231,14 +233,10 @@ func TestTracesSparseLocationIDs(t *testing.T) {
 		l.ID = uint64(i+1) << 40
 	}
 	s := newTraces(t, p, nil)
-	if s.sparse == nil {
-		t.Fatal("sparse IDs did not select the map lookup")
-	}
 	if diff := cmp.Diff(want, traceBriefs(t, s)); diff != "" {
 		t.Error(diff)
 	}
-	p.Location = p.Location[:1]
-	s.sparse = map[uint64]int32{p.Location[0].ID: 1}
+	s.locs = source.NewLocationIndex(p.Location[:1])
 	if diff := cmp.Diff(want, traceBriefs(t, s)); diff != "" {
 		t.Errorf("with a location missing from the table: %s", diff)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"net"
 	"net/http"
@@ -232,7 +233,7 @@ func (o Options) fetch(ctx context.Context, arg string) ([]byte, error) {
 func fetchReason(err error, ctx context.Context, timeout time.Duration) error {
 	var ne net.Error
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Errorf("no complete response within %v (raise it with --timeout)", timeout)
+		return fmt.Errorf("no complete response within %v (raise it with %s)", timeout, option.Flag("timeout"))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -251,7 +252,7 @@ const maxErrorBody = 200
 func statusError(resp *http.Response) error {
 	if resp.Header.Get("X-Go-Pprof") != "" && strings.Contains(resp.Header.Get("Content-Type"), "text/plain") {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
-		if msg := oneLine(string(body), maxErrorBody); err == nil && msg != "" {
+		if msg := cleanLine(string(body), maxErrorBody); err == nil && msg != "" {
 			return fmt.Errorf("%s: %s", resp.Status, msg)
 		}
 	}

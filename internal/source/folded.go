@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/text"
 	"hash/maphash"
 	"io"
 	"math"
@@ -132,11 +133,11 @@ func (o Options) foldLines(src lineSource) (*profile.Profile, []string, error) {
 	var warnings []string
 	if skipped > 0 {
 		warnings = append(warnings, fmt.Sprintf("folded stacks: skipped %d malformed %s (first: line %d: %s)",
-			skipped, plural(skipped, "line", "lines"), firstBad, firstLine))
+			skipped, text.Plural(skipped, "line", "lines"), firstBad, firstLine))
 	}
 	if rounded > 0 {
 		warnings = append(warnings, fmt.Sprintf("folded stacks: rounded %d non-integer %s to the nearest integer",
-			rounded, plural(rounded, "value", "values")))
+			rounded, text.Plural(rounded, "value", "values")))
 	}
 	// The builder makes valid profiles (one value a sample, unique IDs): Load checks the
 	// result once more, as it checks every input, and a check here would only double the
@@ -402,13 +403,6 @@ func quoteLine(s string) string {
 		s = string([]rune(s)[:maxQuoted]) + "..."
 	}
 	return strconv.Quote(s)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // streamLines is a lineSource over a stream: only the current line is held. A line is

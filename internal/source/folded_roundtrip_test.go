@@ -49,7 +49,7 @@ func foldedOf(t *testing.T, p *profile.Profile, sampleIndex string) []byte {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := render.Traces(&buf, s, render.TracesOptions{Format: "folded"}); err != nil {
+	if err := render.Traces(&buf, s, render.Options{Format: "folded"}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

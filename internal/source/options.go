@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"math"
 	"strings"
@@ -122,7 +123,7 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("larger than %d bytes (after decompression); raise the limit with --max-input-bytes", e.Limit)
+	return fmt.Sprintf("larger than %d bytes (after decompression); raise the limit with %s", e.Limit, option.Flag("max-input-bytes"))
 }
 
 // RatioError is a gzip input that decompresses to more than a plausible profile's size for
@@ -136,7 +137,7 @@ type RatioError struct {
 }
 
 func (e *RatioError) Error() string {
-	return fmt.Sprintf("decompresses to more than %d bytes at over %d times its compressed size, as decompression bombs do; set --max-input-bytes to read it anyway", e.Size, e.Ratio)
+	return fmt.Sprintf("decompresses to more than %d bytes at over %d times its compressed size, as decompression bombs do; set %s to read it anyway", e.Size, e.Ratio, option.Flag("max-input-bytes"))
 }
 
 // SampleLimitError is an input with more samples than Options.MaxSamples allows.
@@ -146,7 +147,7 @@ type SampleLimitError struct {
 }
 
 func (e *SampleLimitError) Error() string {
-	return fmt.Sprintf("more than %d samples; raise the limit with --max-samples", e.Limit)
+	return fmt.Sprintf("more than %d samples; raise the limit with %s", e.Limit, option.Flag("max-samples"))
 }
 
 // DepthLimitError is an input with a sample of more frames than Options.MaxStackDepth
@@ -157,7 +158,7 @@ type DepthLimitError struct {
 }
 
 func (e *DepthLimitError) Error() string {
-	return fmt.Sprintf("a sample has more than %d frames; raise the limit with --max-stack-depth", e.Limit)
+	return fmt.Sprintf("a sample has more than %d frames; raise the limit with %s", e.Limit, option.Flag("max-stack-depth"))
 }
 
 // LabelLimitError is an input with a sample of more labels than Options.MaxLabels allows.
@@ -167,7 +168,7 @@ type LabelLimitError struct {
 }
 
 func (e *LabelLimitError) Error() string {
-	return fmt.Sprintf("a sample has more than %d labels; raise the limit with --max-labels", e.Limit)
+	return fmt.Sprintf("a sample has more than %d labels; raise the limit with %s", e.Limit, option.Flag("max-labels"))
 }
 
 // EntryLimitError is an input with more entries in one of its tables (strings, functions,
@@ -178,7 +179,7 @@ type EntryLimitError struct {
 }
 
 func (e *EntryLimitError) Error() string {
-	return fmt.Sprintf("a table of the profile (strings, functions, locations, lines or mappings) has more than %d entries; raise the limit with --max-entries", e.Limit)
+	return fmt.Sprintf("a table of the profile (strings, functions, locations, lines or mappings) has more than %d entries; raise the limit with %s", e.Limit, option.Flag("max-entries"))
 }
 
 // OverflowError is a profile whose values of one sample type add up, in absolute value,

@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"net/url"
 	"os"
@@ -82,7 +83,7 @@ var (
 	ErrNoSampleTypes = errors.New("profile has no sample types")
 	// ErrStdinTwice is a request to read standard input ("-") more than once, among the
 	// profiles and the bases together: a mistake on the command line, not in an input.
-	ErrStdinTwice = errors.New("standard input (-) can be read only once")
+	ErrStdinTwice = option.New("standard input (-) can be read only once")
 )
 
 // Bases are the base profiles a profile is compared against, as pprof's -base and
@@ -486,16 +487,16 @@ const maxReason = 300
 func (e *inputError) Error() string {
 	// The profile package prefixes "parsing profile: ", which repeats the context.
 	reason := strings.TrimPrefix(e.err.Error(), "parsing profile: ")
-	return oneLine(e.context, -1) + ": " + oneLine(reason, maxReason)
+	return cleanLine(e.context, -1) + ": " + cleanLine(reason, maxReason)
 }
 
 func (e *inputError) Unwrap() error { return e.err }
 
-// oneLine makes s printable on one line: runs of white space become one space, other
+// cleanLine makes s printable on one line: runs of white space become one space, other
 // unprintable runes and invalid UTF-8 are escaped as in Go string literals. With limit >= 0,
 // a result longer than limit characters keeps its beginning and its end, where the profile
 // package puts the actual reason after a quoted input line, joined by "...".
-func oneLine(s string, limit int) string {
+func cleanLine(s string, limit int) string {
 	var b strings.Builder
 	if appendClean(&b, s, limit) == len(s) {
 		return strings.TrimSpace(b.String())

@@ -612,8 +612,8 @@ func TestOneLine(t *testing.T) {
 		{"a\n\n\nbcdefghijklmnopqrstuvwxyz", 13, `a bcde...wxyz`},
 	}
 	for _, tt := range tests {
-		if got := oneLine(tt.in, tt.max); got != tt.want {
-			t.Errorf("oneLine(%q, %d) = %q; want %q", tt.in, tt.max, got, tt.want)
+		if got := cleanLine(tt.in, tt.max); got != tt.want {
+			t.Errorf("cleanLine(%q, %d) = %q; want %q", tt.in, tt.max, got, tt.want)
 		}
 	}
 }

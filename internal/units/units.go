@@ -245,6 +245,35 @@ func OutputUnit(minValue, maxValue int64, sampleUnit string) string {
 	return u
 }
 
+// Unit is one printed unit of a family and its size in the family's base unit.
+type Unit struct {
+	Name   string
+	Factor float64
+}
+
+// Family is a set of convertible units: bytes, time or GCU.
+type Family struct {
+	// Units are the units values are printed in, smallest first.
+	Units []Unit
+	// Default is the unit a value is printed in when no unit of Units gives at least 1.
+	Default Unit
+}
+
+// FamilyOf returns the family of unit name, in any spelling that sniffing accepts, and the
+// unit it names. ok is false for a unit of no family (count, Auto, Minimum, ...).
+func FamilyOf(name string) (fam Family, u Unit, ok bool) {
+	f := familyOf(name)
+	if f == nil {
+		return Family{}, Unit{}, false
+	}
+	for _, x := range f.units {
+		fam.Units = append(fam.Units, Unit{x.name, x.factor})
+	}
+	fam.Default = Unit{f.defaultName, f.defaultFactor}
+	from := f.sniff(name)
+	return fam, Unit{from.name, from.factor}, true
+}
+
 // Known reports whether pprof understands name as a target unit: Auto, Minimum, or a unit
 // of one of the families in any spelling that sniffing accepts ("ms", "MB", "seconds",
 // "hrs", "kilobytes", "gcu"). The printed names of the GCU multiples ("n*GCU", ...) are

@@ -377,3 +377,32 @@ func TestFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestFamilyOf checks the exported table against Scale, which reads the same one: every
+// unit of a family converts to every other by the ratio of their factors, and to the
+// default unit for a target of no family.
+func TestFamilyOf(t *testing.T) {
+	for _, name := range []string{"bytes", "kilobyte", "nanoseconds", "ms", "hours", "gcu", "megagcu"} {
+		fam, from, ok := FamilyOf(name)
+		if !ok || len(fam.Units) == 0 {
+			t.Fatalf("%s: no family", name)
+		}
+		for _, to := range fam.Units {
+			if strings.Contains(to.Name, "*") {
+				continue // the printed names of GCU multiples do not select them (Known)
+			}
+			v, got := Scale(1000, name, to.Name)
+			if want := 1000 * from.Factor / to.Factor; got != to.Name || v != want {
+				t.Errorf("%s to %s: Scale gives %v %s, the table %v", name, to.Name, v, got, want)
+			}
+		}
+		if v, got := Scale(1000, name, "count"); got != fam.Default.Name || v != 1000*from.Factor/fam.Default.Factor {
+			t.Errorf("%s to its default: Scale gives %v %s, the table %v %s", name, v, got, 1000*from.Factor/fam.Default.Factor, fam.Default.Name)
+		}
+	}
+	for _, name := range []string{"count", "", Auto, Minimum, "furlongs"} {
+		if _, _, ok := FamilyOf(name); ok {
+			t.Errorf("%q has a family", name)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package report
+
+import (
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/source"
+)
+
+// TestJSONContract walks every report model the constructors build, by reflection, on real
+// profiles and on reports left empty by their options: a list or map that the JSON document
+// holds is never nil (it prints [] or {}, not null; only pointers, documented as nullable,
+// may be), and each document starts with the schema version and its kind. Render encodes
+// the models as they are, so this is the contract of every JSON report.
+func TestJSONContract(t *testing.T) {
+	built := map[string]bool{}
+	check := func(t *testing.T, kind string, model any) {
+		t.Helper()
+		built[kind] = true
+		v := reflect.ValueOf(model).Elem()
+		if got := v.FieldByName("SchemaVersion"); !got.IsValid() || got.Int() != SchemaVersion {
+			t.Errorf("%s: schema_version %v", kind, got)
+		}
+		if got := v.FieldByName("Kind"); !got.IsValid() || got.String() != kind {
+			t.Errorf("%s: kind %v", kind, got)
+		}
+		for _, path := range nilLists(v, "") {
+			t.Errorf("%s: %s is null", kind, path)
+		}
+	}
+	for _, name := range []string{"cpu.pb.gz", "heap.pb.gz", "labels.pb.gz"} {
+		for _, variant := range []struct {
+			name string
+			edit func(*Config)
+		}{
+			{"default", func(*Config) {}},
+			{"nothing kept", func(c *Config) { c.Focus = "^no such function$" }},
+		} {
+			t.Run(name+"/"+variant.name, func(t *testing.T) {
+				load := func() *profile.Profile {
+					p, _, err := source.Load([]string{"../../testdata/profiles/" + name}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return p
+				}
+				cfg := DefaultConfig()
+				variant.edit(&cfg)
+
+				top, err := NewTop(load(), nil, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, KindTop, top)
+
+				p := load()
+				if len(p.Sample) > 0 {
+					for key := range p.Sample[0].Label {
+						byLabel, err := NewTopByLabel(load(), nil, cfg, key)
+						if err != nil {
+							t.Fatal(err)
+						}
+						check(t, KindTopByLabel, byLabel)
+						break
+					}
+				}
+
+				tc := DefaultTagsConfig()
+				tc.Report = cfg
+				tags, err := NewTags(load(), nil, tc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, KindTags, tags)
+
+				for _, re := range []string{".", "^no such function$"} {
+					peek, err := NewPeek(load(), nil, cfg, regexp.MustCompile(re))
+					if err == nil {
+						check(t, KindPeek, peek)
+					} else if !strings.Contains(err.Error(), "no matches") {
+						t.Fatal(err)
+					}
+				}
+
+				gc := DefaultGraphConfig()
+				gc.Config = cfg
+				g, err := NewGraph(load(), nil, gc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, KindGraph, g)
+
+				fc := DefaultFlameConfig()
+				fc.Config = cfg
+				if f, err := NewFlame(load(), nil, fc); err == nil {
+					check(t, KindFlame, f)
+				} else if variant.name == "default" {
+					t.Fatal(err)
+				}
+
+				traces, err := NewTraces(load(), nil, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := traces.Header()
+				check(t, KindTraces, &h)
+
+				details := DescribeProfile(load(), nil)
+				check(t, KindInfo, NewInfo(details, []InfoInput{{Source: name, Profile: details}}))
+
+				dc := DefaultDiffConfig()
+				dc.Config = cfg
+				base, err := NewCapture(load(), Input{Source: name}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				next, err := NewCapture(load(), Input{Source: name}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d, err := NewDiff([]*Capture{base}, []*Capture{next}, dc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, KindDiff, d)
+			})
+		}
+	}
+	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindGraph, KindFlame, KindTraces, KindInfo} {
+		if !built[kind] {
+			t.Errorf("no %s report was checked", kind)
+		}
+	}
+}
+
+// marshaler is the type of the values that encode themselves.
+var marshaler = reflect.TypeFor[json.Marshaler]()
+
+// nilLists are the paths of the nil slices and maps that the JSON encoding of v holds. A
+// type that encodes itself (Input) is left to its own test.
+func nilLists(v reflect.Value, path string) []string {
+	if v.Type().Implements(marshaler) {
+		return nil
+	}
+	var out []string
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			out = nilLists(v.Elem(), path)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if out = append(out, nilLists(v.Index(i), path+"[]")...); len(out) > 0 {
+				return out // one element is enough to name the path
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			out = append(out, nilLists(it.Value(), path+"{}")...)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			fv := v.Field(i)
+			if f.Anonymous && name == "" {
+				out = append(out, nilLists(fv, path)...)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if (fv.Kind() == reflect.Slice || fv.Kind() == reflect.Map) && fv.IsNil() && !strings.Contains(opts, "omitempty") {
+				out = append(out, path+"."+name)
+				continue
+			}
+			out = append(out, nilLists(fv, path+"."+name)...)
+		}
+	}
+	return out
+}
