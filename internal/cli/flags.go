@@ -28,15 +28,22 @@ func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	fs.StringVar(&c.Sort, "sort", c.Sort, "order of the nodes: flat or cum")
 	fs.BoolVar(&sortFlags.cum, "cum", false, "sort by cumulative value (--sort cum)")
 	fs.BoolVar(&sortFlags.flat, "flat", false, "sort by flat value (--sort flat)")
-	fs.StringVar(&c.Focus, "focus", "", "keep samples with a frame matching this regexp")
-	fs.StringVar(&c.Ignore, "ignore", "", "drop samples with a frame matching this regexp")
-	fs.StringVar(&c.Hide, "hide", "", "remove frames matching this regexp from the stacks")
-	fs.StringVar(&c.Show, "show", "", "keep only frames matching this regexp in the stacks")
-	fs.StringVar(&c.ShowFrom, "show-from", "", "cut each stack above its outermost frame matching this regexp")
-	fs.StringVar(&c.PruneFrom, "prune-from", "", "cut each stack below its first frame matching this regexp")
-	fs.StringVar(&c.TagFocus, "tagfocus", "", "keep samples whose labels match: [key=]regexp[,regexp] or [key=]range such as 1kb:64kb")
-	fs.StringVar(&c.TagIgnore, "tagignore", "", "drop samples whose labels match, as --tagfocus")
+	for _, f := range c.Options.Fields() {
+		fs.StringVar(f.Value, f.Option, "", filterUsage[f.Option])
+	}
 	fs.BoolVar(&c.RelativePercentages, "relative-percentages", false, "take percentages of the filtered total instead of the whole profile")
+}
+
+// filterUsage is the help of each filter's flag.
+var filterUsage = map[string]string{
+	"focus":      "keep samples with a frame matching this regexp",
+	"ignore":     "drop samples with a frame matching this regexp",
+	"hide":       "remove frames matching this regexp from the stacks",
+	"show":       "keep only frames matching this regexp in the stacks",
+	"show-from":  "cut each stack above its outermost frame matching this regexp",
+	"prune-from": "cut each stack below its first frame matching this regexp",
+	"tagfocus":   "keep samples whose labels match: [key=]regexp[,regexp] or [key=]range such as 1kb:64kb",
+	"tagignore":  "drop samples whose labels match, as --tagfocus",
 }
 
 // addSomeGraphFlags registers the named flags of addGraphFlags on fs, bound to c, so a

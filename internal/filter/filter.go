@@ -21,6 +21,24 @@ type Options struct {
 	TagFocus, TagIgnore                            string
 }
 
+// Field is one filter of Options: its name in reports (pprof's, as in "Active filters:"),
+// the option that sets it, and its value.
+type Field struct {
+	Name   string // "show_from"
+	Option string // "show-from"
+	Value  *string
+}
+
+// Fields are o's filters in the order reports list them, pprof's: the one list of the
+// filters that the report options, their listing and the command-line flags come from.
+func (o *Options) Fields() []Field {
+	return []Field{
+		{"focus", "focus", &o.Focus}, {"ignore", "ignore", &o.Ignore}, {"hide", "hide", &o.Hide},
+		{"show", "show", &o.Show}, {"show_from", "show-from", &o.ShowFrom}, {"tagfocus", "tagfocus", &o.TagFocus},
+		{"tagignore", "tagignore", &o.TagIgnore}, {"prune_from", "prune-from", &o.PruneFrom},
+	}
+}
+
 // ExprError reports a filter expression that does not compile. It is a usage error.
 type ExprError struct {
 	Flag string // the flag name, e.g. "focus"

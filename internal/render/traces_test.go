@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/profq/profq/internal/filter"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func TestTracesJSONIsTheModelsEncoding(t *testing.T) {
 
 	// An empty report: "samples": [].
 	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, "main 1 1\n")
-	empty, err := report.NewTraces(p, nil, report.Config{Granularity: "functions", Sort: "flat", Focus: "^nothing$"})
+	empty, err := report.NewTraces(p, nil, report.Config{Granularity: "functions", Sort: "flat", Options: filter.Options{Focus: "^nothing$"}})
 	if err != nil {
 		t.Fatal(err)
 	}

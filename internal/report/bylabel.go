@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/profq/profq/internal/filter"
 	"github.com/profq/profq/internal/option"
 	"slices"
 
@@ -62,8 +63,7 @@ func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (
 	// Every group is a top report without filters (they already ran) whose percentages are
 	// then taken of the right total.
 	groupCfg := cfg
-	groupCfg.Focus, groupCfg.Ignore, groupCfg.Hide, groupCfg.Show = "", "", "", ""
-	groupCfg.ShowFrom, groupCfg.PruneFrom, groupCfg.TagFocus, groupCfg.TagIgnore = "", "", "", ""
+	groupCfg.Options = filter.Options{}
 	groupCfg.RelativePercentages = false
 	for _, g := range groupSamples(p, key) {
 		t.Numeric = t.Numeric || g.value.numeric

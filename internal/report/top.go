@@ -32,8 +32,8 @@ type Config struct {
 	NodeFraction, EdgeFraction float64
 	// Sort is "flat" or "cum".
 	Sort string
-	// Filters, in pprof's spelling; "" leaves one unset.
-	Focus, Ignore, Hide, Show, ShowFrom, PruneFrom, TagFocus, TagIgnore string
+	// The filters, as given; "" leaves one unset.
+	filter.Options
 	// RelativePercentages takes the total after filtering.
 	RelativePercentages bool
 	// DropNegative leaves out nodes whose flat is negative, or whose flat is zero and cum
@@ -52,10 +52,7 @@ func DefaultConfig() Config {
 }
 
 func (c *Config) filterOptions() filter.Options {
-	return filter.Options{
-		Focus: c.Focus, Ignore: c.Ignore, Hide: c.Hide, Show: c.Show,
-		ShowFrom: c.ShowFrom, PruneFrom: c.PruneFrom, TagFocus: c.TagFocus, TagIgnore: c.TagIgnore,
-	}
+	return c.Options
 }
 
 // Validate checks the options that do not depend on a profile, filter expressions included.
@@ -407,14 +404,9 @@ func effectiveOptions(cfg Config, index int) TopOptions {
 		RelativePercentages: cfg.RelativePercentages,
 		DropNegative:        cfg.DropNegative,
 	}
-	f := cfg
-	for _, kv := range [][2]string{
-		{"focus", f.Focus}, {"ignore", f.Ignore}, {"hide", f.Hide}, {"show", f.Show},
-		{"show_from", f.ShowFrom}, {"tagfocus", f.TagFocus}, {"tagignore", f.TagIgnore},
-		{"prune_from", f.PruneFrom},
-	} {
-		if kv[1] != "" {
-			o.Filters = append(o.Filters, Filter{Name: kv[0], Value: kv[1]})
+	for _, f := range cfg.Options.Fields() {
+		if *f.Value != "" {
+			o.Filters = append(o.Filters, Filter{Name: f.Name, Value: *f.Value})
 		}
 	}
 	return o
