@@ -2,12 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"github.com/profq/profq/internal/text"
 	"io"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -18,7 +16,6 @@ import (
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/units"
-	"github.com/profq/profq/internal/workers"
 )
 
 // DiffOptions are the options of profq diff.
@@ -138,39 +135,8 @@ func parseReports(specs []string) ([]extraReport, error) {
 }
 
 func runDiff(stdio IO, o *DiffOptions, args []string) error {
-	if err := o.Output.validate(); err != nil {
-		return err
-	}
-	reports, err := parseReports(o.reports)
+	reports, err := o.check()
 	if err != nil {
-		return err
-	}
-	if !units.Known(o.Unit) {
-		return usageErrorf("--unit: unknown unit %q", o.Unit)
-	}
-	for _, s := range o.failOn {
-		r, err := gate.Parse(s)
-		if err != nil {
-			return err
-		}
-		o.Report.Rules = append(o.Report.Rules, r)
-	}
-	if o.minDelta != "" {
-		if o.Report.MinDelta, err = gate.ParseAmount(o.minDelta); err != nil {
-			return err
-		}
-	}
-	for _, w := range o.watch {
-		re, err := regexp.Compile(w)
-		if err != nil {
-			return usageErrorf("--watch %q: %v", w, err)
-		}
-		o.Report.Watch = append(o.Report.Watch, re)
-	}
-	if !slices.Contains(inconclusiveActions, o.inconclusive) {
-		return usageErrorf("--inconclusive %q: want one of %s", o.inconclusive, strings.Join(inconclusiveActions, ", "))
-	}
-	if err := o.Report.Validate(); err != nil {
 		return err
 	}
 	baseArgs, newArgs := o.base, args
@@ -178,9 +144,6 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 		baseArgs, newArgs = args[:1], args[1:]
 	}
 	all := append(slices.Clone(baseArgs), newArgs...)
-	if err := source.CheckStdin(all); err != nil {
-		return err
-	}
 	roles := make([]string, len(all))
 	for i := range all {
 		roles[i] = report.RoleBase
@@ -211,13 +174,63 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, d.Warnings)
+	if err := writeDiffReports(stdio, d, o, reports); err != nil {
+		return err
+	}
+	if err := writeDiffFlames(stdio, flames, o, baseArgs, newArgs, reports); err != nil {
+		return err
+	}
+	return verdictError(stdio, d, o)
+}
+
+// check checks the options of profq diff and compiles them into o.Report, before anything
+// is read, and returns the --report files asked for.
+func (o *DiffOptions) check() ([]extraReport, error) {
+	if err := o.Output.validate(); err != nil {
+		return nil, err
+	}
+	reports, err := parseReports(o.reports)
+	if err != nil {
+		return nil, err
+	}
+	if !units.Known(o.Unit) {
+		return nil, usageErrorf("--unit: unknown unit %q", o.Unit)
+	}
+	for _, s := range o.failOn {
+		r, err := gate.Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		o.Report.Rules = append(o.Report.Rules, r)
+	}
+	if o.minDelta != "" {
+		if o.Report.MinDelta, err = gate.ParseAmount(o.minDelta); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range o.watch {
+		re, err := regexp.Compile(w)
+		if err != nil {
+			return nil, usageErrorf("--watch %q: %v", w, err)
+		}
+		o.Report.Watch = append(o.Report.Watch, re)
+	}
+	if !slices.Contains(inconclusiveActions, o.inconclusive) {
+		return nil, usageErrorf("--inconclusive %q: want one of %s", o.inconclusive, strings.Join(inconclusiveActions, ", "))
+	}
+	return reports, o.Report.Validate()
+}
+
+// writeDiffReports writes the diff to its output, then to each --report file but the flame
+// graphs (writeDiffFlames).
+func writeDiffReports(stdio IO, d *report.Diff, o *DiffOptions, reports []extraReport) error {
 	ro := render.Options{Format: o.Output.format, Unit: o.Unit}
 	if err := o.Output.write(stdio, func(w io.Writer) error { return render.Diff(w, d, ro) }); err != nil {
 		return err
 	}
 	for _, r := range reports {
 		if isFlameReport(r.format) {
-			continue // written by writeDiffFlames
+			continue
 		}
 		var buf bytes.Buffer
 		format := render.Format(r.format)
@@ -230,9 +243,12 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 			return err
 		}
 	}
-	if err := writeDiffFlames(stdio, flames, o, baseArgs, newArgs, reports); err != nil {
-		return err
-	}
+	return nil
+}
+
+// verdictError is the gate's verdict as the error Run turns into its exit code, with the
+// violations or the undecided tests on stderr; nil for a pass or no gate.
+func verdictError(stdio IO, d *report.Diff, o *DiffOptions) error {
 	switch d.Verdict.Status {
 	case report.VerdictRegression:
 		for _, l := range render.ViolationLines(d, o.Unit) {
@@ -327,95 +343,27 @@ func (e *inconclusiveError) Error() string {
 	return fmt.Sprintf("gate inconclusive: %d of %d %s undecided", e.undecided, e.tests, text.Plural(e.tests, "test", "tests"))
 }
 
-// maxLoaders bounds how many captures are read at once: each large profile takes a few times
-// its size in memory while it is parsed.
-const maxLoaders = 4
-
-// loadCaptures reads and reduces every argument to its node table, several at a time. The
-// first failing argument, in argument order, is the error.
+// loadCaptures reads and reduces every argument to its node table, several at a time
+// (source.LoadAll): a saved top report (JSON) or a profile. The first failing argument, in
+// argument order, is the error. With flames, the inputs' bytes are kept for the flame report.
 func loadCaptures(args, roles []string, cfg report.Config, in source.Options, flames *diffFlameInputs, testHook func(point string)) ([]*report.Capture, error) {
 	out := make([]*report.Capture, len(args))
-	errs := make([]error, len(args))
-	sem := make(chan struct{}, min(maxLoaders, runtime.GOMAXPROCS(0)))
-	var wg workers.Group // a panic reaches Run's crash guard
-	for i, arg := range args {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			testHook("worker")
-			var keep func([]byte)
-			if flames != nil {
-				keep = func(data []byte) { flames.keep(i, data) }
-			}
-			out[i], errs[i] = loadCapture(arg, roles[i], cfg, in, keep)
-		})
+	var keep func(int, []byte)
+	if flames != nil {
+		keep = flames.keep
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	err := in.LoadAll(args, keep, func(i int, l source.Loaded) error {
+		testHook("worker")
+		var err error
+		if l.Doc != nil {
+			out[i], err = report.ReadCaptureFrom(args[i], roles[i], l.Doc)
+		} else {
+			out[i], err = report.NewCaptureStacks(l.Profile, l.Stacks, reportInput(l.Input, roles[i]), cfg)
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
-}
-
-// utf8BOM may precede a saved report written by some Windows tools.
-const utf8BOM = "\xef\xbb\xbf"
-
-// isSavedReport says whether the start of a decompressed input is a saved top report: a
-// JSON object (after a byte-order mark and white space) that is not OpenTelemetry profiles,
-// whose members are resourceProfiles and dictionary (in either order, and the first may be
-// longer than the start).
-func isSavedReport(head []byte) bool {
-	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(utf8BOM)), " \t\r\n")
-	if len(doc) == 0 || doc[0] != '{' || source.IsOTLPJSON(doc) {
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.Token() // the '{'
-	key, _ := dec.Token()
-	switch key {
-	case "dictionary", "resourceProfiles", "resource_profiles":
-		return false
-	}
-	return true
-}
-
-// loadCapture reads one argument: a saved top report (JSON) or a profile. Unless a flame
-// report needs the input's bytes again (keep), it is read as a stream, a saved report's rows
-// decoded one at a time.
-func loadCapture(arg, role string, cfg report.Config, in source.Options, keep func([]byte)) (*report.Capture, error) {
-	if keep == nil {
-		p, st, input, doc, err := in.LoadOrDocument(arg, isSavedReport)
-		if err != nil {
-			return nil, err
-		}
-		if doc != nil {
-			defer doc.Close()
-			return report.ReadCaptureFrom(arg, role, doc)
-		}
-		return report.NewCaptureStacks(p, st, reportInput(input, role), cfg)
-	}
-	data, err := in.Read(arg)
-	if err != nil {
-		return nil, err
-	}
-	keep(data)
-	// A saved top report may have been gzipped, or written with a byte order mark. What does
-	// not decompress is left to the profile parser, which says what is wrong with it.
-	if text, err := in.Decompress(data); err == nil {
-		if isSavedReport(text) {
-			return report.ReadCapture(arg, role, bytes.TrimLeft(bytes.TrimPrefix(text, []byte(utf8BOM)), " \t\r\n"))
-		}
-		// Decompressed once: a profile's one layer of gzip is off (gzip inside it stays, as
-		// the parser would leave it).
-		if !bytes.HasPrefix(text, []byte{0x1f, 0x8b}) {
-			data = text
-		}
-	}
-	p, input, err := in.LoadData(arg, data)
-	if err != nil {
-		return nil, err
-	}
-	return report.NewCapture(p, reportInput(input, role), cfg)
 }

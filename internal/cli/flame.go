@@ -186,7 +186,7 @@ func writeDiffFlames(stdio IO, d *diffFlameInputs, o *DiffOptions, baseArgs, new
 	}
 	all := append(slices.Clone(baseArgs), newArgs...)
 	for i, arg := range all {
-		if isSavedReport(d.data[i]) {
+		if text, err := o.input.Decompress(d.data[i]); err == nil && source.IsDocument(text) {
 			return usageErrorf("--report flame: %s is a saved top report, and a flame graph needs profiles", arg)
 		}
 	}
