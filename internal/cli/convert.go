@@ -37,7 +37,7 @@ type ConvertOptions struct {
 	input  source.Options
 }
 
-func newCmdConvert(stdio IO) *cobra.Command {
+func newCmdConvert(stdio IO, runF func(*ConvertOptions, []string) error) *cobra.Command {
 	o := &ConvertOptions{
 		To:     convertPprof,
 		Report: report.DefaultConfig(),
@@ -72,8 +72,13 @@ Folded stacks do not say what their values measure: read them back with
 			return nil
 		},
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return runConvert(stdio, cmd.Flags(), o, args)
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *ConvertOptions, args []string) error {
+			return runConvert(stdio, cmd.Flags(), o, args)
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

@@ -39,7 +39,7 @@ type DiffOptions struct {
 // Actions of --inconclusive.
 var inconclusiveActions = []string{"exit4", "pass", "fail"}
 
-func newCmdDiff(stdio IO) *cobra.Command {
+func newCmdDiff(stdio IO, runF func(*DiffOptions, []string) error) *cobra.Command {
 	o := &DiffOptions{
 		Report:       report.DefaultDiffConfig(),
 		Unit:         "minimum",
@@ -93,8 +93,13 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 			if err := o.sort.apply(cmd.Flags(), &o.Report.Config); err != nil {
 				return err
 			}
-			return runDiff(stdio, o, args)
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *DiffOptions, args []string) error {
+			return runDiff(stdio, o, args)
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

@@ -26,7 +26,7 @@ type FlameOptions struct {
 	input    source.Options
 }
 
-func newCmdFlame(stdio IO) *cobra.Command {
+func newCmdFlame(stdio IO, runF func(*FlameOptions, []string) error) *cobra.Command {
 	o := &FlameOptions{
 		Report:   report.DefaultFlameConfig(),
 		MinWidth: report.DefaultFlameMinWidth * report.FlameNominalWidth,
@@ -63,8 +63,13 @@ HTML and SVG are not written to a terminal: use -o FILE or redirect standard out
 			return nil
 		},
 		RunE: runE(func(_ *cobra.Command, args []string) error {
-			return runFlame(stdio, o, args)
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *FlameOptions, args []string) error {
+			return runFlame(stdio, o, args)
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

@@ -19,7 +19,7 @@ type GraphOptions struct {
 	input  source.Options
 }
 
-func newCmdGraph(stdio IO) *cobra.Command {
+func newCmdGraph(stdio IO, runF func(*GraphOptions, []string) error) *cobra.Command {
 	o := &GraphOptions{
 		Report: report.DefaultGraphConfig(),
 		Output: outputFlags{kind: report.KindGraph},
@@ -57,8 +57,13 @@ PROFILE is a path or - for standard input; several profiles are merged.`,
 					return usageErrorf("--%s does not apply to graph: its nodes are in pprof's dot order", name)
 				}
 			}
-			return runGraph(stdio, o, args)
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *GraphOptions, args []string) error {
+			return runGraph(stdio, o, args)
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

@@ -16,7 +16,7 @@ type InfoOptions struct {
 	input  source.Options
 }
 
-func newCmdInfo(stdio IO) *cobra.Command {
+func newCmdInfo(stdio IO, runF func(*InfoOptions, []string) error) *cobra.Command {
 	o := &InfoOptions{Output: outputFlags{kind: report.KindInfo}}
 	cmd := &cobra.Command{
 		Use:   "info [flags] PROFILE...",
@@ -38,8 +38,13 @@ commands read (only the sample types all inputs share are kept, in the finest un
 			return nil
 		},
 		RunE: runE(func(_ *cobra.Command, args []string) error {
-			return runInfo(stdio, o, args)
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *InfoOptions, args []string) error {
+			return runInfo(stdio, o, args)
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

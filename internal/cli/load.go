@@ -88,3 +88,42 @@ func warn(stderr io.Writer, warnings []string) {
 		fmt.Fprintf(stderr, "profq: warning: %s\n", w)
 	}
 }
+
+// reportInputs converts the loaded inputs (the profiles, then the bases) into the report's
+// description of them.
+func reportInputs(in []source.Input, profiles int, b baseFlags) []report.Input {
+	out := make([]report.Input, len(in))
+	for i, s := range in {
+		role := report.RoleProfile
+		switch {
+		case i < profiles:
+		case len(b.diffBase) > 0:
+			role = report.RoleDiffBase
+		default:
+			role = report.RoleBase
+		}
+		out[i] = reportInput(s, role)
+	}
+	return out
+}
+
+// inputFormat names source's input format in a report.
+func inputFormat(f string) string {
+	switch f {
+	case source.FormatOTLP:
+		return report.FormatOTLP
+	case source.FormatFolded:
+		return report.FormatFolded
+	}
+	return report.FormatPprof
+}
+
+// reportInput describes one loaded profile in a report.
+func reportInput(s source.Input, role string) report.Input {
+	types := make([]report.SampleType, len(s.SampleTypes))
+	for j, st := range s.SampleTypes {
+		types[j] = report.SampleType{Type: st.Type, Unit: st.Unit}
+	}
+	return report.Input{Source: s.Source, Role: role, Format: inputFormat(s.Format), SampleTypes: types, Samples: s.Samples,
+		Warnings: append([]string{}, s.Warnings...), FrameTypes: s.FrameTypes}
+}

@@ -164,7 +164,8 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.SetGlobalNormalizationFunc(underscoreToDash)
-	root.AddCommand(newCmdTop(stdio), newCmdDiff(stdio), newCmdTraces(stdio), newCmdTags(stdio), newCmdInfo(stdio), newCmdPeek(stdio), newCmdGraph(stdio), newCmdConvert(stdio), newCmdMerge(stdio), newCmdFlame(stdio))
+	root.AddCommand(newCmdTop(stdio, nil), newCmdDiff(stdio, nil), newCmdTraces(stdio, nil), newCmdTags(stdio, nil), newCmdInfo(stdio, nil),
+		newCmdPeek(stdio, nil), newCmdGraph(stdio, nil), newCmdConvert(stdio, nil), newCmdMerge(stdio, nil), newCmdFlame(stdio, nil))
 	return root
 }
 

@@ -15,7 +15,7 @@ type MergeOptions struct {
 	input  source.Options
 }
 
-func newCmdMerge(stdio IO) *cobra.Command {
+func newCmdMerge(stdio IO, runF func(*MergeOptions, []string) error) *cobra.Command {
 	o := &MergeOptions{}
 	cmd := &cobra.Command{
 		Use:   "merge [flags] -o OUT.pb.gz PROFILE...",
@@ -45,8 +45,13 @@ not a terminal.`,
 			return nil
 		},
 		RunE: runE(func(_ *cobra.Command, args []string) error {
-			return runMerge(stdio, o, args)
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *MergeOptions, args []string) error {
+			return runMerge(stdio, o, args)
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

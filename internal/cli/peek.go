@@ -22,7 +22,7 @@ type PeekOptions struct {
 	input  source.Options
 }
 
-func newCmdPeek(stdio IO) *cobra.Command {
+func newCmdPeek(stdio IO, runF func(*PeekOptions, []string) error) *cobra.Command {
 	o := &PeekOptions{
 		Report: report.DefaultPeekConfig(),
 		Unit:   "minimum",
@@ -62,8 +62,13 @@ matches no node is an error (exit 3); an invalid REGEX is a usage error (exit 2)
 			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
 				return err
 			}
-			return runPeek(stdio, o, args[0], args[1:])
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *PeekOptions, args []string) error {
+			return runPeek(stdio, o, args[0], args[1:])
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

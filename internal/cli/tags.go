@@ -29,7 +29,7 @@ func tagsGraphFlags() []string {
 	}
 }
 
-func newCmdTags(stdio IO) *cobra.Command {
+func newCmdTags(stdio IO, runF func(*TagsOptions, []string) error) *cobra.Command {
 	o := &TagsOptions{
 		Report: report.DefaultTagsConfig(),
 		Unit:   "minimum",
@@ -55,8 +55,13 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`
 			return nil
 		},
 		RunE: runE(func(_ *cobra.Command, args []string) error {
-			return runTags(stdio, o, args)
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *TagsOptions, args []string) error {
+			return runTags(stdio, o, args)
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

@@ -22,7 +22,7 @@ type TopOptions struct {
 	input   source.Options
 }
 
-func newCmdTop(stdio IO) *cobra.Command {
+func newCmdTop(stdio IO, runF func(*TopOptions, []string) error) *cobra.Command {
 	o := &TopOptions{
 		Report: report.DefaultConfig(),
 		Unit:   "minimum",
@@ -52,11 +52,16 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
 				return err
 			}
+			return runF(o, args)
+		}),
+	}
+	if runF == nil {
+		runF = func(o *TopOptions, args []string) error {
 			if cmd.Flags().Changed("by-label") {
 				return runTopByLabel(stdio, o, args)
 			}
 			return runTop(stdio, o, args)
-		}),
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false

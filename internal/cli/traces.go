@@ -19,7 +19,7 @@ type TracesOptions struct {
 	input  source.Options
 }
 
-func newCmdTraces(stdio IO) *cobra.Command {
+func newCmdTraces(stdio IO, runF func(*TracesOptions, []string) error) *cobra.Command {
 	o := &TracesOptions{
 		Report: report.DefaultConfig(),
 		Unit:   "minimum",
@@ -49,8 +49,13 @@ document), so any profile size works and ` + "`| head`" + ` stops profq early.`,
 			return nil
 		},
 		RunE: runE(func(_ *cobra.Command, args []string) error {
-			return runTraces(stdio, o, args)
+			return runF(o, args)
 		}),
+	}
+	if runF == nil {
+		runF = func(o *TracesOptions, args []string) error {
+			return runTraces(stdio, o, args)
+		}
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
