@@ -127,7 +127,7 @@ func pprofDOT(flags, sources []string) (*dotGraph, outUnit, string, error) {
 
 // profqDOT builds profq's graph report, writes it as DOT in the oracle's unit and parses it;
 // it also returns the report.
-func profqDOT(flags, sources []string, unit outUnit) (g *dotGraph, gr *report.Graph, err error) {
+func profqDOT(flags, sources []string, unit outUnit) (g *dotGraph, gr *report.GraphReport, err error) {
 	cfg := report.DefaultGraphConfig()
 	cfg.Unit = unit.flag
 	bases, reportFlags := splitBaseFlags(flags)

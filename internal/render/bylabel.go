@@ -32,7 +32,7 @@ func groupTop(t *report.TopByLabel, g report.LabelGroup) *report.Top {
 		NodeCutoff:     g.NodeCutoff,
 		DroppedNodes:   g.DroppedNodes,
 		CandidateNodes: g.CandidateNodes,
-		Options:        report.TopOptions{NodeFraction: t.Options.NodeFraction},
+		Options:        report.EffectiveOptions{NodeFraction: t.Options.NodeFraction},
 		Rows:           g.Rows,
 	}
 }

@@ -55,7 +55,7 @@ func newTestPeek(t *testing.T, re string, edit func(*report.Config)) *report.Pee
 	return pk
 }
 
-func newTestGraph(t *testing.T, edit func(*report.GraphConfig)) *report.Graph {
+func newTestGraph(t *testing.T, edit func(*report.GraphConfig)) *report.GraphReport {
 	t.Helper()
 	cfg := report.DefaultGraphConfig()
 	if edit != nil {
@@ -460,7 +460,7 @@ func TestCallGraphUnknownFormats(t *testing.T) {
 	if err := Peek(&buf, sampleCPUPeek(), Options{Format: "svg"}); err == nil {
 		t.Error("peek accepted --format svg")
 	}
-	if err := Graph(&buf, &report.Graph{}, Options{Format: "svg"}); err == nil {
+	if err := Graph(&buf, &report.GraphReport{}, Options{Format: "svg"}); err == nil {
 		t.Error("graph accepted --format svg")
 	}
 	if buf.Len() != 0 {

@@ -14,7 +14,7 @@ import (
 )
 
 // Graph writes g to w in o.Format.
-func Graph(w io.Writer, g *report.Graph, o Options) error {
+func Graph(w io.Writer, g *report.GraphReport, o Options) error {
 	if g == nil {
 		return fmt.Errorf("rendering graph: no report")
 	}
@@ -26,7 +26,7 @@ func Graph(w io.Writer, g *report.Graph, o Options) error {
 // growing with its flat share and its colour with its cum share, and one arrow per edge,
 // wider and darker with its weight, dotted when residual, marked "(inline)" when inlined.
 // Node ids are the report's (N1 is node 1). pprof's tag boxes (nodelets) are not drawn.
-func graphDOT(w io.Writer, g *report.Graph, o Options) error {
+func graphDOT(w io.Writer, g *report.GraphReport, o Options) error {
 	var minValue int64
 	for _, n := range g.Nodes {
 		v := num.Abs(n.Flat)

@@ -70,7 +70,7 @@ var writers = map[string]map[Format]writer{
 	report.KindPeek:   {Table: as(peekTable), JSON: as(encodeJSON[*report.Peek]), CSV: as(peekCSV), Markdown: as(peekMarkdown)},
 	report.KindInfo:   {Table: as(infoTable), JSON: as(encodeJSON[*report.Info]), Markdown: as(infoMarkdown)},
 	report.KindTraces: {Table: as(tracesTable), JSON: as(tracesJSON), NDJSON: as(tracesNDJSON), Folded: as(tracesFolded)},
-	report.KindGraph:  {DOT: as(graphDOT), JSON: as(encodeJSON[*report.Graph])},
+	report.KindGraph:  {DOT: as(graphDOT), JSON: as(encodeJSON[*report.GraphReport])},
 	report.KindFlame:  {HTML: as(flameHTML), SVG: as(flameSVG), JSON: as(encodeJSON[*report.Flame])},
 }
 

@@ -46,7 +46,7 @@ func newTop(typ, unit string, total int64, rows ...spec) *report.Top {
 		Kind:          report.KindTop,
 		SampleType:    report.SampleType{Type: typ, Unit: unit},
 		Total:         total,
-		Options: report.TopOptions{
+		Options: report.EffectiveOptions{
 			SampleIndex:  1,
 			Granularity:  "functions",
 			NodeFraction: 0.005,

@@ -22,7 +22,7 @@ type TopByLabel struct {
 	// sum of |value| over the samples, before filtering unless RelativePercentages is set.
 	Total int64 `json:"total"`
 	// Options are the effective options; every group is built with them.
-	Options TopOptions `json:"options"`
+	Options EffectiveOptions `json:"options"`
 	// Profile carries profile-level facts (binary, comments, time, duration).
 	Profile ProfileInfo `json:"profile"`
 	// Inputs lists the profiles the report was built from, in argument order.

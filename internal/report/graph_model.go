@@ -3,9 +3,9 @@ package report
 // KindGraph is the kind of the graph report.
 const KindGraph = "graph"
 
-// Graph is the "graph" report: the trimmed call graph that pprof draws with -dot, its nodes and
+// GraphReport is the "graph" report: the trimmed call graph that pprof draws with -dot, its nodes and
 // the call edges between them.
-type Graph struct {
+type GraphReport struct {
 	// SchemaVersion is always SchemaVersion.
 	SchemaVersion int `json:"schema_version"`
 	// Kind is always "graph".
@@ -28,7 +28,7 @@ type Graph struct {
 	// DroppedEdges counts the edges below EdgeCutoff as pprof's legend reports them.
 	DroppedEdges int `json:"dropped_edges"`
 	// Options are the effective options; Sort is "entropy".
-	Options TopOptions `json:"options"`
+	Options EffectiveOptions `json:"options"`
 	// Profile carries profile-level facts (binary, comments, time, duration).
 	Profile ProfileInfo `json:"profile"`
 	// Inputs lists the profiles the report was built from, in argument order.

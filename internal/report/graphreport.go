@@ -33,7 +33,7 @@ const SortEntropy = "entropy"
 // widely over nodes that pass their weight through), at most NodeCount nodes counting each
 // node's tags, edges below the edge cutoff dropped, and residual edges dropped where another
 // path joins the same nodes. cfg.Sort does not apply.
-func NewGraph(p *profile.Profile, inputs []Input, cfg GraphConfig) (*Graph, error) {
+func NewGraph(p *profile.Profile, inputs []Input, cfg GraphConfig) (*GraphReport, error) {
 	cg, err := newCallGraph(p, nil, inputs, cfg.Config)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func NewGraph(p *profile.Profile, inputs []Input, cfg GraphConfig) (*Graph, erro
 		FormatTag:    func(v int64) string { return units.ScaledLabel(v, bytesUnit, unit) },
 	})
 
-	gr := &Graph{
+	gr := &GraphReport{
 		SchemaVersion:  SchemaVersion,
 		Kind:           KindGraph,
 		SampleType:     cg.sampleType,

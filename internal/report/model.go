@@ -83,8 +83,8 @@ type ProfileInfo struct {
 	Period     int64      `json:"period"`
 }
 
-// TopOptions are the effective options of a top report, after defaults were applied.
-type TopOptions struct {
+// EffectiveOptions are the effective options of a report, after defaults were applied.
+type EffectiveOptions struct {
 	// SampleIndex is the 0-based index of the sample type the report reads.
 	SampleIndex int `json:"sample_index"`
 	// Mean divides each value by the sample count (sample type 0).
@@ -141,7 +141,7 @@ type Top struct {
 	// CandidateNodes counts the nodes left after the cutoff; Rows holds the first NodeCount of them.
 	CandidateNodes int `json:"candidate_nodes"`
 	// Options are the effective options.
-	Options TopOptions `json:"options"`
+	Options EffectiveOptions `json:"options"`
 	// Profile carries profile-level facts (binary, comments, time, duration).
 	Profile ProfileInfo `json:"profile"`
 	// Inputs lists the profiles the report was built from, in argument order.

@@ -30,7 +30,7 @@ type Peek struct {
 	DroppedNodes   int   `json:"dropped_nodes"`
 	CandidateNodes int   `json:"candidate_nodes"`
 	// Options are the effective options.
-	Options TopOptions `json:"options"`
+	Options EffectiveOptions `json:"options"`
 	// Profile carries profile-level facts (binary, comments, time, duration).
 	Profile ProfileInfo `json:"profile"`
 	// Inputs lists the profiles the report was built from, in argument order.

@@ -390,8 +390,8 @@ func hexAddress(a uint64) string {
 	return "0x" + strconv.FormatUint(a, 16)
 }
 
-func effectiveOptions(cfg Config, index int) TopOptions {
-	o := TopOptions{
+func effectiveOptions(cfg Config, index int) EffectiveOptions {
+	o := EffectiveOptions{
 		SampleIndex:         index,
 		Mean:                cfg.Mean,
 		Granularity:         cfg.Granularity,
