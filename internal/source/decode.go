@@ -1142,8 +1142,47 @@ func (d *decoder) eachChunk(read func(r *sampleReader, c int) error) error {
 // readFields reads a Sample message into r.ids, r.values and r.rawLabels, holding it to the
 // limits and to values values (none when negative: the sample types may be yet to come).
 func (r *sampleReader) readFields(msg []byte, want int) error {
+	r.ids = r.ids[:0]
+	if err := r.sampleFields(msg, r); err != nil {
+		return err
+	}
+	// The one check of CheckValid's that a sample can fail once decoded (see decodeFields).
+	if want >= 0 && len(r.values) != want {
+		if want == 0 {
+			return errNoSampleTypes
+		}
+		return fmt.Errorf("mismatch: sample has %d values vs. %d types", len(r.values), want)
+	}
+	return nil
+}
+
+// addIDs appends the location IDs of f to r.ids (idSink).
+func (r *sampleReader) addIDs(f field) (int, error) {
+	// Checked before the IDs are held: a packed field of millions of them is a few
+	// megabytes of input and tens of megabytes decoded.
+	if lim := r.d.lim.depth; lim > 0 && len(r.ids)+countVarints(&f) > lim {
+		return 0, &DepthLimitError{Limit: lim}
+	}
+	var err error
+	r.ids, err = appendVarints(r.ids, &f)
+	return len(r.ids), err
+}
+
+// idSink holds the location IDs of the sample sampleFields reads: addIDs adds those of a
+// field and says how many the sample holds so far. (An interface rather than a function,
+// and the field by value, so that reading a sample allocates nothing: a decoder reads
+// millions of them.)
+type idSink interface {
+	addIDs(f field) (int, error)
+}
+
+// sampleFields reads the fields of a Sample message: its values into r.values, its labels
+// into r.rawLabels within the label limit, and each field of location IDs to ids: more
+// than the depth limit are refused. Every location is at least one frame, so that counts
+// frames too.
+func (r *sampleReader) sampleFields(msg []byte, ids idSink) error {
 	d := r.d
-	ids, values, raw := r.ids[:0], r.values[:0], r.rawLabels[:0]
+	values, raw := r.values[:0], r.rawLabels[:0]
 	var f field
 	for i := 0; i < len(msg); {
 		next, err := readField(msg, i, &f)
@@ -1153,12 +1192,10 @@ func (r *sampleReader) readFields(msg []byte, want int) error {
 		i = next
 		switch f.num {
 		case 1:
-			// Checked before the IDs are held: a packed field of millions of them is a few
-			// megabytes of input and tens of megabytes decoded.
-			if d.lim.depth > 0 && len(ids)+countVarints(&f) > d.lim.depth {
+			var n int
+			if n, err = ids.addIDs(f); err == nil && d.lim.depth > 0 && n > d.lim.depth {
 				return &DepthLimitError{Limit: d.lim.depth}
 			}
-			ids, err = appendVarints(ids, &f)
 		case 2:
 			values, err = appendVarints(values, &f)
 		case 3:
@@ -1173,18 +1210,7 @@ func (r *sampleReader) readFields(msg []byte, want int) error {
 			return err
 		}
 	}
-	r.ids, r.values, r.rawLabels = ids, values, raw
-	// Every location is at least one frame.
-	if d.lim.depth > 0 && len(ids) > d.lim.depth {
-		return &DepthLimitError{Limit: d.lim.depth}
-	}
-	// The one check of CheckValid's that a sample can fail once decoded (see decodeFields).
-	if want >= 0 && len(values) != want {
-		if want == 0 {
-			return errNoSampleTypes
-		}
-		return fmt.Errorf("mismatch: sample has %d values vs. %d types", len(values), want)
-	}
+	r.values, r.rawLabels = values, raw
 	return nil
 }
 

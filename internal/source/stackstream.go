@@ -46,6 +46,7 @@ type rawSegment struct {
 	values int
 	last   int32
 	err    error
+	start  int // the first frame of the sample being read
 }
 
 // errValueCounts refuses samples that have different numbers of values: at most one of the
@@ -157,39 +158,15 @@ func countFrames(data []byte) (int, error) {
 // readStack decodes a Sample message as readFields does, except that its location IDs go
 // straight to raw's segment (as rawSegment holds them) rather than to r.ids.
 func (r *sampleReader) readStack(msg []byte, raw *rawSegment) error {
-	d := r.d
-	seg := &raw.seg
-	start := len(seg.Frames)
-	values, labels := r.values[:0], r.rawLabels[:0]
-	var f field
-	for i := 0; i < len(msg); {
-		next, err := readField(msg, i, &f)
-		if err != nil {
-			return err
-		}
-		i = next
-		switch f.num {
-		case 1:
-			err = raw.appendFrames(&f)
-			if d.lim.depth > 0 && len(seg.Frames)-start > d.lim.depth {
-				return &DepthLimitError{Limit: d.lim.depth}
-			}
-		case 2:
-			values, err = appendVarints(values, &f)
-		case 3:
-			if d.lim.labels > 0 && len(labels) >= d.lim.labels {
-				return &LabelLimitError{Limit: d.lim.labels}
-			}
-			var l labelX
-			l, err = readLabel(&f)
-			labels = append(labels, l)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	r.values, r.rawLabels = values, labels
-	return nil
+	raw.start = len(raw.seg.Frames)
+	return r.sampleFields(msg, raw)
+}
+
+// addIDs appends the location IDs of f to the segment (idSink), for the sample that starts
+// at raw.start.
+func (raw *rawSegment) addIDs(f field) (int, error) {
+	err := raw.appendFrames(&f)
+	return len(raw.seg.Frames) - raw.start, err
 }
 
 // appendFrames appends the location IDs of f to the segment, as rawSegment holds them.
