@@ -25,9 +25,9 @@ import (
 //   - JSON lines (the file exporter's default): one such object per line.
 //
 // Gzip around any of them was already removed by Options.decode. Every message is converted
-// on its own dictionary and the results become one profile (otlp_convert.go). OTLP protobuf
-// that is streamed (stream.go) is read as it arrives instead, by streamOTLP
-// (otlp_stream.go), into the same converter.
+// on its own dictionary and the results become one profile (otlp_convert.go). OTLP that is
+// streamed (stream.go) is read as it arrives instead, by streamOTLP (otlp_stream.go) for
+// protobuf and streamOTLPJSON (otlp_json_stream.go) for JSON, into the same converter.
 
 // errNotOTLP is protobuf input that is neither an OTLP message nor a length-prefixed stream
 // of them, when the format was forced.
@@ -84,16 +84,16 @@ func (o Options) parseOTLP(raw []byte) (decoded, error) {
 // selected picks (all with 0) are added up, each Profile's distinct ones up to limit.
 func otlpMessageOf(data *otlppb.ProfilesData, repeats []*otlpRepeats, counted *int, selected, limit int) (*otlpMessage, error) {
 	m := &otlpMessage{dict: data.GetDictionary()}
+	var key []byte
 	for _, rp := range data.GetResourceProfiles() {
 		for _, sp := range rp.GetScopeProfiles() {
 			for _, prof := range sp.GetProfiles() {
 				*counted++
-				op := &otlpProfile{rp: rp, sp: sp, prof: prof}
 				k := len(m.profiles) // the Profile's position in its message
-				m.profiles = append(m.profiles, op)
+				op := m.addProfile(rp, sp, prof, *counted, selected, limit)
 				samples := prof.GetSamples()
 				prof.Samples = nil
-				if selected != 0 && *counted != selected {
+				if op.samples == nil {
 					continue
 				}
 				var r *otlpRepeats
@@ -103,33 +103,21 @@ func otlpMessageOf(data *otlppb.ProfilesData, repeats []*otlpRepeats, counted *i
 				if r != nil && len(r.index) != len(samples) {
 					return nil, fmt.Errorf("profile %d: %d samples decoded where %d were kept", *counted, len(samples), len(r.index))
 				}
-				var err error
-				if op.samples, err = addUpSamples(samples, r, limit); err != nil {
-					return nil, err
+				// r, when not nil, says which sample each stands for and how many times.
+				for i, s := range samples {
+					at, times := int64(i), int64(1)
+					if r != nil {
+						at, times = int64(r.index[i]), r.count[i]
+					}
+					var err error
+					if key, err = op.samples.addSample(s, times, at, key); err != nil {
+						return nil, err
+					}
 				}
 			}
 		}
 	}
 	return m, nil
-}
-
-// addUpSamples adds up decoded samples; r, when not nil, says which sample each stands for
-// and how many times (collapseOTLPSamples).
-func addUpSamples(samples []*otlppb.Sample, r *otlpRepeats, limit int) (*otlpSamples, error) {
-	a := newOTLPSamples(limit)
-	var key []byte
-	for i, s := range samples {
-		at, times := int64(i), int64(1)
-		if r != nil {
-			at, times = int64(r.index[i]), r.count[i]
-		}
-		f := otlpSampleFields{stack: s.GetStackIndex(), link: s.GetLinkIndex(), attrs: s.GetAttributeIndices(), ts: s.GetTimestampsUnixNano()}
-		key = f.appendKey(key[:0])
-		if err := a.add(key, otlpSampleValue(s.GetValues(), f.ts), times, at); err != nil {
-			return nil, err
-		}
-	}
-	return a, nil
 }
 
 // isOTLP says whether decompressed input is OTLP profiles in one of the containers

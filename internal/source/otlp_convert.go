@@ -111,6 +111,19 @@ type otlpProfile struct {
 	samples *otlpSamples
 }
 
+// addProfile appends to m a Profile that sits under rp and sp, the nth of the input's
+// Profiles (from 1), and returns it: its samples are added up (samples is not nil) when
+// selected picks it, 0 picking all, up to limit distinct ones. Every reader assembles its
+// messages with it.
+func (m *otlpMessage) addProfile(rp *otlppb.ResourceProfiles, sp *otlppb.ScopeProfiles, prof *otlppb.Profile, n, selected, limit int) *otlpProfile {
+	op := &otlpProfile{rp: rp, sp: sp, prof: prof}
+	if selected == 0 || n == selected {
+		op.samples = newOTLPSamples(limit)
+	}
+	m.profiles = append(m.profiles, op)
+	return op
+}
+
 // otlpRef is one OTLP Profile to convert, with where it sits.
 type otlpRef struct {
 	dict     *otlpDict
@@ -209,13 +222,10 @@ func convertOTLP(msgs []*otlpMessage, selected, size int, lim limits) (decoded, 
 // (--max-entries), as the pprof decoder holds its own: the converter makes an array entry
 // for each, whether or not a sample refers to it.
 func (c *otlpConverter) checkEntries(d *otlppb.ProfilesDictionary) error {
-	if c.lim.entries <= 0 {
-		return nil
-	}
 	for _, n := range []int{len(d.GetMappingTable()), len(d.GetLocationTable()), len(d.GetFunctionTable()),
 		len(d.GetLinkTable()), len(d.GetStringTable()), len(d.GetAttributeTable()), len(d.GetStackTable())} {
-		if n > c.lim.entries {
-			return &EntryLimitError{Limit: c.lim.entries}
+		if err := c.lim.checkEntries(n); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -458,6 +468,12 @@ func (s *otlpSampleFields) appendKey(b []byte) []byte {
 	return b
 }
 
+// of sets the fields from a decoded sample and returns its value (otlpSampleValue).
+func (s *otlpSampleFields) of(sample *otlppb.Sample) int64 {
+	*s = otlpSampleFields{stack: sample.GetStackIndex(), link: sample.GetLinkIndex(), attrs: sample.GetAttributeIndices(), ts: sample.GetTimestampsUnixNano()}
+	return otlpSampleValue(sample.GetValues(), s.ts)
+}
+
 // fromKey sets the fields from a key appendKey made, reusing their slices.
 func (s *otlpSampleFields) fromKey(key []byte) {
 	next := func() uint64 {
@@ -538,6 +554,21 @@ func (a *otlpSamples) add(key []byte, v, times, at int64) error {
 	}
 	a.sums[i] += v * times
 	return nil
+}
+
+// addSample adds times samples like the decoded sample s, the first at position at, as add
+// does; key is scratch space for its key, returned for the next sample.
+func (a *otlpSamples) addSample(s *otlppb.Sample, times, at int64, key []byte) ([]byte, error) {
+	var f otlpSampleFields
+	v := f.of(s)
+	return a.addFields(&f, v, times, at, key)
+}
+
+// addFields adds times samples of fields f and value v each, the first at position at, as
+// add does; key is scratch space for their key, returned for the next sample.
+func (a *otlpSamples) addFields(f *otlpSampleFields, v, times, at int64, key []byte) ([]byte, error) {
+	key = f.appendKey(key[:0])
+	return key, a.add(key, v, times, at)
 }
 
 // find is the position of key among the keys, or the position it takes if new (and false).

@@ -15,6 +15,8 @@ import (
 
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -40,27 +42,49 @@ import (
 // maxJSONDepth is how deeply arrays and objects may nest, as encoding/json allows.
 const maxJSONDepth = 10000
 
+// errJSONTooDeep is JSON nested deeper than maxJSONDepth.
+var errJSONTooDeep = fmt.Errorf("invalid JSON: arrays and objects nested more than %d deep", maxJSONDepth)
+
 // decodeOTLPJSON decodes OTLP/JSON: one object, or several one after the other (JSON lines).
 func decodeOTLPJSON(raw []byte) ([]*otlppb.ProfilesData, error) {
 	in := bytes.TrimPrefix(raw, []byte(utf8BOM))
 	var msgs []*otlppb.ProfilesData
+	var f jsonFixer
 	for n, pos := 1, 0; ; n++ {
 		pos = skipJSONSpace(in, pos)
 		if pos == len(in) {
 			return msgs, nil
 		}
-		obj, end, err := fixOTLPJSON(in, pos)
+		obj, end, err := f.fix(in, pos)
 		if err != nil {
 			return nil, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
 		}
 		var data otlppb.ProfilesData
-		// Receivers must accept fields they do not know (OTLP/JSON rules).
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(obj, &data); err != nil {
+		if err := otlpJSONOptions(1).Unmarshal(obj, &data); err != nil {
 			return nil, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
 		}
 		msgs = append(msgs, &data)
 		pos = end
 	}
+}
+
+// otlpJSONOptions are the options protojson decodes OTLP/JSON with, for a message level deep
+// in a ProfilesData (1 for the ProfilesData itself), as unmarshalAt decodes protobuf: the
+// recursion limit is what is left of it there. Receivers must accept fields they do not
+// know (OTLP/JSON rules).
+func otlpJSONOptions(level int) protojson.UnmarshalOptions {
+	return protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: protowire.DefaultRecursionLimit - (level - 1)}
+}
+
+// unmarshalJSONAt decodes obj, one object of OTLP/JSON, into msg as decodeOTLPJSON decodes it
+// where it sits, level deep in a ProfilesData: after the same rewriting (by f, whose
+// buffers are reused), with what is left of protojson's recursion limit there.
+func (f *jsonFixer) unmarshalJSONAt(obj []byte, msg proto.Message, level int) error {
+	fixed, _, err := f.fix(obj, 0)
+	if err != nil {
+		return err
+	}
+	return otlpJSONOptions(level).Unmarshal(fixed, msg)
 }
 
 // skipJSONSpace is the position of the first byte from pos on that is not JSON white space.
@@ -76,11 +100,12 @@ func skipJSONSpace(in []byte, pos int) int {
 	return pos
 }
 
-// fixOTLPJSON reads the JSON value at in[start:], which must be an object, and returns it as
+// fix reads the JSON value at in[start:], which must be an object, and returns it as
 // protojson should read it (the input's own bytes when nothing needed rewriting) and the
-// position after it.
-func fixOTLPJSON(in []byte, start int) (obj []byte, end int, err error) {
-	f := &jsonFixer{in: in, pos: start, start: start, copied: start}
+// position after it. f's stacks are reused; nothing else is kept from a value to the next.
+func (f *jsonFixer) fix(in []byte, start int) (obj []byte, end int, err error) {
+	*f = jsonFixer{in: in, pos: start, start: start, copied: start,
+		frames: f.frames[:0], members: f.members[:0], drops: f.drops[:0]}
 	if err := f.value(); err != nil {
 		return nil, 0, err
 	}
@@ -205,7 +230,7 @@ func (f *jsonFixer) open() (complete bool, err error) {
 	switch c := f.in[f.pos]; {
 	case c == '{' || c == '[':
 		if len(f.frames) >= maxJSONDepth {
-			return false, fmt.Errorf("invalid JSON: arrays and objects nested more than %d deep", maxJSONDepth)
+			return false, errJSONTooDeep
 		}
 		f.pos++
 		f.frames = append(f.frames, jsonFrame{object: c == '{', members: len(f.members), pending: -1})

@@ -250,7 +250,7 @@ func (d *otlpStream) scopeProfiles(m *otlpPending, rp *otlppb.ResourceProfiles, 
 			}
 			return d.s.unmarshal(n, sp.Scope, levelScope)
 		case num == 2 && typ == protowire.BytesType:
-			return d.profile(m, &otlpProfile{rp: rp, sp: sp, prof: &otlppb.Profile{}}, d.s.pos+n)
+			return d.profile(m, rp, sp, d.s.pos+n)
 		case num == 3 && typ == protowire.BytesType: // schema_url
 			return d.s.str(n)
 		}
@@ -258,15 +258,12 @@ func (d *otlpStream) scopeProfiles(m *otlpPending, rp *otlppb.ResourceProfiles, 
 	})
 }
 
-// profile reads a Profile ending at end. The fields that older layouts number otherwise
-// (7 to 12) wait for the message's end in pp, in both readings.
-func (d *otlpStream) profile(m *otlpPending, op *otlpProfile, end int64) error {
+// profile reads a Profile under rp and sp ending at end. The fields that older layouts
+// number otherwise (7 to 12) wait for the message's end in pp, in both readings.
+func (d *otlpStream) profile(m *otlpPending, rp *otlppb.ResourceProfiles, sp *otlppb.ScopeProfiles, end int64) error {
 	d.counted++
+	op := m.msg.addProfile(rp, sp, &otlppb.Profile{}, d.counted, d.selected, d.lim.samples)
 	pp := &pendingProfile{otlpProfile: op}
-	if d.selected == 0 || d.counted == d.selected {
-		op.samples = newOTLPSamples(d.lim.samples)
-	}
-	m.msg.profiles = append(m.msg.profiles, op)
 	m.profiles = append(m.profiles, pp)
 	prof := op.prof
 	sampleTypes := 0
@@ -344,8 +341,8 @@ func (d *otlpStream) addSample(m *otlpPending, pp *pendingProfile, n int64) erro
 		return pp.raw.add(d.key, 1, 1, at)
 	}
 	v := d.sample.fields(m.old, &d.fields)
-	d.key = d.fields.appendKey(d.key[:0])
-	return pp.samples.add(d.key, v, 1, at)
+	d.key, err = pp.samples.addFields(&d.fields, v, 1, at, d.key)
+	return err
 }
 
 // dictionary reads a ProfilesDictionary ending at end into the message's, one table entry at
@@ -361,45 +358,52 @@ func (d *otlpStream) dictionary(m *otlpPending, end int64) error {
 			return err
 		}
 		var entries int
-		switch num {
-		case 1:
-			entries, err = addEntry(&dict.MappingTable, b)
-		case 2:
-			entries, err = addEntry(&dict.LocationTable, b)
-		case 3:
-			entries, err = addEntry(&dict.FunctionTable, b)
-		case 4:
-			entries, err = addEntry(&dict.LinkTable, b)
-		case 5:
+		if num == dictStrings {
 			if !utf8.Valid(b) {
 				return errOTLPUTF8
 			}
 			dict.StringTable = append(dict.StringTable, string(b))
 			entries = len(dict.StringTable)
-		case 6:
-			entries, err = addEntry(&dict.AttributeTable, b)
-		case 7:
-			entries, err = addEntry(&dict.StackTable, b)
+		} else {
+			entries, err = addDictEntry(dict, num, func(e proto.Message) error { return unmarshalAt(b, e, levelDictionary) })
 		}
-		if err == nil && d.lim.entries > 0 && entries > d.lim.entries {
-			err = &EntryLimitError{Limit: d.lim.entries}
+		if err == nil {
+			err = d.lim.checkEntries(entries)
 		}
 		return err
 	})
 }
 
-// addEntry decodes an entry of a dictionary table and appends it; entries is the table's
-// length then.
-func addEntry[T any, P interface {
-	*T
-	proto.Message
-}](table *[]P, b []byte) (entries int, err error) {
-	e := P(new(T))
-	if err := unmarshalAt(b, e, levelDictionary); err != nil {
+// dictStrings is the number of the string table among the tables of a ProfilesDictionary,
+// numbered 1 to 7; the others hold messages.
+const dictStrings = 5
+
+// addDictEntry appends an entry to table num (1 to 7, but not the strings) of dict, decoded
+// by decode; entries is the table's length then.
+func addDictEntry(dict *otlppb.ProfilesDictionary, num protowire.Number, decode func(proto.Message) error) (entries int, err error) {
+	m := dict.ProtoReflect()
+	list := m.Mutable(m.Descriptor().Fields().ByNumber(num)).List()
+	e := list.NewElement()
+	if err := decode(e.Message().Interface()); err != nil {
 		return 0, err
 	}
-	*table = append(*table, e)
-	return len(*table), nil
+	list.Append(e)
+	return list.Len(), nil
+}
+
+// clearDictTable empties table num (1 to 7) of dict.
+func clearDictTable(dict *otlppb.ProfilesDictionary, num protowire.Number) {
+	m := dict.ProtoReflect()
+	m.Clear(m.Descriptor().Fields().ByNumber(num))
+}
+
+// checkEntries holds a table of entries entries to --max-entries as it grows, as
+// otlpConverter.checkEntries holds it once read.
+func (l limits) checkEntries(entries int) error {
+	if l.entries > 0 && entries > l.entries {
+		return &EntryLimitError{Limit: l.entries}
+	}
+	return nil
 }
 
 // unmarshalAt decodes b into msg (merging, as a field given again is merged) as
@@ -468,8 +472,8 @@ func (m *otlpPending) decide(old bool) error {
 		for _, e := range pp.raw.events {
 			sample.fromKey(pp.raw.keys.at(int(e.key)))
 			v := sample.fields(old, &fields)
-			key = fields.appendKey(key[:0])
-			if err := pp.samples.add(key, v, pp.raw.sums[e.key], e.at); err != nil {
+			var err error
+			if key, err = pp.samples.addFields(&fields, v, pp.raw.sums[e.key], e.at, key); err != nil {
 				return err
 			}
 		}

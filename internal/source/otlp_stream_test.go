@@ -36,6 +36,13 @@ func sameAsWhole(t *testing.T, o Options, data []byte) {
 	t.Helper()
 	want, wantErr := o.parseOTLP(data)
 	got, err := streamedOTLP(o, data)
+	sameDecoded(t, data, got, err, want, wantErr)
+}
+
+// sameDecoded checks that data read as a stream (got, err) is what it is read whole (want,
+// wantErr): the same profile, warnings and frame types, or an error for both, on one line.
+func sameDecoded(t *testing.T, data []byte, got decoded, err error, want decoded, wantErr error) {
+	t.Helper()
 	if (err == nil) != (wantErr == nil) {
 		t.Fatalf("%.40q...: streamed, error %v; whole, error %v", data, err, wantErr)
 	}
@@ -152,19 +159,23 @@ func resourceLast(t testing.TB, m *otlppb.ProfilesData) []byte {
 // TestStreamOTLPAsWhole reads every OTLP protobuf input the tests know as a stream and in
 // memory, with every option of streamTestOptions: the same profile, or an error for both.
 func TestStreamOTLPAsWhole(t *testing.T) {
-	inputs := otlpProtoInputs(t)
+	checkAsWhole(t, otlpProtoInputs(t), sameAsWhole)
+}
+
+// checkAsWhole checks each input with every option of streamTestOptions (same compares a
+// stream with reading whole), and that most inputs are read: not only errors are compared.
+func checkAsWhole(t *testing.T, inputs map[string][]byte, same func(*testing.T, Options, []byte)) {
 	accepted := 0
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
 			for _, o := range streamTestOptions {
-				sameAsWhole(t, o, data)
+				same(t, o, data)
 			}
 		})
 		if _, err := (Options{}).parseOTLP(data); err == nil {
 			accepted++
 		}
 	}
-	// Not only errors are compared.
 	if accepted < len(inputs)/2 {
 		t.Errorf("%d inputs of %d read", accepted, len(inputs))
 	}

@@ -18,8 +18,8 @@ import (
 	resource "go.opentelemetry.io/proto/otlp/resource/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/profq/profq/internal/proftest"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // corpusDir is the shared research corpus (see its README.md): real OTLP captures in the
@@ -824,5 +824,22 @@ func TestOTLPStreamedAsWhole(t *testing.T) {
 				source.CheckStreamedOTLP(t, o, data)
 			}
 		})
+	}
+	// The same as OTLP/JSON, as profq writes it (ids in hex), and JSON lines of them.
+	var lines []byte
+	for name, p := range roundTripProfiles(t) {
+		var buf bytes.Buffer
+		if err := source.WriteOTLPJSON(&buf, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, buf.Bytes()...)
+		t.Run("json: "+name, func(t *testing.T) {
+			for _, o := range []source.Options{{}, {OTLPProfile: 2}} {
+				source.CheckStreamedOTLPJSON(t, o, buf.Bytes())
+			}
+		})
+	}
+	for _, o := range []source.Options{{}, {OTLPProfile: 3}} {
+		source.CheckStreamedOTLPJSON(t, o, lines)
 	}
 }

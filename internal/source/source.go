@@ -4,14 +4,13 @@
 // Load follows pprof's fetchProfiles with -symbolize=none, step by step:
 //
 //  1. Each argument is read as a stream (stream.go), gunzipped as it is read if it is gzip,
-//     and parsed: profile.proto, OpenTelemetry protobuf and folded stacks as the bytes
-//     arrive, profile.proto by the same decoder that builds exactly the profile
-//     profile.ParseData would with much less memory (decode.go); everything else (OTLP/JSON,
-//     pprof's legacy text and binary formats, a regular file the stream decoders do not
-//     take) is read whole and
-//     parsed, pprof's formats by profile.ParseData itself, so what parses stays pprof's. An
-//     input whose start no format can have is refused from its first 4 KB. The result is
-//     validated.
+//     and parsed: profile.proto, OpenTelemetry protobuf and JSON, and folded stacks as the
+//     bytes arrive, profile.proto by the same decoder that builds exactly the profile
+//     profile.ParseData would with much less memory (decode.go); everything else (pprof's
+//     legacy text and binary formats, an input that fits in its first 4 KB, a regular file
+//     the stream decoders do not take) is read whole and parsed, pprof's formats by
+//     profile.ParseData itself, so what parses stays pprof's. An input whose start no
+//     format can have is refused from its first 4 KB. The result is validated.
 //  2. A profile without mappings gets a fake one (ID 1, no file) that every location points
 //     to, as pprof's locateBinaries does.
 //  3. The profiles are combined in chunks of up to 128, like pprof's chunkedGrab: sample

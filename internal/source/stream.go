@@ -343,7 +343,7 @@ func headOf(start []byte, n int) []byte {
 }
 
 // streamArg reads arg (a file or "-") as a stream when its start shows profile.proto, OTLP
-// protobuf or folded stacks (or Options.Format names one of them and the start agrees),
+// (protobuf or JSON) or folded stacks (or Options.Format names one of them and the start agrees),
 // decompressing as it reads: neither the compressed nor the decompressed input is ever held
 // whole. ok is false when the input is something else: data then holds it whole, as read,
 // for decode. A regular file that fails to decode as a stream is read whole too, so that
@@ -376,6 +376,7 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		return decoded{}, nil, false, err
 	}
 	format := o.Format
+	otlpJSON := false
 	switch {
 	case len(head) < headSize:
 		// All of the input is in its head: read whole, it is detected as bytes in memory are
@@ -383,6 +384,9 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		format = ""
 	case (format == "" || format == FormatPprof) && looksProfileProto(head):
 		format = FormatPprof
+	case (format == "" || format == FormatOTLP) && looksOTLPJSON(head):
+		// Before folded stacks, as detect tries OTLP first.
+		format, otlpJSON = FormatOTLP, true
 	case (format == "" || format == FormatFolded) && (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head):
 		format = FormatFolded
 	case (format == "" || format == FormatOTLP) && looksOTLPProto(head):
@@ -416,7 +420,11 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		return decoded{p: p, format: FormatFolded, warnings: warnings}, nil, err == nil, err
 	}
 	if format == FormatOTLP {
-		if d, err = o.streamOTLP(br); err == nil {
+		read := o.streamOTLP
+		if otlpJSON {
+			read = o.streamOTLPJSON
+		}
+		if d, err = read(br); err == nil {
 			return d, nil, true, nil
 		}
 	} else {
