@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -267,7 +268,7 @@ func (c *otlpConverter) collect(msgs []*otlpMessage, selected int) ([]*otlpRef, 
 	case n == 0:
 		return nil, errors.New("no profiles in the OTLP input")
 	case selected > n:
-		return nil, fmt.Errorf("--otlp-profile %d: the OTLP input has %d profiles", selected, n)
+		return nil, fmt.Errorf("%s %d: the OTLP input has %d profiles", option.Flag("otlp-profile"), selected, n)
 	}
 	return refs, nil
 }
@@ -291,7 +292,7 @@ func (c *otlpConverter) header(refs []*otlpRef) error {
 	}
 	for _, r := range refs {
 		if len(column) >= maxOTLPSampleTypes {
-			return fmt.Errorf("more than %d sample types among the OTLP profiles: pick one with --otlp-profile", maxOTLPSampleTypes)
+			return fmt.Errorf("more than %d sample types among the OTLP profiles: pick one with %s", maxOTLPSampleTypes, option.Flag("otlp-profile"))
 		}
 		r.column = add(r.st)
 		// Sampling profilers (the eBPF profiler among them) count samples taken every

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"os"
 	"unicode/utf8"
@@ -128,8 +129,8 @@ type SampleSizeError struct {
 }
 
 func (e *SampleSizeError) Error() string {
-	return fmt.Sprintf("a sample of %d bytes, more than %d frames and %d labels take; raise the limits with --max-stack-depth and --max-labels",
-		e.Size, e.lim.depth, e.lim.labels)
+	return fmt.Sprintf("a sample of %d bytes, more than %d frames and %d labels take; raise the limits with %s and %s",
+		e.Size, e.lim.depth, e.lim.labels, option.Flag("max-stack-depth"), option.Flag("max-labels"))
 }
 
 // looksProfileProto says whether the decompressed start of an input is the start of a
