@@ -100,11 +100,3 @@ func activeFilters(filters []report.Filter) []string {
 	}
 	return out
 }
-
-// nonNil returns s, or an empty slice when s is nil, so that JSON prints [] and not null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
