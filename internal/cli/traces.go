@@ -80,11 +80,11 @@ func tracesGraphFlags() []string {
 }
 
 func runTraces(stdio IO, o *TracesOptions, args []string) error {
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
+	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err
 	}
-	s, err := report.NewTraces(p, inputs, o.Report)
+	s, err := report.NewTracesStacks(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}

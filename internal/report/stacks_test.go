@@ -158,3 +158,42 @@ func TestPeekStacks(t *testing.T) {
 		t.Errorf("only %d reports walked stacks", stacked)
 	}
 }
+
+// TestTracesStacks checks that traces over samples held as stacks (each sample apart, in the
+// input's order) is traces over profile.Samples, sample for sample, under options that keep
+// the stacks and options that make the samples.
+func TestTracesStacks(t *testing.T) {
+	configs := map[string]func(*Config){
+		"default":     func(*Config) {},
+		"lines":       func(c *Config) { c.Granularity = "lines" },
+		"noinlines":   func(c *Config) { c.Granularity = "files"; c.NoInlines = true },
+		"first value": func(c *Config) { c.SampleIndex = "0" },
+		"mean":        func(c *Config) { c.Mean = true },
+		"focus":       func(c *Config) { c.Focus = "main"; c.Hide = "runtime" },
+	}
+	stacked := 0
+	profiles := stackProfiles(t)
+	for _, path := range profiles {
+		for name, edit := range configs {
+			if path == profiles[0] && name != "default" && name != "focus" {
+				continue // every sample of the large profile is compared: two option sets do
+			}
+			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
+				cfg := DefaultConfig()
+				edit(&cfg)
+				if sameOverStacks(t, path, false, func(p *profile.Profile, st *source.Stacks) (any, error) {
+					s, err := NewTracesStacks(p, st, nil, cfg)
+					if err != nil {
+						return nil, err
+					}
+					return s.Collect(), nil
+				}) {
+					stacked++
+				}
+			})
+		}
+	}
+	if stacked < len(configs) {
+		t.Errorf("only %d reports walked stacks", stacked)
+	}
+}

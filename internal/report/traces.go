@@ -18,9 +18,11 @@ import (
 type TraceStream struct {
 	header  TracesHeader
 	samples []*profile.Sample
-	index   int
-	mean    bool
-	units   map[string]string // numeric label key -> unit
+	// stacks are the samples when held as stacks (NewTracesStacks); samples is then empty.
+	stacks *source.Stacks
+	index  int
+	mean   bool
+	units  map[string]string // numeric label key -> unit
 	// frameTypes are the frame types the inputs state, by mapping file.
 	frameTypes map[string]string
 
@@ -38,13 +40,21 @@ type TraceStream struct {
 // EdgeFraction, Sort, DropNegative) do not apply to traces and are ignored, as pprof
 // ignores them.
 func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, error) {
+	return NewTracesStacks(p, nil, inputs, cfg)
+}
+
+// NewTracesStacks is NewTraces for a profile whose samples are held as stacks (st, from
+// source.LoadStacks, not aggregated; nil when p has its samples): the report walks them as
+// they are, a sample's frames straight from its locations' positions, unless a filter needs
+// the profile's samples. The report is the same.
+func NewTracesStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config) (*TraceStream, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
 	// pprof reads the numeric label units before anything changes the profile.
-	units, ignored := p.NumLabelUnits()
-	pr, err := prepare(p, cfg, filters.Apply)
+	units, ignored := labelSamples(p, st).NumLabelUnits()
+	pr, err := prepareStacks(p, st, cfg, !filters.Empty(), filters.Apply)
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +67,12 @@ func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, er
 	warnings = append(warnings, pr.warnings...)
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 
-	st := p.SampleType[index]
+	vt := p.SampleType[index]
 	s := &TraceStream{
 		header: TracesHeader{
 			SchemaVersion: SchemaVersion,
 			Kind:          KindTraces,
-			SampleType:    SampleType{Type: st.Type, Unit: st.Unit},
+			SampleType:    SampleType{Type: vt.Type, Unit: vt.Unit},
 			Total:         total,
 			Options:       tracesOptions(cfg, index),
 			Profile:       profileInfo(p),
@@ -70,6 +80,7 @@ func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, er
 			Warnings:      append([]string{}, warnings...),
 		},
 		samples: p.Sample,
+		stacks:  pr.stacks,
 		index:   index,
 		mean:    cfg.Mean,
 		units:   units,
@@ -77,7 +88,7 @@ func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, er
 		frameTypes: FrameTypes(inputs),
 	}
 	if cfg.Mean {
-		s.header.SampleType.Type = "mean_" + st.Type
+		s.header.SampleType.Type = "mean_" + vt.Type
 	}
 	if s.header.Inputs == nil {
 		s.header.Inputs = []Input{}
@@ -85,6 +96,16 @@ func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, er
 	for _, sample := range p.Sample {
 		if len(sample.Location) > 0 {
 			s.header.SampleCount++
+		}
+	}
+	if s.stacks != nil {
+		for k := range s.stacks.Segments {
+			seg := &s.stacks.Segments[k]
+			for j := range seg.Len() {
+				if len(seg.Stack(j)) > 0 {
+					s.header.SampleCount++
+				}
+			}
 		}
 	}
 	s.indexFrames(p.Location)
@@ -165,28 +186,22 @@ func (s *TraceStream) Each(fn func(*TraceSample) error) error {
 		// A sample without string labels gets an empty map, so that JSON says {}, not null.
 		noLabels = map[string][]string{}
 	)
-	for _, sample := range s.samples {
-		if len(sample.Location) == 0 {
-			continue
-		}
-		stack = stack[:0]
-		for _, l := range sample.Location {
-			stack = append(stack, s.locationFrames(l)...)
-		}
-		v := sample.Value[s.index]
+	// one hands fn the sample whose frames are in stack.
+	one := func(values []int64, labels map[string][]string, numLabels map[string][]int64) error {
+		v := values[s.index]
 		if s.mean {
-			if d := sample.Value[0]; d != 0 {
+			if d := values[0]; d != 0 {
 				v /= d
 			}
 		}
 		ts.Value = v
-		ts.Labels = sample.Label
+		ts.Labels = labels
 		if ts.Labels == nil {
 			ts.Labels = noLabels
 		}
 		clear(num)
 		numVals = numVals[:0]
-		for k, vs := range sample.NumLabel {
+		for k, vs := range numLabels {
 			from := len(numVals)
 			for _, nv := range vs {
 				numVals = append(numVals, NumLabel{Value: nv, Unit: s.units[k]})
@@ -195,8 +210,44 @@ func (s *TraceStream) Each(fn func(*TraceSample) error) error {
 		}
 		ts.NumLabels = num
 		ts.Frames = stack
-		if err := fn(&ts); err != nil {
+		return fn(&ts)
+	}
+	for _, sample := range s.samples {
+		if len(sample.Location) == 0 {
+			continue
+		}
+		stack = stack[:0]
+		for _, l := range sample.Location {
+			stack = append(stack, s.locationFrames(l)...)
+		}
+		if err := one(sample.Value, sample.Label, sample.NumLabel); err != nil {
 			return err
+		}
+	}
+	if s.stacks == nil {
+		return nil
+	}
+	n := s.stacks.NumValues
+	for k := range s.stacks.Segments {
+		seg := &s.stacks.Segments[k]
+		for j := range seg.Len() {
+			positions := seg.Stack(j)
+			if len(positions) == 0 {
+				continue
+			}
+			stack = stack[:0]
+			for _, pos := range positions {
+				stack = append(stack, s.frames[s.start[pos]:s.start[pos+1]]...)
+			}
+			var labels map[string][]string
+			var numLabels map[string][]int64
+			if set := seg.Labels[j]; set > 0 {
+				ls := &s.stacks.LabelSets[set-1]
+				labels, numLabels = ls.Label, ls.NumLabel
+			}
+			if err := one(seg.Values[j*n:(j+1)*n], labels, numLabels); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
