@@ -13,7 +13,7 @@ test:
 	$(GO) test -count=1 ./...
 
 ## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
-## or left to `make test`).
+## or left to `make test`); 45 s on a 2-core machine, idle (2026-11-24).
 test-short:
 	$(GO) test -short -count=1 ./...
 

@@ -87,6 +87,9 @@ func stackProfiles(t *testing.T) []string {
 	dir := t.TempDir()
 	params := synth.Default()
 	params.Samples, params.Locations, params.Functions = 200_000, 5_000, 2_000
+	if testing.Short() {
+		params.Samples = 50_000 // still several chunks of encoded samples, on several cores
+	}
 	large := filepath.Join(dir, "synth.pb.gz")
 	if err := synth.WriteFile(large, params); err != nil {
 		t.Fatal(err)
