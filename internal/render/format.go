@@ -68,6 +68,7 @@ var writers = map[string]map[Format]writer{
 	report.KindDiff:   {Table: as(diffTable), JSON: as(encodeJSON[*report.Diff]), CSV: as(diffCSV), Markdown: as(diffMarkdown)},
 	report.KindTags:   {Table: as(tagsTable), JSON: as(encodeJSON[*report.Tags]), CSV: as(tagsCSV), Markdown: as(tagsMarkdown)},
 	report.KindPeek:   {Table: as(peekTable), JSON: as(encodeJSON[*report.Peek]), CSV: as(peekCSV), Markdown: as(peekMarkdown)},
+	report.KindList:   {Table: as(listTable), JSON: as(encodeJSON[*report.List]), CSV: as(listCSV), Markdown: as(listMarkdown)},
 	report.KindInfo:   {Table: as(infoTable), JSON: as(encodeJSON[*report.Info]), Markdown: as(infoMarkdown)},
 	report.KindTraces: {Table: as(tracesTable), JSON: as(tracesJSON), NDJSON: as(tracesNDJSON), Folded: as(tracesFolded)},
 	report.KindGraph:  {DOT: as(graphDOT), JSON: as(encodeJSON[*report.GraphReport])},

@@ -1,12 +1,13 @@
 package render
 
 import (
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/profq/profq/internal/report"
 )
 
 // TestFormatsDocumented checks docs/json.md's table of formats against the one in the code.
@@ -22,8 +23,7 @@ func TestFormatsDocumented(t *testing.T) {
 			documented[m[1]] = m[2]
 		}
 	}
-	kinds := []string{report.KindTop, report.KindTopByLabel, report.KindDiff, report.KindPeek, report.KindTags,
-		report.KindInfo, report.KindTraces, report.KindGraph, report.KindFlame}
+	kinds := slices.Sorted(maps.Keys(writers))
 	if len(documented) != len(kinds) {
 		t.Errorf("docs/json.md lists the formats of %d reports, want %d: %v", len(documented), len(kinds), documented)
 	}

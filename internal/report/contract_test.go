@@ -10,6 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/srcfile"
 )
 
 // TestJSONContract walks every report model the constructors build, by reflection, on real
@@ -87,6 +88,15 @@ func TestJSONContract(t *testing.T) {
 					}
 				}
 
+				for _, re := range []string{".", "^main\\."} {
+					l, err := NewList(load(), nil, nil, cfg, regexp.MustCompile(re), &srcfile.Finder{SearchPath: t.TempDir()})
+					if err == nil {
+						check(t, KindList, l)
+					} else if !strings.Contains(err.Error(), "no matches") {
+						t.Fatal(err)
+					}
+				}
+
 				gc := DefaultGraphConfig()
 				gc.Config = cfg
 				g, err := NewGraph(load(), nil, gc)
@@ -131,7 +141,7 @@ func TestJSONContract(t *testing.T) {
 			})
 		}
 	}
-	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindGraph, KindFlame, KindTraces, KindInfo} {
+	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo} {
 		if !built[kind] {
 			t.Errorf("no %s report was checked", kind)
 		}

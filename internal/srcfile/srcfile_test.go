@@ -1,0 +1,93 @@
+package srcfile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFind looks files up as pprof does (absolute, relative in the search path and its
+// parents, trimmed, the heuristic) and then in a GOROOT and a module cache of this machine
+// for the paths of another machine's.
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "src", "proj")
+	write(t, filepath.Join(proj, "pkg", "a.go"), "package pkg\n// a\n")
+	goroot := filepath.Join(dir, "goroot")
+	write(t, filepath.Join(goroot, "src", "runtime", "proc.go"), "package runtime\n")
+	modcache := filepath.Join(dir, "mod")
+	write(t, filepath.Join(modcache, "example.com", "m@v1.2.3", "m.go"), "package m\n")
+
+	f := &Finder{SearchPath: filepath.Join(proj, "pkg"), GOROOT: goroot, ModCache: modcache}
+	for name, want := range map[string]string{
+		filepath.Join(proj, "pkg", "a.go"):                      filepath.Join(proj, "pkg", "a.go"), // absolute, as it is
+		"pkg/a.go":                                              filepath.Join(proj, "pkg", "a.go"), // relative: found in a parent of the search path
+		"/build/machine/proj/pkg/a.go":                          filepath.Join(proj, "pkg", "a.go"), // heuristic: trimmed up to the search directory's name (pkg)
+		"/opt/elsewhere/go/src/runtime/proc.go":                 filepath.Join(goroot, "src", "runtime", "proc.go"),
+		"runtime/proc.go":                                       filepath.Join(goroot, "src", "runtime", "proc.go"),
+		"/home/ci/go/pkg/mod/example.com/m@v1.2.3/m.go":         filepath.Join(modcache, "example.com", "m@v1.2.3", "m.go"),
+		"/home/ci/go/pkg/mod/example.com/m@v1.2.4/m.go":         "",
+		"/proc/self/cwd/pkg/a.go":                               filepath.Join(proj, "pkg", "a.go"),
+		filepath.Join(dir, "missing.go"):                        "",
+		"/usr/local/go/src/runtime/not_there_at_all_in_this.go": "",
+	} {
+		got := f.Read(name)
+		if got.Path != want || (want == "") != (got.Err != nil) {
+			t.Errorf("%s: found at %q (error %v), want %q", name, got.Path, got.Err, want)
+		}
+	}
+	if got := f.Read("pkg/a.go"); len(got.Lines) != 2 || got.Lines[1] != "// a" {
+		t.Errorf("lines %q", got.Lines)
+	}
+	if l, ok := f.Read("pkg/a.go").Line(3); ok || l != "" {
+		t.Errorf("line 3 of a 2-line file: %q, %v", l, ok)
+	}
+	// An explicit trim replaces the heuristic.
+	trimmed := &Finder{SearchPath: proj, TrimPath: "/build/x"}
+	if got := trimmed.Read("/build/x/pkg/a.go"); got.Path != filepath.Join(proj, "pkg", "a.go") {
+		t.Errorf("trimmed: %q, %v", got.Path, got.Err)
+	}
+	if got := trimmed.Read("/elsewhere/proj/pkg/a.go"); got.Err == nil {
+		t.Errorf("the heuristic ran with a trim path given: %q", got.Path)
+	}
+}
+
+func TestTrimPath(t *testing.T) {
+	for _, c := range []struct{ path, trim, search, want string }{
+		{"/a/proj/x/y.go", "", "/local/proj", "x/y.go"},
+		{"/a/proj/x/y.go", "/a", "/local/proj", "proj/x/y.go"},
+		{"/a/proj/x/y.go", "/b:/a/", "", "proj/x/y.go"},
+		{"/proc/self/cwd/./x.go", "", "", "x.go"},
+		{"/proc/self/cwd/x.go", "", "", "x.go"},
+		{"/x.go", "/", "", "x.go"},
+		{"rel/x.go", "", "", "rel/x.go"},
+	} {
+		if got := TrimPath(c.path, c.trim, c.search); got != c.want {
+			t.Errorf("TrimPath(%q, %q, %q) = %q, want %q", c.path, c.trim, c.search, got, c.want)
+		}
+	}
+}
+
+// A file over the size limit, or with a line over it, is an error, not a read of it all.
+func TestReadBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.go")
+	write(t, big, strings.Repeat("x", 100))
+	if err := os.Truncate(big, maxFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	if got := (&Finder{}).Read(big); got.Err == nil || got.Path != big || len(got.Lines) != 0 {
+		t.Errorf("a file over the limit: %v, %d lines", got.Err, len(got.Lines))
+	}
+}
