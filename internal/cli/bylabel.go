@@ -13,6 +13,7 @@ func runTopByLabel(stdio IO, o *TopOptions, args []string) error {
 	if o.ByLabel == "" {
 		return usageErrorf("--by-label: the label key is empty")
 	}
+	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err

@@ -24,6 +24,8 @@ func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	for _, f := range c.Options.Fields() {
 		fs.StringVar(f.Value, f.Option, "", filterUsage[f.Option])
 	}
+	fs.StringVar(&c.TagRoot, "tagroot", "", "label keys, comma-separated, whose values become frames at the root of every stack (first key outermost)")
+	fs.StringVar(&c.TagLeaf, "tagleaf", "", "label keys, comma-separated, whose values become frames below the leaf of every stack (last key the new leaf)")
 	fs.BoolVar(&c.RelativePercentages, "relative-percentages", false, "take percentages of the filtered total instead of the whole profile")
 }
 

@@ -92,7 +92,7 @@ func flameGraphFlags() []string {
 	return []string{
 		"sample-index", "granularity", "noinlines",
 		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore",
-		"relative-percentages",
+		"tagroot", "tagleaf", "relative-percentages",
 	}
 }
 

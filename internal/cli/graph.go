@@ -82,6 +82,7 @@ PROFILE is a path or - for standard input; several profiles are merged.`,
 }
 
 func runGraph(stdio IO, o *GraphOptions, args []string) error {
+	o.Report.LabelUnit = o.Report.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, inputs, err := reportRequest{&o.Output, o.Report.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err

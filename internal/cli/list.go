@@ -86,7 +86,7 @@ matches no function is an error (exit 3); an invalid REGEX is a usage error (exi
 	addSomeGraphFlags(fs, &o.Report, []string{
 		"sample-index", "mean", "noinlines",
 		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore",
-		"relative-percentages",
+		"tagroot", "tagleaf", "relative-percentages",
 	})
 	fs.StringVar(&o.SourcePath, "source-path", "", "directories where source files are looked up, separated by "+string(filepath.ListSeparator)+" (default: the current directory)")
 	fs.StringVar(&o.TrimPath, "trim-path", "", "path prefixes to remove from the profile's file names before looking them up, separated by "+string(filepath.ListSeparator))
@@ -102,6 +102,7 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 	if err != nil {
 		return usageErrorf("list: REGEX: %w", err)
 	}
+	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err

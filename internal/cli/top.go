@@ -77,6 +77,7 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 }
 
 func runTop(stdio IO, o *TopOptions, args []string) error {
+	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err

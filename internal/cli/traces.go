@@ -75,11 +75,12 @@ func tracesGraphFlags() []string {
 	return []string{
 		"sample-index", "mean", "granularity", "noinlines",
 		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore",
-		"relative-percentages",
+		"tagroot", "tagleaf", "relative-percentages",
 	}
 }
 
 func runTraces(stdio IO, o *TracesOptions, args []string) error {
+	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err

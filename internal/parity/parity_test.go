@@ -49,6 +49,8 @@ var profqFlags = map[string]func(c *report.Config, v string) error{
 	"prune_from": stringOpt(func(c *report.Config) *string { return &c.PruneFrom }),
 	"tagfocus":   stringOpt(func(c *report.Config) *string { return &c.TagFocus }),
 	"tagignore":  stringOpt(func(c *report.Config) *string { return &c.TagIgnore }),
+	"tagroot":    stringOpt(func(c *report.Config) *string { return &c.TagRoot }),
+	"tagleaf":    stringOpt(func(c *report.Config) *string { return &c.TagLeaf }),
 }
 
 func boolOpt(set func(*report.Config, bool)) func(*report.Config, string) error {
@@ -135,6 +137,11 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
+	// pprof names --tagroot and --tagleaf frames of numbers in the report's unit, which the
+	// oracle forces (oracleUnit).
+	if unit, err := oracleUnit(flags, sources); err == nil {
+		cfg.LabelUnit = unit.flag
+	}
 	p, inputs, err := source.LoadWithBases(sources, bases, nil)
 	if err != nil {
 		return nil, fmt.Errorf("source.LoadWithBases: %w", err)

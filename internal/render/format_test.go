@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // TestFormatsDocumented checks docs/json.md's table of formats against the one in the code.

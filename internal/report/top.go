@@ -34,6 +34,10 @@ type Config struct {
 	Sort string
 	// The filters, as given; "" leaves one unset.
 	filter.Options
+	// TagRoot and TagLeaf are label keys, comma-separated, whose values become frames at
+	// the root and below the leaf of every sample (pprof's -tagroot and -tagleaf), named in
+	// LabelUnit (--unit; "" for "minimum").
+	TagRoot, TagLeaf, LabelUnit string
 	// RelativePercentages takes the total after filtering.
 	RelativePercentages bool
 	// DropNegative leaves out nodes whose flat is negative, or whose flat is zero and cum
@@ -188,7 +192,8 @@ func prepare(p *profile.Profile, cfg Config, apply func(*profile.Profile) []stri
 // filters (filtering), which cuts and drops samples one by one, p is given its samples
 // first; the stacks still to walk are in the result.
 func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, filtering bool, apply func(*profile.Profile) []string) (prepared, error) {
-	if st != nil && filtering {
+	labelFrames := cfg.TagRoot != "" || cfg.TagLeaf != ""
+	if st != nil && (filtering || labelFrames) {
 		p.Sample, st = st.Samples(p.Location), nil
 	}
 	index, err := sampleIndex(p, cfg.SampleIndex)
@@ -200,6 +205,8 @@ func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, filtering 
 		return prepared{}, option.Errorf("mean", "needs a profile with a count sample type besides the value")
 	}
 	pr := prepared{index: index, stacks: st}
+	// The label frames come before the filters, which can match them.
+	tagWarnings := addLabelFrames(p, cfg)
 	if cfg.RelativePercentages {
 		pr.warnings = apply(p)
 	}
@@ -211,6 +218,7 @@ func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, filtering 
 	if !cfg.RelativePercentages {
 		pr.warnings = apply(p)
 	}
+	pr.warnings = append(tagWarnings, pr.warnings...)
 	return pr, nil
 }
 
