@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -26,6 +27,8 @@ func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	}
 	fs.StringVar(&c.TagRoot, "tagroot", "", "label keys, comma-separated, whose values become frames at the root of every stack (first key outermost)")
 	fs.StringVar(&c.TagLeaf, "tagleaf", "", "label keys, comma-separated, whose values become frames below the leaf of every stack (last key the new leaf)")
+	fs.StringVar(&c.SourcePath, "source-path", "", "directories where source files are found, "+string(filepath.ListSeparator)+"-separated (default: the current directory); without --trim-path, a file name is cut after a directory of the same name")
+	fs.StringVar(&c.TrimPath, "trim-path", "", "prefixes to remove from the profile's file names, "+string(filepath.ListSeparator)+"-separated")
 	fs.BoolVar(&c.RelativePercentages, "relative-percentages", false, "take percentages of the filtered total instead of the whole profile")
 }
 

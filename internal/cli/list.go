@@ -22,11 +22,9 @@ type ListOptions struct {
 	Report report.Config
 	Unit   string
 	Output outputFlags
-	// SourcePath and TrimPath say where source files are found (srcfile.Finder).
-	SourcePath, TrimPath string
-	sort                 sortFlags
-	base                 baseFlags
-	input                source.Options
+	sort   sortFlags
+	base   baseFlags
+	input  source.Options
 }
 
 func newCmdList(stdio IO, runF func(*ListOptions, []string) error) *cobra.Command {
@@ -86,10 +84,8 @@ matches no function is an error (exit 3); an invalid REGEX is a usage error (exi
 	addSomeGraphFlags(fs, &o.Report, []string{
 		"sample-index", "mean", "noinlines",
 		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore",
-		"tagroot", "tagleaf", "relative-percentages",
+		"tagroot", "tagleaf", "relative-percentages", "source-path", "trim-path",
 	})
-	fs.StringVar(&o.SourcePath, "source-path", "", "directories where source files are looked up, separated by "+string(filepath.ListSeparator)+" (default: the current directory)")
-	fs.StringVar(&o.TrimPath, "trim-path", "", "path prefixes to remove from the profile's file names before looking them up, separated by "+string(filepath.ListSeparator))
 	addBaseFlags(fs, &o.base)
 	addInputFlags(fs, &o.input)
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (each value in its own unit, as pprof), or a unit such as ms or MB")
@@ -107,7 +103,7 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 	if err != nil {
 		return err
 	}
-	files := &srcfile.Finder{SearchPath: o.SourcePath, TrimPath: o.TrimPath, GOROOT: goRoot(), ModCache: goModCache()}
+	files := &srcfile.Finder{SearchPath: o.Report.SourcePath, TrimPath: o.Report.TrimPath, GOROOT: goRoot(), ModCache: goModCache()}
 	l, err := report.NewList(p, st, inputs, o.Report, re, files)
 	var noMatch *report.NoMatchError
 	if errors.As(err, &noMatch) {

@@ -103,6 +103,7 @@ func listRegexp(fv filterValues) string {
 // -trim_path, -noinlines, -focus).
 func profqList(path, src string, flags []string) (string, error) {
 	cfg := report.DefaultConfig()
+	cfg.SourcePath = src
 	files := &srcfile.Finder{SearchPath: src}
 	var re *regexp.Regexp
 	for _, f := range flags {
@@ -111,7 +112,7 @@ func profqList(path, src string, flags []string) (string, error) {
 		case "list":
 			re = regexp.MustCompile(value)
 		case "trim_path":
-			files.TrimPath = value
+			files.TrimPath, cfg.TrimPath = value, value
 		case "noinlines":
 			cfg.NoInlines = true
 		case "focus":

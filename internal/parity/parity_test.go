@@ -41,16 +41,18 @@ var profqFlags = map[string]func(c *report.Config, v string) error{
 		c.EdgeFraction, err = strconv.ParseFloat(v, 64)
 		return err
 	},
-	"focus":      stringOpt(func(c *report.Config) *string { return &c.Focus }),
-	"ignore":     stringOpt(func(c *report.Config) *string { return &c.Ignore }),
-	"hide":       stringOpt(func(c *report.Config) *string { return &c.Hide }),
-	"show":       stringOpt(func(c *report.Config) *string { return &c.Show }),
-	"show_from":  stringOpt(func(c *report.Config) *string { return &c.ShowFrom }),
-	"prune_from": stringOpt(func(c *report.Config) *string { return &c.PruneFrom }),
-	"tagfocus":   stringOpt(func(c *report.Config) *string { return &c.TagFocus }),
-	"tagignore":  stringOpt(func(c *report.Config) *string { return &c.TagIgnore }),
-	"tagroot":    stringOpt(func(c *report.Config) *string { return &c.TagRoot }),
-	"tagleaf":    stringOpt(func(c *report.Config) *string { return &c.TagLeaf }),
+	"focus":       stringOpt(func(c *report.Config) *string { return &c.Focus }),
+	"ignore":      stringOpt(func(c *report.Config) *string { return &c.Ignore }),
+	"hide":        stringOpt(func(c *report.Config) *string { return &c.Hide }),
+	"show":        stringOpt(func(c *report.Config) *string { return &c.Show }),
+	"show_from":   stringOpt(func(c *report.Config) *string { return &c.ShowFrom }),
+	"prune_from":  stringOpt(func(c *report.Config) *string { return &c.PruneFrom }),
+	"tagfocus":    stringOpt(func(c *report.Config) *string { return &c.TagFocus }),
+	"tagignore":   stringOpt(func(c *report.Config) *string { return &c.TagIgnore }),
+	"tagroot":     stringOpt(func(c *report.Config) *string { return &c.TagRoot }),
+	"tagleaf":     stringOpt(func(c *report.Config) *string { return &c.TagLeaf }),
+	"trim_path":   stringOpt(func(c *report.Config) *string { return &c.TrimPath }),
+	"source_path": stringOpt(func(c *report.Config) *string { return &c.SourcePath }),
 }
 
 func boolOpt(set func(*report.Config, bool)) func(*report.Config, string) error {

@@ -1,7 +1,9 @@
 package parity
 
 import (
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/profq/profq/internal/source"
@@ -40,6 +42,39 @@ func TestParityTagRootLeaf(t *testing.T) {
 			{"-tagroot=" + first + "," + last, "-tagleaf=" + last, "-cum"},
 			{"-tagroot=profq_no_such_key"},
 			{"-tagroot=" + first, "-focus=" + first},
+		}
+		for _, flags := range shortSample(name, cases) {
+			t.Run(parityCase{flags: flags}.name(), func(t *testing.T) {
+				runCase(t, parityCase{flags: flags}, []string{path})
+			})
+		}
+	})
+}
+
+// TestParityTrimPath compares top at lines and files granularity with -trim_path and
+// -source_path, which shape the file names of every report: a prefix removed, and pprof's
+// heuristic that cuts a name after a directory named as a -source_path directory.
+func TestParityTrimPath(t *testing.T) {
+	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		p, _, err := source.Load([]string{path}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var file string
+		for _, f := range p.Function {
+			if strings.Count(f.Filename, "/") >= 2 {
+				file = f.Filename
+				break
+			}
+		}
+		if file == "" {
+			t.Skip("no file names with directories")
+		}
+		dir := filepath.Base(filepath.Dir(file))
+		cases := [][]string{
+			{"-lines", "-trim_path=/"},
+			{"-files", "-source_path=/nowhere/" + dir},
+			{"-lines", "-source_path=/nowhere/" + dir, "-trim_path=" + filepath.Dir(filepath.Dir(file))},
 		}
 		for _, flags := range shortSample(name, cases) {
 			t.Run(parityCase{flags: flags}.name(), func(t *testing.T) {

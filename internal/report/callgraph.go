@@ -44,7 +44,7 @@ func newCallGraph(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Con
 	index, st := pr.index, pr.stacks
 	cg := &callGraph{index: index, total: pr.total, warnings: pr.warnings, labelUnits: labelUnits}
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
-	trimPaths(p)
+	trimPaths(p, cfg)
 	gopts := graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)}
 	if st != nil {
 		cg.g = graph.BuildStacks(p, st, gopts)

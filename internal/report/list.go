@@ -22,18 +22,16 @@ const listMargin = 5
 // does), then for every function whose name matches re, by name, and each of its source
 // files, by file name, the lines from the function's start (or listMargin lines before its
 // first sampled line) to listMargin lines after its last, each with the flat and cum of the
-// nodes on it. files finds and reads the sources; a file it cannot read leaves its
-// function without lines, with a warning. st are p's samples when held as stacks.
+// nodes on it. The file names are those cfg's TrimPath and SourcePath shape (as every graph
+// report's); files finds and reads the sources, and should be told the same paths. A file
+// it cannot read leaves its function without lines, with a warning. st are p's samples when
+// held as stacks.
 func NewList(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, re *regexp.Regexp, files *srcfile.Finder) (*List, error) {
 	if re == nil {
 		return nil, option.New("list needs a regular expression")
 	}
 	cfg.Granularity = "lines"
 	cfg.NodeCount, cfg.NodeFraction, cfg.EdgeFraction = 0, 0, 0
-	// The file names shown are trimmed as they are looked up, as pprof shows them.
-	for _, f := range p.Function {
-		f.Filename = srcfile.TrimPath(f.Filename, files.TrimPath, files.SearchPath)
-	}
 	cg, err := newCallGraph(p, st, inputs, cfg)
 	if err != nil {
 		return nil, err

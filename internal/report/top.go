@@ -12,6 +12,7 @@ import (
 	"github.com/profq/profq/internal/filter"
 	"github.com/profq/profq/internal/graph"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/srcfile"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -38,6 +39,10 @@ type Config struct {
 	// the root and below the leaf of every sample (pprof's -tagroot and -tagleaf), named in
 	// LabelUnit (--unit; "" for "minimum").
 	TagRoot, TagLeaf, LabelUnit string
+	// TrimPath and SourcePath shape the file names the report shows, as pprof's -trim_path
+	// and -source_path do (srcfile.TrimPath): prefixes to remove, and directories whose
+	// names end a prefix when no TrimPath is given. /proc/self/cwd/ is always removed.
+	TrimPath, SourcePath string
 	// RelativePercentages takes the total after filtering.
 	RelativePercentages bool
 	// DropNegative leaves out nodes whose flat is negative, or whose flat is zero and cum
@@ -121,7 +126,7 @@ func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*To
 	}
 	index, total, warnings, st := pr.index, pr.total, pr.warnings, pr.stacks
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
-	trimPaths(p)
+	trimPaths(p, cfg)
 
 	gopts := graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)}
 	var g *graph.Graph
@@ -360,16 +365,12 @@ func forget(p *profile.Profile, inlineFrame, function, filename, linenumber, add
 	}
 }
 
-// trimPaths removes the /proc/self/cwd/ prefix that Bazel-built and containerised binaries
-// record, as graph reports do.
-func trimPaths(p *profile.Profile) {
+// trimPaths shapes the file names of p's functions as pprof's graph reports do: the
+// /proc/self/cwd/ prefix that Bazel-built and containerised binaries record, and cfg's
+// TrimPath and SourcePath.
+func trimPaths(p *profile.Profile, cfg Config) {
 	for _, f := range p.Function {
-		for _, prefix := range []string{"/proc/self/cwd/./", "/proc/self/cwd/"} {
-			if strings.HasPrefix(f.Filename, prefix) {
-				f.Filename = f.Filename[len(prefix):]
-				break
-			}
-		}
+		f.Filename = srcfile.TrimPath(f.Filename, cfg.TrimPath, cfg.SourcePath)
 	}
 }
 
