@@ -20,11 +20,12 @@ const (
 	convertPprof    = "pprof"
 	convertFolded   = "folded"
 	convertOTLPJSON = "otlp-json"
+	convertRaw      = "raw"
 )
 
 // convertFormats are the values of --to, the first being the default.
 func convertFormats() []string {
-	return []string{convertPprof, convertFolded, convertOTLPJSON}
+	return []string{convertPprof, convertFolded, convertOTLPJSON, convertRaw}
 }
 
 // ConvertOptions are the options of profq convert.
@@ -58,6 +59,8 @@ Formats (--to):
   otlp-json
           OpenTelemetry profiles as OTLP/JSON, one ProfilesData object on one line: one
           Profile per sample type (the default one first), labels as attributes.
+  raw     the profile as text, every sample, location, function and mapping: what
+          pprof -raw prints.
 
 Folded stacks do not say what their values measure: read them back with
 --folded-type TYPE/UNIT (for instance cpu/nanoseconds), or they count samples.`,
@@ -94,7 +97,7 @@ Folded stacks do not say what their values measure: read them back with
 // every format, then what only folded output reads (foldedOnlyFlags).
 func convertGraphFlags() []string {
 	return append([]string{
-		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore",
+		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore", "tagroot", "tagleaf",
 	}, foldedOnlyFlags()...)
 }
 
@@ -156,6 +159,13 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 		return err
 	}
 	warn(stdio.Err, warnings)
+	if o.To == convertRaw {
+		// pprof's -raw: the profile as text, after the filters.
+		return o.output.write(stdio, func(w io.Writer) error {
+			_, err := io.WriteString(w, p.String())
+			return err
+		})
+	}
 	if o.To == convertOTLPJSON {
 		return o.output.write(stdio, func(w io.Writer) error {
 			return source.WriteOTLPJSON(w, p, report.FrameTypes(inputs))

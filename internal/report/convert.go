@@ -3,8 +3,9 @@ package report
 import "github.com/google/pprof/profile"
 
 // FilterProfile applies the filters of cfg (focus, ignore, hide, show, show-from, prune-from,
-// tagfocus, tagignore) to p in place, in the order and with the meaning every report gives
-// them, and returns what they said, such as a filter that matched nothing. The rest of cfg is
+// tagfocus, tagignore), after the label frames of tagroot and tagleaf, to p in place, in the
+// order and with the meaning every report gives them, and returns what they said, such as
+// a filter that matched nothing. The rest of cfg is
 // checked but not applied: a profile written whole (profq convert, as pprof -proto) keeps
 // every sample type and every frame detail.
 func FilterProfile(p *profile.Profile, cfg Config) ([]string, error) {
@@ -12,5 +13,7 @@ func FilterProfile(p *profile.Profile, cfg Config) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return filters.Apply(p), nil
+	// pprof adds the label frames first, and the filters can match them.
+	warnings := addLabelFrames(p, cfg)
+	return append(warnings, filters.Apply(p)...), nil
 }

@@ -1,0 +1,46 @@
+package parity
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+)
+
+// TestParityRaw compares profq convert --to raw with pprof -raw, byte for byte, on every
+// profile of the corpus, whole, filtered, and with label frames.
+func TestParityRaw(t *testing.T) {
+	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		cases := [][]string{{}}
+		if fv.Focus != "" {
+			cases = append(cases, []string{"-focus=" + fv.Focus, "-hide=" + fv.Hide})
+		}
+		if len(fv.TagFocus) > 0 {
+			cases = append(cases, []string{"-tagfocus=" + fv.TagFocus[0]})
+		}
+		for _, flags := range shortSample(name, cases) {
+			t.Run(parityCase{flags: flags}.name(), func(t *testing.T) {
+				want, cmdline, err := runPprof(append([]string{"-raw"}, flags...), []string{path})
+				if err != nil {
+					t.Fatalf("%s: %v", cmdline, err)
+				}
+				cfg := report.DefaultConfig()
+				if err := applyFlags(&cfg, flags); err != nil {
+					t.Fatal(err)
+				}
+				p, _, err := source.Load([]string{path}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := report.FilterProfile(p, cfg); err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(want, p.String()); d != "" {
+					t.Errorf("%s (-pprof +profq):\n%s", cmdline, d)
+				}
+			})
+		}
+	})
+}
