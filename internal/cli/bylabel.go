@@ -18,6 +18,9 @@ func runTopByLabel(stdio IO, o *TopOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkUnit(o.Unit, o.Report, p); err != nil {
+		return err
+	}
 	t, err := report.NewTopByLabel(p, inputs, o.Report, o.ByLabel)
 	if err != nil {
 		return err

@@ -63,7 +63,9 @@ Formats (--to):
           pprof -raw prints.
 
 Folded stacks do not say what their values measure: read them back with
---folded-type TYPE/UNIT (for instance cpu/nanoseconds), or they count samples.`,
+--folded-type TYPE/UNIT (for instance cpu/nanoseconds), or they count samples.
+
+` + profileArgHelp("PROFILE"),
 		Example: `  profq convert stacks.folded -o cpu.pb.gz
   profq convert --to folded --sample-index alloc_space heap.pb.gz | flamegraph.pl > heap.svg
   profq convert --focus 'main\.handler' --base before.pb.gz after.pb.gz -o change.pb.gz

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/gate"
@@ -34,6 +35,9 @@ type DiffOptions struct {
 	inconclusive string
 	baseBench    []string
 	newBench     []string
+	// allRows is true when --nodecount was given: then every format shows the rows it asks
+	// for, and otherwise the table shows report.DefaultDiffRows (rowsFor).
+	allRows bool
 }
 
 // Actions of --inconclusive.
@@ -68,7 +72,11 @@ each change is estimated on a log scale with a moderated t-test that learns the 
 variation from all nodes. With --base-bench and --new-bench (the benchmarks' go test output),
 every capture is scaled to the same number of iterations.
 
-Each input is a pprof profile or a saved ` + "`profq top --format json --nodefraction 0`" + ` report.
+` + profileArgHelp("Each BASE and NEW") + `
+Each may also be a saved ` + "`profq top --format json --nodefraction 0`" + ` report.
+
+The table shows the ` + fmt.Sprint(report.DefaultDiffRows) + ` nodes that changed most (--nodecount); json, csv and markdown
+have every node.
 
 Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
   total>5%      the total grew by more than 5%
@@ -93,6 +101,7 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 			if err := o.sort.apply(cmd.Flags(), &o.Report.Config); err != nil {
 				return err
 			}
+			o.allRows = cmd.Flags().Changed("nodecount")
 			return runF(o, args)
 		}),
 	}
@@ -113,18 +122,24 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 	fs.Float64Var(&o.Report.Alpha, "alpha", o.Report.Alpha, "error rate of the gate: of a false regression over all tests, and of each pass")
 	fs.BoolVar(&o.Report.Normalize, "normalize", false, "scale every capture to the base's total: compare shares rather than raw values")
 	addGraphFlags(fs, &o.Report.Config, &o.sort)
+	fs.Lookup("nodecount").Usage = fmt.Sprintf("show at most this many nodes, those that changed most (default: %d in the table; all in json, csv and markdown, whose full list is folded; 0: all)", report.DefaultDiffRows)
 	addInputFlags(fs, &o.input)
-	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table and markdown values: minimum, auto, or a unit such as ms or MB")
+	fs.StringVar(&o.Unit, "unit", o.Unit, unitUsage("table and markdown"))
 	addOutputFlags(fs, &o.Output)
-	fs.StringArrayVar(&o.reports, "report", nil, "also write the report in FORMAT to PATH, as FORMAT=PATH (repeatable)")
+	fs.StringArrayVar(&o.reports, "report", nil, "also write the report in FORMAT to PATH, as FORMAT=PATH (repeatable); FORMAT is one of "+strings.Join(diffReportFormats(), ", "))
 	return cmd
 }
 
 // extraReport is one --report FORMAT=PATH.
 type extraReport struct{ format, path string }
 
+// diffReportFormats are the formats --report writes: the diff's own, then the flame graphs.
+func diffReportFormats() []string {
+	return append(render.FormatNames(report.KindDiff), flameReportFormats()...)
+}
+
 func parseReports(specs []string) ([]extraReport, error) {
-	formats := append(render.FormatNames(report.KindDiff), flameReportFormats()...)
+	formats := diffReportFormats()
 	var out []extraReport
 	for _, s := range specs {
 		format, path, ok := strings.Cut(s, "=")
@@ -176,6 +191,9 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	}
 	d, err := report.NewDiff(captures[:len(baseArgs)], captures[len(baseArgs):], o.Report)
 	if err != nil {
+		return err
+	}
+	if err := checkUnitFamily(o.Unit, []*profile.ValueType{{Type: d.SampleType.Type, Unit: d.SampleType.Unit}}); err != nil {
 		return err
 	}
 	warn(stdio.Err, d.Warnings)
@@ -230,7 +248,7 @@ func (o *DiffOptions) check() ([]extraReport, error) {
 // graphs (writeDiffFlames).
 func writeDiffReports(stdio IO, d *report.Diff, o *DiffOptions, reports []extraReport) error {
 	ro := render.Options{Format: o.Output.format, Unit: o.Unit}
-	if err := o.Output.write(stdio, func(w io.Writer) error { return render.Diff(w, d, ro) }); err != nil {
+	if err := o.Output.write(stdio, func(w io.Writer) error { return render.Diff(w, o.rowsFor(d, o.Output.format), ro) }); err != nil {
 		return err
 	}
 	for _, r := range reports {
@@ -240,7 +258,7 @@ func writeDiffReports(stdio IO, d *report.Diff, o *DiffOptions, reports []extraR
 		var buf bytes.Buffer
 		format := render.Format(r.format)
 		if err := safeRender(&buf, format, func(w io.Writer) error {
-			return render.Diff(w, d, render.Options{Format: format, Unit: o.Unit})
+			return render.Diff(w, o.rowsFor(d, format), render.Options{Format: format, Unit: o.Unit})
 		}); err != nil {
 			return err
 		}
@@ -251,12 +269,23 @@ func writeDiffReports(stdio IO, d *report.Diff, o *DiffOptions, reports []extraR
 	return nil
 }
 
+// rowsFor is d as the format shows it: the first report.DefaultDiffRows rows in a table when
+// --nodecount was not given, every row otherwise. Markdown shows its largest changes first
+// and folds the full list away.
+func (o *DiffOptions) rowsFor(d *report.Diff, format render.Format) *report.Diff {
+	if o.allRows || format != render.Table {
+		return d
+	}
+	return d.FirstRows(report.DefaultDiffRows)
+}
+
 // verdictError is the gate's verdict as the error Run turns into its exit code, with the
 // violations or the undecided tests on stderr; nil for a pass or no gate.
 func verdictError(stdio IO, d *report.Diff, o *DiffOptions) error {
 	switch d.Verdict.Status {
 	case report.VerdictRegression:
-		for _, l := range render.ViolationLines(d, o.Unit) {
+		// In the unit of the table (which --format table would show).
+		for _, l := range render.ViolationLines(o.rowsFor(d, render.Table), o.Unit) {
 			fmt.Fprintf(stdio.Err, "profq: regression: %s\n", l)
 		}
 		return &regressionError{violations: len(d.Verdict.Violations), rules: len(d.Verdict.Rules)}

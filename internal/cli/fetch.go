@@ -123,7 +123,31 @@ func flagError(err error) error {
 	if errors.As(err, &h) {
 		return &usageError{err: h}
 	}
+	// pflag's own numbers and booleans fail with strconv's error; flags with values of their
+	// own say what they want themselves.
+	var bad *pflag.InvalidValueError
+	if errors.As(err, &bad) {
+		num, isNum := bad.Unwrap().(*strconv.NumError)
+		want, ok := valueWanted[bad.GetFlag().Value.Type()]
+		switch {
+		case isNum && ok && errors.Is(num.Err, strconv.ErrRange):
+			return usageErrorf("--%s: %q is out of range", bad.GetFlag().Name, bad.GetValue())
+		case isNum && ok:
+			return usageErrorf("--%s: %q is not %s", bad.GetFlag().Name, bad.GetValue(), want)
+		}
+	}
 	return &usageError{err: err}
+}
+
+// valueWanted says, per pflag value type, what a flag of that type wants, for the message
+// about a value that does not parse (pflag's own quotes strconv's error).
+var valueWanted = map[string]string{
+	"int":      "a whole number",
+	"int64":    "a whole number",
+	"uint":     "a whole number of 0 or more",
+	"float64":  "a number, such as 0.005",
+	"bool":     "true or false",
+	"duration": "a duration, such as 30s",
 }
 
 // validHeaderName reports whether name is an HTTP token (RFC 9110, section 5.1), as a header

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
+	"os"
 	"path/filepath"
 	"runtime"
 	rpprof "runtime/pprof"
@@ -115,6 +116,35 @@ func TestFetchHeapProfile(t *testing.T) {
 		t.Errorf("heap profile from the handler: sample type %q, total %d; want alloc_space of at least 32 MiB", typ, total)
 	}
 	runtime.KeepAlive(keep)
+}
+
+// TestFetchWithoutScheme: host:port/path is an http URL, as in pprof, unless a file of that
+// name exists, which is read as the file.
+func TestFetchWithoutScheme(t *testing.T) {
+	srv := pprofServer(t)
+	hostPort := strings.TrimPrefix(srv.URL, "http://")
+	typ, _ := topJSON(t, "--sample-index", "alloc_space", hostPort+"/debug/pprof/heap")
+	if typ != "alloc_space" {
+		t.Errorf("%s/debug/pprof/heap: sample type %q, want alloc_space", hostPort, typ)
+	}
+	code, _, errs := runProfq(t, "top", hostPort+"/gone/debug/pprof/heap")
+	if code != ExitInput || !strings.Contains(errs, "http://"+hostPort+"/gone/debug/pprof/heap") {
+		t.Errorf("a missing endpoint: exit %d, stderr %q; want %d naming the http:// URL", code, errs, ExitInput)
+	}
+
+	dir := t.TempDir()
+	t.Chdir(dir)
+	name := filepath.Join(hostPort, "debug", "pprof", "heap")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte("main;work 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runProfq(t, "top", "--format", "json", name)
+	if code != ExitOK || !strings.Contains(out, `"name": "work"`) {
+		t.Errorf("a file named %s: exit %d, stdout:\n%s\nstderr: %s; want the file read", name, code, out, errs)
+	}
 }
 
 func TestFetchErrors(t *testing.T) {

@@ -32,6 +32,11 @@ func addGraphFlags(fs *pflag.FlagSet, c *report.Config, sortFlags *sortFlags) {
 	fs.BoolVar(&c.RelativePercentages, "relative-percentages", false, "take percentages of the filtered total instead of the whole profile")
 }
 
+// unitUsage is the help of --unit for the values of what.
+func unitUsage(what string) string {
+	return "unit of " + what + " values: minimum, pprof's default, puts all in the unit the smallest needs (a heap table may read 39507.66kB); auto gives each value its own (38.58MB); or a unit such as ms or MB"
+}
+
 // filterUsage is the help of each filter's flag.
 var filterUsage = map[string]string{
 	"focus":      "keep samples with a frame matching this regexp",

@@ -51,7 +51,9 @@ draws the root at the top. Frames narrower than --min-width pixels (of a 1200-pi
 are merged into one "(N small frames)" box per parent, which keeps the file small for any
 profile size.
 
-HTML and SVG are not written to a terminal: use -o FILE or redirect standard output.`,
+HTML and SVG are not written to a terminal: use -o FILE or redirect standard output.
+
+` + profileArgHelp("PROFILE"),
 		Example: `  profq flame -o cpu.html cpu.pb.gz
   profq flame --format svg --icicle -o cpu.svg cpu.pb.gz
   profq flame --reverse --focus 'runtime\.mallocgc' -o callers.html heap.pb.gz

@@ -41,7 +41,9 @@ path joins the same nodes. Node and edge values are pprof's.
 --format dot (the default) writes Graphviz DOT, to be drawn with e.g. ` + "`dot -Tsvg`" + `; no
 Graphviz is needed to write it. --format json writes the nodes and edges for programs.
 
-PROFILE is a path or - for standard input; several profiles are merged.`,
+Several profiles are merged.
+
+` + profileArgHelp("PROFILE"),
 		Example: `  profq graph cpu.pb.gz | dot -Tsvg > cpu.svg
   profq graph --focus 'main\.handle' --nodecount 30 cpu.pb.gz > handle.dot
   profq graph --format json cpu.pb.gz | jq '.edges[] | select(.residual | not) | [.from, .to, .weight]'`,
@@ -76,7 +78,7 @@ PROFILE is a path or - for standard input; several profiles are merged.`,
 	addBaseFlags(fs, &o.base)
 	addInputFlags(fs, &o.input)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
-	fs.StringVar(&o.Report.Unit, "unit", o.Report.Unit, "unit of DOT values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
+	fs.StringVar(&o.Report.Unit, "unit", o.Report.Unit, unitUsage("DOT"))
 	addOutputFlags(fs, &o.Output)
 	return cmd
 }
@@ -85,6 +87,9 @@ func runGraph(stdio IO, o *GraphOptions, args []string) error {
 	o.Report.LabelUnit = o.Report.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, inputs, err := reportRequest{&o.Output, o.Report.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
+		return err
+	}
+	if err := checkUnit(o.Report.Unit, o.Report.Config, p); err != nil {
 		return err
 	}
 	g, err := report.NewGraph(p, inputs, o.Report)

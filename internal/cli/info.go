@@ -27,7 +27,9 @@ mappings it holds, each mapping with its symbol information, the label keys (str
 numeric, with units and how many samples carry each), comments, and drop_frames/keep_frames.
 
 With several profiles, each is described on its own, then the merged profile that the other
-commands read (only the sample types all inputs share are kept, in the finest unit).`,
+commands read (only the sample types all inputs share are kept, in the finest unit).
+
+` + profileArgHelp("PROFILE"),
 		Example: `  profq info cpu.pb.gz
   profq info --format json heap.pb.gz | jq '.profile.sample_types[] | {type, total}'
   profq info a.pb.gz b.pb.gz`,
@@ -75,7 +77,9 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 			return err
 		}
 		warn(stdio.Err, in.Warnings)
-		inputs = append(inputs, report.InfoInput{Source: arg, Format: inputFormat(in.Format), Profile: report.DescribeProfile(p, in.FrameTypes)})
+		d := report.DescribeProfile(p, in.FrameTypes)
+		d.Symbolization = symbolizationInfo(in.Symbolization)
+		inputs = append(inputs, report.InfoInput{Source: arg, Format: inputFormat(in.Format), Profile: d})
 	}
 	merged := inputs[0].Profile
 	if len(args) > 1 {
@@ -84,6 +88,7 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 			return err
 		}
 		merged = report.DescribeProfile(p, report.FrameTypes(reportInputs(ins, len(ins), baseFlags{})))
+		merged.Symbolization = symbolizationInfo(ins[0].Symbolization)
 	}
 	info := report.NewInfo(merged, inputs)
 	warn(stdio.Err, info.Warnings)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -71,6 +72,45 @@ func (r reportRequest) loadWith(stdio IO, args []string, stacks bool) (*profile.
 	return p, st, reportInputs(inputs, len(args), r.base), nil
 }
 
+// checkUnit checks --unit against the sample types of p, unless --tagroot or --tagleaf make
+// label values (whose units may be others) nodes of the report too.
+func checkUnit(unit string, cfg report.Config, p *profile.Profile) error {
+	if cfg.TagRoot != "" || cfg.TagLeaf != "" {
+		return nil
+	}
+	return checkUnitFamily(unit, p.SampleType)
+}
+
+// checkUnitFamily refuses a --unit of a family (time, memory, GCU) that none of the profile's
+// sample types is in: --unit s on a heap profile would print its bytes as bytes, as if the
+// flag had not been given. profq tags does not check: its --unit is for label values too.
+func checkUnitFamily(unit string, types []*profile.ValueType) error {
+	fam, _, ok := units.FamilyOf(unit)
+	if !ok {
+		return nil // minimum, auto
+	}
+	var have, want []string
+	for _, t := range types {
+		tf, _, ok := units.FamilyOf(t.Unit)
+		if ok && tf.Default == fam.Default {
+			return nil
+		}
+		if !slices.Contains(have, t.Unit) {
+			have = append(have, t.Unit)
+		}
+		if ok && len(want) == 0 {
+			for _, u := range tf.Units {
+				want = append(want, u.Name)
+			}
+		}
+	}
+	alternatives := "minimum or auto"
+	if len(want) > 0 {
+		alternatives = "minimum, auto or one of " + strings.Join(want, ", ")
+	}
+	return usageErrorf("--unit %s cannot express the profile's values, which are in %s: use %s", unit, strings.Join(have, " and "), alternatives)
+}
+
 // addInputFlags registers how profile arguments are read: the forced input format, the
 // size limit, how URLs are fetched and how names are demangled.
 func addInputFlags(fs *pflag.FlagSet, o *source.Options) {
@@ -80,6 +120,7 @@ func addInputFlags(fs *pflag.FlagSet, o *source.Options) {
 	addFetchFlags(fs, &o.Fetch)
 	addDemangleFlag(fs, &o.Demangle)
 	addOTLPProfileFlag(fs, &o.OTLPProfile)
+	addSymbolizeFlags(fs, &o.Symbolize)
 }
 
 // warn writes a report's warnings to stderr, one line each.
@@ -114,6 +155,8 @@ func inputFormat(f string) string {
 		return report.FormatOTLP
 	case source.FormatFolded:
 		return report.FormatFolded
+	case source.FormatGoroutine:
+		return report.FormatGoroutine
 	}
 	return report.FormatPprof
 }

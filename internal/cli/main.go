@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -80,8 +81,11 @@ func run(args []string, stdio IO, quiet func(error) bool, debug bool) (code int)
 		}
 	}()
 	root = newRootCmd(stdio)
-	root.SetArgs(args)
-	err := root.Execute()
+	args, err := pprofArgs(root, args)
+	if err == nil {
+		root.SetArgs(args)
+		err = root.Execute()
+	}
 	if err == nil || (quiet != nil && quiet(err)) {
 		return ExitOK
 	}
@@ -158,15 +162,29 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		PersistentPreRunE: stdio.beforeCommand,
+		Version:           version(),
 	}
+	// Without a shorthand: cobra's default would take -v.
+	root.Flags().Bool("version", false, "print profq's version and exit")
+	root.SetVersionTemplate("profq version {{.Version}}\n")
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.SetGlobalNormalizationFunc(underscoreToDash)
 	root.AddCommand(newCmdTop(stdio, nil), newCmdDiff(stdio, nil), newCmdTraces(stdio, nil), newCmdTags(stdio, nil), newCmdInfo(stdio, nil),
-		newCmdPeek(stdio, nil), newCmdList(stdio, nil), newCmdTree(stdio, nil), newCmdGraph(stdio, nil), newCmdConvert(stdio, nil), newCmdMerge(stdio, nil), newCmdFlame(stdio, nil))
+		newCmdPeek(stdio, nil), newCmdList(stdio, nil), newCmdTree(stdio, nil), newCmdGraph(stdio, nil), newCmdConvert(stdio, nil), newCmdMerge(stdio, nil), newCmdFlame(stdio, nil),
+		newCmdGoroutines(stdio, nil))
 	return root
+}
+
+// version is profq's module version as the build recorded it: "(devel)" for a build from a
+// checkout.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }
 
 // underscoreToDash lets pprof habits work: --sample_index is --sample-index.

@@ -24,8 +24,9 @@ func newCmdMerge(stdio IO, runF func(*MergeOptions, []string) error) *cobra.Comm
 it is given: only the sample types all inputs share are kept, each in the finest unit among
 the inputs, and identical stacks with identical labels are summed.
 
-PROFILE is a path, - for standard input, or an http(s) URL of a /debug/pprof handler, in any
-format profq reads. URLs are fetched concurrently (--seconds N over several hosts takes about N
+` + profileArgHelp("PROFILE") + `
+
+URLs are fetched concurrently (--seconds N over several hosts takes about N
 seconds, not N per host); the inputs are parsed one at a time, in order, and folded into the
 result in batches, so memory follows the largest input and the result, not the number of
 inputs; --max-input-bytes applies to each input.

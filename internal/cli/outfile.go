@@ -137,18 +137,24 @@ func (a *atomicFile) abort() {
 // inputFlags are the flags whose values are input files, besides the arguments.
 var inputFlags = []string{"base", "diff-base", "base-bench", "new-bench"}
 
-// checkOutputs refuses an output (-o, --report FORMAT=PATH) that is the same file as one of
-// the command's inputs: the report would replace what it is made from. It runs before the
-// command, as a usage error. Outputs and inputs that are not regular files (a device,
+// checkOutputs refuses an output (-o, --report FORMAT=PATH) that is a directory, or the same
+// file as one of the command's inputs: the report would replace what it is made from. It runs
+// before the command, as a usage error. Outputs and inputs that are not regular files (a device,
 // standard input, a URL, a file that does not exist yet) cannot be the same file.
 func checkOutputs(cmd *cobra.Command, args []string) error {
 	var outputs []string
 	if f := cmd.Flags().Lookup("output"); f != nil && f.Value.String() != "" {
+		if isDir(f.Value.String()) {
+			return usageErrorf("--output %s is a directory: give the path of a file", f.Value.String())
+		}
 		outputs = append(outputs, f.Value.String())
 	}
 	if f := cmd.Flags().Lookup("report"); f != nil {
 		for _, spec := range flagValues(f) {
 			if _, path, ok := strings.Cut(spec, "="); ok {
+				if isDir(path) {
+					return usageErrorf("--report %s: %s is a directory: give the path of a file", spec, path)
+				}
 				outputs = append(outputs, path)
 			}
 		}
@@ -174,6 +180,12 @@ func checkOutputs(cmd *cobra.Command, args []string) error {
 		}
 	}
 	return nil
+}
+
+// isDir reports whether path is a directory (through links), which no report can replace.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // flagValues returns a flag's values: each of a repeatable flag's, or the one of another.

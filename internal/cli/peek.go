@@ -44,8 +44,10 @@ node's cum. The numbers are those of ` + "`pprof -peek=REGEX -symbolize=none`" +
 Like pprof, peek trims nothing by default: every caller and callee is shown however small.
 --nodefraction, --edgefraction and --nodecount trim the graph first, as top does.
 
-PROFILE is a path or - for standard input; several profiles are merged. A REGEX that
-matches no node is an error (exit 3); an invalid REGEX is a usage error (exit 2).`,
+Several profiles are merged. A REGEX that matches no node is an error (exit 3); an invalid
+REGEX is a usage error (exit 2).
+
+` + profileArgHelp("PROFILE"),
 		Example: `  profq peek 'runtime\.mallocgc$' cpu.pb.gz
   profq peek --granularity lines 'main\.handle' cpu.pb.gz
   profq peek --format json '^main\.' cpu.pb.gz | jq '.entries[] | {name, callers: [.callers[].name]}'`,
@@ -77,7 +79,7 @@ matches no node is an error (exit 3); an invalid REGEX is a usage error (exit 2)
 	addBaseFlags(fs, &o.base)
 	addInputFlags(fs, &o.input)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
-	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
+	fs.StringVar(&o.Unit, "unit", o.Unit, unitUsage("table"))
 	addOutputFlags(fs, &o.Output)
 	return cmd
 }
@@ -90,6 +92,9 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
+		return err
+	}
+	if err := checkUnit(o.Unit, o.Report, p); err != nil {
 		return err
 	}
 	pk, err := report.NewPeekStacks(p, st, inputs, o.Report, re)

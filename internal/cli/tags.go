@@ -44,7 +44,9 @@ label value, with percentages of the profile total.
 
 The numbers are pprof's: ` + "`profq tags`" + ` gives the same keys, values and weights as
 ` + "`pprof -tags -symbolize=none`" + `, and the table is laid out the same way. --tagshow and --taghide
-choose the label keys by regexp; --tagfocus and --tagignore choose the samples.`,
+choose the label keys by regexp; --tagfocus and --tagignore choose the samples.
+
+` + profileArgHelp("PROFILE"),
 		Example: `  profq tags cpu.pb.gz
   profq tags --tagshow '^handler$' --format json cpu.pb.gz | jq '.keys[0].values[] | {value, pct}'
   profq tags --sample-index alloc_space --tagfocus 'bytes=64kb:' heap.pb.gz`,

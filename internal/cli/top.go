@@ -35,9 +35,13 @@ func newCmdTop(stdio IO, runF func(*TopOptions, []string) error) *cobra.Command 
 		Short: "List the nodes with the highest flat or cumulative values, as pprof -top",
 		Long: `List the call-graph nodes with the highest flat or cumulative values.
 
-PROFILE is a path or - for standard input: a pprof profile (gzip-compressed or not) or a
-legacy text or binary profile. Several profiles are merged. The numbers are pprof's:
-` + "`profq top`" + ` lists the same nodes, values and order as ` + "`pprof -top -symbolize=none`" + `.`,
+The numbers are pprof's: ` + "`profq top`" + ` lists the same nodes, values and order as
+` + "`pprof -top -symbolize=none`" + `. Several profiles are merged.
+
+` + profileArgHelp("PROFILE") + `
+
+pprof's spellings work too: -nodecount=10, -cum, -sample_index=alloc_space, and -lines,
+-functions, -files, -addresses for --granularity.`,
 		Example: `  profq top cpu.pb.gz
   profq top --format json cpu.pb.gz | jq '.rows[:5][] | {name, flat}'
   profq top --sort cum --nodecount 20 --granularity lines heap.pb.gz
@@ -70,7 +74,7 @@ legacy text or binary profile. Several profiles are merged. The numbers are ppro
 	addBaseFlags(fs, &o.base)
 	addInputFlags(fs, &o.input)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
-	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
+	fs.StringVar(&o.Unit, "unit", o.Unit, unitUsage("table"))
 	fs.StringVar(&o.ByLabel, "by-label", "", "one report per value of this label key (samples without it form their own group)")
 	addOutputFlags(fs, &o.Output)
 	return cmd
@@ -80,6 +84,9 @@ func runTop(stdio IO, o *TopOptions, args []string) error {
 	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
+		return err
+	}
+	if err := checkUnit(o.Unit, o.Report, p); err != nil {
 		return err
 	}
 	t, err := report.NewTopStacks(p, st, inputs, o.Report)

@@ -37,7 +37,9 @@ inlined frames marked. The filters select and cut stacks as in profq top.
 Formats: table (pprof's text), json (one document), ndjson (a header line, then one line
 per sample) and folded ("root;...;leaf value" per sample, for flame-graph tools). Reports
 are written as the samples are read (except json with --jq, which filters the whole
-document), so any profile size works and ` + "`| head`" + ` stops profq early.`,
+document), so any profile size works and ` + "`| head`" + ` stops profq early.
+
+` + profileArgHelp("PROFILE"),
 		Example: `  profq traces cpu.pb.gz | less
   profq traces --format ndjson cpu.pb.gz | head -3
   profq traces --format folded cpu.pb.gz | flamegraph.pl > cpu.svg
@@ -83,6 +85,9 @@ func runTraces(stdio IO, o *TracesOptions, args []string) error {
 	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
+		return err
+	}
+	if err := checkUnit(o.Unit, o.Report, p); err != nil {
 		return err
 	}
 	s, err := report.NewTracesStacks(p, st, inputs, o.Report)

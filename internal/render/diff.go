@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/units"
 )
@@ -200,6 +201,9 @@ func diffHeaderLines(d *report.Diff, c diffCell) []string {
 		lines = append(lines, "Active filters: "+strings.Join(fs, " "))
 	}
 	shown := fmt.Sprintf("Showing %d of %d nodes, by |%s Δ|", len(d.Rows), d.CandidateNodes, d.Options.Sort)
+	if len(d.Rows) < d.CandidateNodes {
+		shown += fmt.Sprintf(" (%s 0 shows all)", option.Flag("nodecount"))
+	}
 	if d.DroppedNodes > 0 {
 		shown += fmt.Sprintf("; %d small nodes left out (cum below %s base, %s new)",
 			d.DroppedNodes, c.value(d.NodeCutoff.Base), c.value(d.NodeCutoff.New))
@@ -531,11 +535,12 @@ func mdNode(node *string) string {
 }
 
 // ViolationLines returns one line per violation of d's verdict, for stderr: the rule, the node,
-// the values before and after in unit (as Options.Unit; "minimum" scales each value), the
-// change, the estimate with its bounds and the adjusted p-value.
+// the values before and after in unit (as Options.Unit: "minimum" is the unit the table of d
+// shows its values in, so that both say the same), the change, the estimate with its bounds
+// and the adjusted p-value.
 func ViolationLines(d *report.Diff, unit string) []string {
 	if unit == "" || unit == units.Minimum {
-		unit = units.Auto
+		unit = newDiffCell(d, unit).outUnit
 	}
 	var out []string
 	for _, x := range d.Verdict.Violations {

@@ -134,11 +134,12 @@ func TestDiffGolden(t *testing.T) {
 func TestDiffViolationLines(t *testing.T) {
 	got := ViolationLines(singleDiff(t), "")
 	// Shares: json.Marshal 30% -> 40.91%, handler 80% -> 90.91%, tick 0 -> 6.36% of 1.1s.
+	// Values are in the unit of the table (diff.single.table.golden): ms, 1000ms and not 1s.
 	want := []string{
 		"cum>20%: json.Marshal: cum 300ms -> 450ms (+50.00%, +10.91pp; exact)",
-		"cum>20%: handler: cum 800ms -> 1s (+25.00%, +10.91pp; exact)",
+		"cum>20%: handler: cum 800ms -> 1000ms (+25.00%, +10.91pp; exact)",
 		"new>5%: `tick`: cum 0 -> 70ms (new, +6.36pp; exact)",
-		"total>1%: total 1s -> 1.10s (+10.00%; exact)",
+		"total>1%: total 1000ms -> 1100ms (+10.00%; exact)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

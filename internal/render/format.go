@@ -73,6 +73,8 @@ var writers = map[string]map[Format]writer{
 	report.KindTraces: {Table: as(tracesTable), JSON: as(tracesJSON), NDJSON: as(tracesNDJSON), Folded: as(tracesFolded)},
 	report.KindGraph:  {DOT: as(graphDOT), JSON: as(encodeJSON[*report.GraphReport])},
 	report.KindFlame:  {HTML: as(flameHTML), SVG: as(flameSVG), JSON: as(encodeJSON[*report.Flame])},
+	report.KindGoroutines: {Table: as(goroutinesTable), JSON: as(encodeJSON[*report.Goroutines]),
+		CSV: as(goroutinesCSV), Markdown: as(goroutinesMarkdown)},
 }
 
 // Formats are the formats a kind of report (report.KindTop, ...) is written in, its

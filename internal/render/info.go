@@ -165,6 +165,7 @@ func detailBlocks(d report.ProfileDetails) []infoBlock {
 	table("Mappings",
 		[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft},
 		[]string{"id", "start", "limit", "offset", "locations", "symbols", "file", "build id"}, rows)
+	out = append(out, symbolizationBlocks(d)...)
 
 	if len(d.Labels) == 0 {
 		line("Labels: none")

@@ -123,6 +123,12 @@ func TestJSONContract(t *testing.T) {
 				details := DescribeProfile(load(), nil)
 				check(t, KindInfo, NewInfo(details, []InfoInput{{Source: name, Profile: details}}))
 
+				goroutines, err := NewGoroutines(load(), nil, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, KindGoroutines, goroutines)
+
 				dc := DefaultDiffConfig()
 				dc.Config = cfg
 				base, err := NewCapture(load(), Input{Source: name}, cfg)
@@ -141,7 +147,7 @@ func TestJSONContract(t *testing.T) {
 			})
 		}
 	}
-	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo} {
+	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo, KindGoroutines} {
 		if !built[kind] {
 			t.Errorf("no %s report was checked", kind)
 		}

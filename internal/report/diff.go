@@ -527,6 +527,23 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 	return d, nil
 }
 
+// DefaultDiffRows is how many rows profq diff shows in a table when no node count is asked
+// for: the nodes that changed most, in the report's order. The other formats keep every row:
+// json and csv are read by scripts, markdown folds its full list away.
+const DefaultDiffRows = 20
+
+// FirstRows returns d with only its first n rows, as NodeCount n would have left: a view of d
+// sharing everything else with it. It returns d itself when n is 0 or d has at most n rows.
+func (d *Diff) FirstRows(n int) *Diff {
+	if n <= 0 || len(d.Rows) <= n {
+		return d
+	}
+	v := *d
+	v.Rows = d.Rows[:n:n]
+	v.Options.NodeCount = n
+	return &v
+}
+
 // candidate is a row of the diff and its node's index in the table.
 type candidate struct {
 	row  DiffRow

@@ -59,6 +59,8 @@ func DescribeProfile(p *profile.Profile, frameTypes map[string]string) ProfileDe
 		DropFrames: p.DropFrames,
 		KeepFrames: p.KeepFrames,
 		DocURL:     p.DocURL,
+
+		Symbolization: []SymbolizedMapping{},
 	}
 	for i, st := range p.SampleType {
 		d.SampleTypes[i] = SampleTypeInfo{Type: st.Type, Unit: st.Unit, Total: computeTotal(p, i, false)}

@@ -62,6 +62,9 @@ type ProfileDetails struct {
 	KeepFrames string `json:"keep_frames"`
 	// DocURL is the profile's documentation link, or "".
 	DocURL string `json:"doc_url"`
+	// Symbolization says what --symbolize local did, for each mapping with locations, in
+	// profile order; [] without --symbolize local.
+	Symbolization []SymbolizedMapping `json:"symbolization"`
 }
 
 // SampleTypeInfo is one sample type of a profile with the total of its values.

@@ -452,6 +452,8 @@ func TestDescribeProfile(t *testing.T) {
 		Comments:   []string{"built by test", "#hidden from reports"},
 		DropFrames: "malloc",
 		KeepFrames: "keep",
+
+		Symbolization: []SymbolizedMapping{},
 	}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("details (-want +got):\n%s", diff)

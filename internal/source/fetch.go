@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"github.com/profq/profq/internal/option"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -53,10 +56,36 @@ func (e *FetchError) Unwrap() error { return e.Err }
 
 // isURL reports whether a profile argument is a URL to fetch rather than a file: only the
 // http and https schemes count, so that a file whose name happens to contain a colon is
-// still read as a file.
+// still read as a file. As in pprof, host:port/path without a scheme is an http URL when
+// no file of that name exists.
 func isURL(arg string) bool {
 	scheme, _, ok := strings.Cut(arg, "://")
-	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
+	if ok {
+		return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
+	}
+	return isHostPortURL(arg)
+}
+
+// hostPortPath is host:port/path: a host name, an IPv4 address or a bracketed IPv6 one, a
+// port number, and a path.
+var hostPortPath = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.%]+\]):[0-9]{1,5}/`)
+
+// isHostPortURL reports whether arg is host:port/path, as pprof takes
+// localhost:6060/debug/pprof/heap, and names no file (a file always wins, as in pprof).
+func isHostPortURL(arg string) bool {
+	if !hostPortPath.MatchString(arg) {
+		return false
+	}
+	_, err := os.Lstat(arg)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// withScheme is a URL argument with its scheme: http:// for host:port/path, as pprof does.
+func withScheme(arg string) string {
+	if !strings.Contains(arg, "://") && isHostPortURL(arg) {
+		return "http://" + arg
+	}
+	return arg
 }
 
 // pprofTimeoutMargin is what pprof adds to the timeout for its HTTP client (fetchURL), on
@@ -69,7 +98,7 @@ const pprofDefaultTimeout = 60 * time.Second
 // fetchURL returns the URL to request and the timeout to apply, as pprof's adjustURL and
 // fetchURL compute them.
 func (f FetchOptions) fetchURL(arg string) (*url.URL, time.Duration, error) {
-	u, err := url.Parse(arg)
+	u, err := url.Parse(withScheme(arg))
 	if err != nil {
 		return nil, 0, fmt.Errorf("parsing URL: %w", err)
 	}
@@ -262,6 +291,7 @@ func statusError(resp *http.Response) error {
 // redactedURL is arg with any password replaced, for an error about a URL that did not
 // parse well enough to be fetched.
 func redactedURL(arg string) string {
+	arg = withScheme(arg)
 	if u, err := url.Parse(arg); err == nil {
 		return u.Redacted()
 	}

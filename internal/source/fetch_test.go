@@ -57,7 +57,10 @@ func TestIsURL(t *testing.T) {
 		"HTTPS://example.com/x":                  true,
 		"cpu.pb.gz":                              false,
 		"-":                                      false,
-		"localhost:6060/debug/pprof/heap":        false,
+		"localhost:6060/debug/pprof/heap":        true, // no such file: pprof's http://
+		"[::1]:6060/debug/pprof/heap":            true,
+		"localhost:6060":                         false,
+		"dir/localhost:6060/x":                   false,
 		"file:///tmp/x":                          false,
 		"c:\\profiles\\cpu.pb.gz":                false,
 	} {

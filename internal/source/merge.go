@@ -75,19 +75,26 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 	fetches := o.fetchAhead(args)
 	defer fetches.stop()
 	inputs := make([]Input, 0, len(args))
+	types := o.newTypeCheck()
 	f := folding{minWeight: minWeight}
 	for i, arg := range args {
 		p, in, err := o.parse(arg, argReader{open: fetches.open})
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := types.add(in); err != nil {
+			return nil, nil, err
+		}
 		inputs = append(inputs, in)
 		if err := f.add(p, args[:i+1]); err != nil {
-			return nil, nil, err
+			return nil, nil, noCommonType(err, inputs)
 		}
 	}
 	p, err := f.result(args)
 	if err != nil {
+		return nil, nil, noCommonType(err, inputs)
+	}
+	if err := o.symbolize(p, inputs); err != nil {
 		return nil, nil, err
 	}
 	if err := demangleProfile(p, o.Demangle); err != nil {

@@ -123,7 +123,7 @@ func TestMergeErrors(t *testing.T) {
 	}{
 		{"missing", Options{}, []string{good, filepath.Join(dir, "missing.pb.gz")}, "reading " + filepath.Join(dir, "missing.pb.gz"), os.ErrNotExist},
 		{"garbage", Options{}, []string{good, garbage}, "parsing " + garbage, nil},
-		{"incompatible", Options{}, []string{good, heap}, "combining profiles " + good + " and " + heap + ": profiles have empty common sample type list", nil},
+		{"incompatible", Options{}, []string{good, heap}, "combining profiles " + good + " and " + heap + ": no sample type in common: " + good + " has samples/count, cpu/nanoseconds; " + heap + " has inuse_space/bytes", ErrNoCommonType},
 		{"over the limit", Options{MaxInputBytes: 1000}, []string{good, big}, "reading " + big + ": larger than 1000 bytes", nil},
 		{"stdin twice", Options{}, []string{"-", "-"}, "", ErrStdinTwice},
 		{"bad demangle", Options{Demangle: "fancy"}, []string{good}, `unknown demangling mode "fancy"`, nil},

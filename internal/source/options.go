@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/symbolize"
 )
 
 // Options say how profile arguments are read. The zero value reads files (and stdin when
@@ -53,6 +55,9 @@ type Options struct {
 	// counting the Profiles of every scope of every resource (of every message) in order;
 	// 0 reads them all (otlp_convert.go).
 	OTLPProfile int
+	// Symbolize says whether and from which binaries the locations of mappings without
+	// symbols are symbolized once the profiles are combined (symbolize.go).
+	Symbolize symbolize.Options
 }
 
 // DefaultMaxInputBytes is the default limit on the size of one input after decompression:
@@ -113,7 +118,7 @@ const (
 
 // Formats returns the input formats Options.Format accepts, for flag validation and help.
 func Formats() []string {
-	return []string{FormatPprof, FormatFolded, FormatOTLP}
+	return []string{FormatPprof, FormatFolded, FormatOTLP, FormatGoroutine}
 }
 
 // LimitError is an input larger than Options.MaxInputBytes allows.
@@ -366,6 +371,12 @@ func (o Options) decode(data []byte) (decoded, error) {
 		return decoded{p: p, format: format, warnings: warnings}, err
 	case FormatOTLP:
 		return o.parseOTLP(raw)
+	case FormatGoroutine:
+		if raw == nil {
+			return decoded{}, fmt.Errorf("decompressing: invalid gzip data")
+		}
+		p, warnings, err := o.parseGoroutineDump(raw)
+		return decoded{p: p, format: format, warnings: warnings}, err
 	default:
 		p, err := parsePprof(data, raw, o.limits())
 		return decoded{p: p, format: format}, err
@@ -403,6 +414,9 @@ func (d *decoded) materialize() {
 func detect(raw []byte) string {
 	if isOTLP(raw) {
 		return FormatOTLP
+	}
+	if looksGoroutineDump(raw[:min(len(raw), headSize)]) {
+		return FormatGoroutine
 	}
 	if looksFolded(raw) {
 		return FormatFolded

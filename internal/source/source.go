@@ -44,6 +44,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/symbolize"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -64,6 +65,10 @@ type Input struct {
 	// mapping file: "kernel" for "vmlinux", "native" for "libc.so.6", "jvm" for "[jvm]". A
 	// mapping whose frames disagree maps to "". nil when the input states none.
 	FrameTypes map[string]string
+	// Symbolization says what --symbolize did to each mapping of the profile that the
+	// inputs make once combined (symbolize.go): set on the first input only, as the
+	// combined profile is symbolized once; nil when not asked for.
+	Symbolization []symbolize.Mapping
 }
 
 // Stdin is the argument that stands for standard input.
@@ -292,14 +297,20 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 				return nil, nil, nil, &inputError{"normalizing " + describe(args) + " by " + describe(bases.Paths), err}
 			}
 		}
+		if err := o.newTypeCheck().check(inputs); err != nil {
+			return nil, nil, nil, err
+		}
 		base.Scale(-1)
 		if p, err = combine([]*profile.Profile{p, base}, all); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, noCommonType(err, inputs)
 		}
 	}
 
-	// pprof demangles the merged profile before it prunes it: drop_frames patterns match the
-	// demangled names.
+	// pprof symbolizes, then demangles, the merged profile before it prunes it: drop_frames
+	// patterns match the demangled names.
+	if err := o.symbolize(p, inputs); err != nil {
+		return nil, nil, nil, err
+	}
 	if err := demangleProfile(p, o.Demangle); err != nil {
 		return nil, nil, nil, err
 	}
@@ -344,6 +355,7 @@ type argReader struct {
 // group reads, parses and combines one group of arguments (the profiles, or the bases).
 func (o Options) group(args []string, rd argReader) (*profile.Profile, []Input, error) {
 	inputs := make([]Input, 0, len(args))
+	types := o.newTypeCheck()
 	var acc *profile.Profile
 	for start := 0; start < len(args); start += chunkSize {
 		chunk := args[start:min(start+chunkSize, len(args))]
@@ -353,12 +365,15 @@ func (o Options) group(args []string, rd argReader) (*profile.Profile, []Input, 
 			if err != nil {
 				return nil, nil, err
 			}
+			if err := types.add(in); err != nil {
+				return nil, nil, err
+			}
 			inputs = append(inputs, in)
 			ps = append(ps, p)
 		}
 		p, err := combine(ps, chunk)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, noCommonType(err, inputs[start:])
 		}
 		if acc == nil {
 			acc = p
@@ -366,7 +381,7 @@ func (o Options) group(args []string, rd argReader) (*profile.Profile, []Input, 
 		}
 		// The running result and this chunk are combined as two profiles, as pprof does.
 		if acc, err = combine([]*profile.Profile{acc, p}, args[:start+len(chunk)]); err != nil {
-			return nil, nil, err
+			return nil, nil, noCommonType(err, inputs)
 		}
 	}
 	return acc, inputs, nil

@@ -396,13 +396,25 @@ func TestMerge(t *testing.T) {
 }
 
 // TestMergeFoldedWithProfile: a folded input states no period type; merged with a CPU profile
-// it takes the CPU profile's, and the common sample type (samples/count) adds up.
+// it takes the CPU profile's, and the common sample type (samples/count, said with
+// --folded-type) adds up. Without --folded-type, what the folded values measure is unknown
+// and the merge is refused.
 func TestMergeFoldedWithProfile(t *testing.T) {
 	dir := t.TempDir()
 	cpu := writeProfile(t, dir, "cpu.pb.gz", build(cpuSpec("nanoseconds", 10, 20)))
 	folded := proftest.WriteFile(t, dir, "stacks.txt", []byte("main;f 5\nmain;x 7\n"))
+	for _, args := range [][]string{{cpu, folded}, {folded, cpu}, {folded, folded, cpu}} {
+		want := "is folded stacks, read as samples/count (the default), and " + cpu + " has samples/count, cpu/nanoseconds"
+		if _, _, err := Load(args, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v without --folded-type: error %v, want one saying %q", args, err, want)
+		}
+		if _, _, err := (Options{}).merge(args, 1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("merge %v without --folded-type: error %v, want one saying %q", args, err, want)
+		}
+	}
+	counts := Options{FoldedType: "samples/count"}
 	for _, args := range [][]string{{cpu, folded}, {folded, cpu}, {folded, folded, cpu}, {folded, folded, folded, cpu}} {
-		p, _, err := Load(args, nil)
+		p, _, err := counts.Load(args)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
@@ -418,7 +430,7 @@ func TestMergeFoldedWithProfile(t *testing.T) {
 		}
 		// Merged one at a time (a first batch of one input), the three folded inputs merge
 		// first, into a profile with an empty period type.
-		merged, _, err := Options{}.merge(args, 1)
+		merged, _, err := counts.merge(args, 1)
 		if err != nil {
 			t.Fatalf("merge %v: %v", args, err)
 		}
@@ -552,7 +564,7 @@ func TestLoadErrors(t *testing.T) {
 		{"no sample types", []string{noTypes}, nil, "parsing " + noTypes + ": profile has no sample types", ErrNoSampleTypes},
 		{"no sample types second", []string{validPath, noTypes}, nil, "parsing " + noTypes + ": profile has no sample types", ErrNoSampleTypes},
 		{"no common type", []string{validPath, heap}, nil,
-			"combining profiles " + validPath + " and " + heap + ": profiles have empty common sample type list", nil},
+			"combining profiles " + validPath + " and " + heap + ": no sample type in common: " + validPath + " has samples/count, cpu/nanoseconds; " + heap + " has alloc_space/bytes", ErrNoCommonType},
 		{"incompatible units", []string{validPath, cpuBytes}, nil,
 			"combining profiles " + validPath + " and " + cpuBytes + ": sample types: incompatible types: cpu/nanoseconds and cpu/bytes", nil},
 		{"incompatible period", []string{validPath, validPath, wall}, nil,

@@ -385,6 +385,9 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		format = ""
 	case (format == "" || format == FormatPprof) && looksProfileProto(head):
 		format = FormatPprof
+	case (format == "" || format == FormatGoroutine) && looksGoroutineDump(head):
+		// Read whole (a dump is at most 64 MB, runtime/pprof's cap) and parsed by decode.
+		format = ""
 	case (format == "" || format == FormatOTLP) && looksOTLPJSON(head):
 		// Before folded stacks, as detect tries OTLP first.
 		format, otlpJSON = FormatOTLP, true
@@ -613,7 +616,7 @@ func checkPlausible(head []byte) error {
 	case isGzip(head):
 		return fmt.Errorf("%w: gzip inside gzip (one layer is decompressed, as pprof does)%s", ErrNotProfile, want)
 	case isText(head):
-		if looksFolded(head) || longFoldedLine(head) || legacyText(head) {
+		if looksFolded(head) || longFoldedLine(head) || legacyText(head) || looksGoroutineDump(head) {
 			return nil
 		}
 		return fmt.Errorf("%w: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile%s", ErrNotProfile, want)

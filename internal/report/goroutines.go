@@ -1,0 +1,131 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/source"
+)
+
+// NewGoroutines builds a goroutines report from p, which it modifies (see NewTop): the
+// samples are filtered as cfg says, then grouped by stack (every frame's function, file and
+// line, or address where there is no name). A group's count is the sum of its samples'
+// values of the chosen sample type; its states, longest wait and creators come from the
+// labels a goroutine dump gives its samples (source.GoroutineStateLabel, ...).
+func NewGoroutines(p *profile.Profile, inputs []Input, cfg Config) (*Goroutines, error) {
+	filters, err := cfg.compile()
+	if err != nil {
+		return nil, err
+	}
+	pr, err := prepare(p, cfg, filters.Apply)
+	if err != nil {
+		return nil, err
+	}
+	vt := p.SampleType[pr.index]
+	g := &Goroutines{
+		SchemaVersion: SchemaVersion,
+		Kind:          KindGoroutines,
+		SampleType:    SampleType{Type: vt.Type, Unit: vt.Unit},
+		Options:       tracesOptions(cfg, pr.index),
+		Inputs:        nonNilInputs(inputs),
+		Warnings:      append([]string{}, pr.warnings...),
+		Groups:        []GoroutineGroup{},
+	}
+	type group struct {
+		GoroutineGroup
+		states   map[string]int64
+		creators map[string]bool
+		key      string
+	}
+	byKey := map[string]*group{}
+	var order []*group
+	for _, s := range p.Sample {
+		v := s.Value[pr.index]
+		if v == 0 {
+			continue
+		}
+		g.Total += v
+		frames, key := goroutineFrames(s)
+		gr := byKey[key]
+		if gr == nil {
+			gr = &group{key: key, states: map[string]int64{}, creators: map[string]bool{}}
+			gr.Frames = frames
+			byKey[key] = gr
+			order = append(order, gr)
+		}
+		gr.Count += v
+		for _, st := range s.Label[source.GoroutineStateLabel] {
+			gr.states[st] += v
+		}
+		for _, c := range s.Label[source.GoroutineCreatorLabel] {
+			gr.creators[c] = true
+		}
+		for _, w := range s.NumLabel[source.GoroutineWaitLabel] {
+			if gr.LongestWaitMinutes == nil || w > *gr.LongestWaitMinutes {
+				w := w
+				gr.LongestWaitMinutes = &w
+			}
+		}
+	}
+	for _, gr := range order {
+		gr.Pct = percent(gr.Count, g.Total)
+		gr.States = []GoroutineState{}
+		for st, n := range gr.states {
+			gr.States = append(gr.States, GoroutineState{State: st, Count: n})
+		}
+		slices.SortFunc(gr.States, func(a, b GoroutineState) int {
+			return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.State, b.State))
+		})
+		gr.CreatedBy = []string{}
+		for c := range gr.creators {
+			gr.CreatedBy = append(gr.CreatedBy, c)
+		}
+		slices.Sort(gr.CreatedBy)
+	}
+	slices.SortFunc(order, func(a, b *group) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(waitOf(b.LongestWaitMinutes), waitOf(a.LongestWaitMinutes)),
+			strings.Compare(a.key, b.key))
+	})
+	for _, gr := range order {
+		g.Groups = append(g.Groups, gr.GoroutineGroup)
+	}
+	return g, nil
+}
+
+func waitOf(w *int64) int64 {
+	if w == nil {
+		return -1
+	}
+	return *w
+}
+
+// goroutineFrames is a sample's stack, innermost frame first, and a key equal for equal
+// stacks.
+func goroutineFrames(s *profile.Sample) ([]GoroutineFrame, string) {
+	frames := []GoroutineFrame{}
+	var key strings.Builder
+	for _, l := range s.Location {
+		addr := ""
+		if l.Address != 0 {
+			addr = fmt.Sprintf("%#x", l.Address)
+		}
+		if len(l.Line) == 0 {
+			frames = append(frames, GoroutineFrame{Address: addr})
+			fmt.Fprintf(&key, "%s\n", addr)
+			continue
+		}
+		for i, ln := range l.Line {
+			f := GoroutineFrame{Line: ln.Line, Address: addr, Inline: i < len(l.Line)-1}
+			if ln.Function != nil {
+				f.Function, f.File = ln.Function.Name, ln.Function.Filename
+			}
+			frames = append(frames, f)
+			fmt.Fprintf(&key, "%s\t%s\t%d\n", f.Function, f.File, f.Line)
+		}
+	}
+	return frames, key.String()
+}
