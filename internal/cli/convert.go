@@ -70,12 +70,7 @@ Folded stacks do not say what their values measure: read them back with
   profq convert --to folded --sample-index alloc_space heap.pb.gz | flamegraph.pl > heap.svg
   profq convert --focus 'main\.handler' --base before.pb.gz after.pb.gz -o change.pb.gz
   profq convert --to pprof a.pb.gz b.pb.gz c.pb.gz -o merged.pb.gz`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("convert needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("convert"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			return runF(o, args)
 		}),

@@ -58,12 +58,7 @@ HTML and SVG are not written to a terminal: use -o FILE or redirect standard out
   profq flame --format svg --icicle -o cpu.svg cpu.pb.gz
   profq flame --reverse --focus 'runtime\.mallocgc' -o callers.html heap.pb.gz
   profq flame --diff-base base.pb.gz -o diff.html new.pb.gz`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("flame needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("flame"),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
 			return runF(o, args)
 		}),

@@ -39,12 +39,7 @@ profq top.`,
 		Example: `  profq goroutines 'http://localhost:6060/debug/pprof/goroutine?debug=2'
   profq goroutines --focus 'net/http' goroutines.txt
   profq goroutines --format json goroutines.txt | jq '.groups[] | select(.longest_wait_minutes > 10)'`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("goroutines needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("goroutines"),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
 			return runF(o, args)
 		}),

@@ -47,12 +47,7 @@ Several profiles are merged.
 		Example: `  profq graph cpu.pb.gz | dot -Tsvg > cpu.svg
   profq graph --focus 'main\.handle' --nodecount 30 cpu.pb.gz > handle.dot
   profq graph --format json cpu.pb.gz | jq '.edges[] | select(.residual | not) | [.from, .to, .weight]'`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("graph needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("graph"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			for _, name := range []string{"sort", "cum", "flat"} {
 				if cmd.Flags().Changed(name) {

@@ -33,12 +33,7 @@ commands read (only the sample types all inputs share are kept, in the finest un
 		Example: `  profq info cpu.pb.gz
   profq info --format json heap.pb.gz | jq '.profile.sample_types[] | {type, total}'
   profq info a.pb.gz b.pb.gz`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("info needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("info"),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
 			return runF(o, args)
 		}),

@@ -58,15 +58,7 @@ matches no function is an error (exit 3); an invalid REGEX is a usage error (exi
 		Example: `  profq list 'main\.handle' cpu.pb.gz
   profq list --source-path ~/src/app --trim-path /build 'app\.Parse$' cpu.pb.gz
   profq list --format json 'main\.' cpu.pb.gz | jq '.functions[] | {name, cum}'`,
-		Args: func(_ *cobra.Command, args []string) error {
-			switch len(args) {
-			case 0:
-				return usageErrorf("list needs a REGEX and at least one PROFILE argument")
-			case 1:
-				return usageErrorf("list needs at least one PROFILE argument after REGEX")
-			}
-			return nil
-		},
+		Args: needRegexAndProfiles("list"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
 				return err

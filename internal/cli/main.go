@@ -191,3 +191,27 @@ func version() string {
 func underscoreToDash(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 	return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
 }
+
+// needProfiles is the argument check of command name, which reads PROFILE arguments.
+func needProfiles(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usageErrorf("%s needs at least one PROFILE argument", name)
+		}
+		return nil
+	}
+}
+
+// needRegexAndProfiles is the argument check of command name, whose first argument is a
+// REGEX and the others PROFILEs.
+func needRegexAndProfiles(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch len(args) {
+		case 0:
+			return usageErrorf("%s needs a REGEX and at least one PROFILE argument", name)
+		case 1:
+			return usageErrorf("%s needs at least one PROFILE argument after REGEX", name)
+		}
+		return nil
+	}
+}

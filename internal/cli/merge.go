@@ -39,12 +39,7 @@ not a terminal.`,
 		Example: `  profq merge -o all.pb.gz cpu-*.pb.gz
   profq merge -o heap.pb.gz http://host-a:6060/debug/pprof/heap http://host-b:6060/debug/pprof/heap
   profq merge a.pb.gz b.folded | profq top -`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("merge needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("merge"),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
 			return runF(o, args)
 		}),

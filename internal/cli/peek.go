@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
@@ -51,15 +52,7 @@ REGEX is a usage error (exit 2).
 		Example: `  profq peek 'runtime\.mallocgc$' cpu.pb.gz
   profq peek --granularity lines 'main\.handle' cpu.pb.gz
   profq peek --format json '^main\.' cpu.pb.gz | jq '.entries[] | {name, callers: [.callers[].name]}'`,
-		Args: func(_ *cobra.Command, args []string) error {
-			switch len(args) {
-			case 0:
-				return usageErrorf("peek needs a REGEX and at least one PROFILE argument")
-			case 1:
-				return usageErrorf("peek needs at least one PROFILE argument after REGEX")
-			}
-			return nil
-		},
+		Args: needRegexAndProfiles("peek"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
 				return err
@@ -72,7 +65,12 @@ REGEX is a usage error (exit 2).
 			return runPeek(stdio, o, args[0], args[1:])
 		}
 	}
-	fs := cmd.Flags()
+	addPeekFlags(cmd.Flags(), o)
+	return cmd
+}
+
+// addPeekFlags registers the flags of peek and tree, which write the same report.
+func addPeekFlags(fs *pflag.FlagSet, o *PeekOptions) {
 	fs.SortFlags = false
 	addGraphFlags(fs, &o.Report, &o.sort)
 	fs.Float64Var(&o.Report.EdgeFraction, "edgefraction", o.Report.EdgeFraction, "drop call edges below this fraction of the total")
@@ -81,7 +79,6 @@ REGEX is a usage error (exit 2).
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, unitUsage("table"))
 	addOutputFlags(fs, &o.Output)
-	return cmd
 }
 
 func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {

@@ -50,12 +50,7 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.
 		Example: `  profq tags cpu.pb.gz
   profq tags --tagshow '^handler$' --format json cpu.pb.gz | jq '.keys[0].values[] | {value, pct}'
   profq tags --sample-index alloc_space --tagfocus 'bytes=64kb:' heap.pb.gz`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("tags needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("tags"),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
 			return runF(o, args)
 		}),

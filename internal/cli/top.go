@@ -46,12 +46,7 @@ pprof's spellings work too: -nodecount=10, -cum, -sample_index=alloc_space, and 
   profq top --format json cpu.pb.gz | jq '.rows[:5][] | {name, flat}'
   profq top --sort cum --nodecount 20 --granularity lines heap.pb.gz
   profq top --by-label handler --nodecount 5 cpu.pb.gz`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("top needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("top"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
 				return err

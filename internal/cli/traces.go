@@ -44,12 +44,7 @@ document), so any profile size works and ` + "`| head`" + ` stops profq early.
   profq traces --format ndjson cpu.pb.gz | head -3
   profq traces --format folded cpu.pb.gz | flamegraph.pl > cpu.svg
   profq traces --format ndjson --jq 'select(.kind == "sample") | .value' cpu.pb.gz`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("traces needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("traces"),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
 			return runF(o, args)
 		}),

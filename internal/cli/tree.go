@@ -35,12 +35,7 @@ It is the peek report (profq peek) of every node, with pprof's trimming of a tre
 PROFILE is a path, - for standard input or a URL; several profiles are merged.`,
 		Example: `  profq tree cpu.pb.gz
   profq tree --nodecount 20 --granularity lines cpu.pb.gz`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("tree needs at least one PROFILE argument")
-			}
-			return nil
-		},
+		Args: needProfiles("tree"),
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if err := o.sort.apply(cmd.Flags(), &o.Report); err != nil {
 				return err
@@ -53,14 +48,6 @@ PROFILE is a path, - for standard input or a URL; several profiles are merged.`,
 			return runPeek(stdio, o, ".", args)
 		}
 	}
-	fs := cmd.Flags()
-	fs.SortFlags = false
-	addGraphFlags(fs, &o.Report, &o.sort)
-	fs.Float64Var(&o.Report.EdgeFraction, "edgefraction", o.Report.EdgeFraction, "drop call edges below this fraction of the total")
-	addBaseFlags(fs, &o.base)
-	addInputFlags(fs, &o.input)
-	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
-	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (pprof's choice), auto (per value), or a unit such as ms or MB")
-	addOutputFlags(fs, &o.Output)
+	addPeekFlags(cmd.Flags(), o)
 	return cmd
 }
