@@ -107,3 +107,18 @@ func (b baseFlags) bases() (source.Bases, error) {
 	}
 	return source.Bases{Paths: b.base, Normalize: b.normalize}, nil
 }
+
+// addDivideByFlag registers --divide-by, pprof's -divide_by: the values the table and
+// markdown forms print are divided by it (checkDivideBy refuses 0).
+func addDivideByFlag(fs *pflag.FlagSet, d *float64) {
+	*d = 1
+	fs.Float64Var(d, "divide-by", 1, "divide the values the table and markdown print by this number, as pprof's -divide_by (not percentages, order or JSON)")
+}
+
+// checkDivideBy refuses a --divide-by of 0.
+func checkDivideBy(d float64) error {
+	if d == 0 {
+		return usageErrorf("--divide-by: 0 divides by zero")
+	}
+	return nil
+}

@@ -21,10 +21,12 @@ import (
 type ListOptions struct {
 	Report report.Config
 	Unit   string
-	Output outputFlags
-	sort   sortFlags
-	base   baseFlags
-	input  source.Options
+	// DivideBy divides the values the text forms print (--divide-by).
+	DivideBy float64
+	Output   outputFlags
+	sort     sortFlags
+	base     baseFlags
+	input    source.Options
 }
 
 func newCmdList(stdio IO, runF func(*ListOptions, []string) error) *cobra.Command {
@@ -81,11 +83,15 @@ matches no function is an error (exit 3); an invalid REGEX is a usage error (exi
 	addBaseFlags(fs, &o.base)
 	addInputFlags(fs, &o.input)
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum (each value in its own unit, as pprof), or a unit such as ms or MB")
+	addDivideByFlag(fs, &o.DivideBy)
 	addOutputFlags(fs, &o.Output)
 	return cmd
 }
 
 func runList(stdio IO, o *ListOptions, expr string, args []string) error {
+	if err := checkDivideBy(o.DivideBy); err != nil {
+		return err
+	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return usageErrorf("list: REGEX: %w", err)
@@ -106,7 +112,7 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 	}
 	warn(stdio.Err, l.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.List(w, l, render.Options{Format: o.Output.format, Unit: o.Unit})
+		return render.List(w, l, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy})
 	})
 }
 

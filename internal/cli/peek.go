@@ -17,10 +17,12 @@ import (
 type PeekOptions struct {
 	Report report.Config
 	Unit   string
-	Output outputFlags
-	sort   sortFlags
-	base   baseFlags
-	input  source.Options
+	// DivideBy divides the values the text forms print (--divide-by).
+	DivideBy float64
+	Output   outputFlags
+	sort     sortFlags
+	base     baseFlags
+	input    source.Options
 }
 
 func newCmdPeek(stdio IO, runF func(*PeekOptions, []string) error) *cobra.Command {
@@ -78,10 +80,14 @@ func addPeekFlags(fs *pflag.FlagSet, o *PeekOptions) {
 	addInputFlags(fs, &o.input)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, unitUsage("table"))
+	addDivideByFlag(fs, &o.DivideBy)
 	addOutputFlags(fs, &o.Output)
 }
 
 func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
+	if err := checkDivideBy(o.DivideBy); err != nil {
+		return err
+	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return usageErrorf("peek: REGEX: %w", err)
@@ -104,6 +110,6 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	}
 	warn(stdio.Err, pk.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Peek(w, pk, render.Options{Format: o.Output.format, Unit: o.Unit})
+		return render.Peek(w, pk, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy})
 	})
 }

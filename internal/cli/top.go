@@ -14,7 +14,9 @@ import (
 type TopOptions struct {
 	Report report.Config
 	Unit   string
-	Output outputFlags
+	// DivideBy divides the values the text forms print (--divide-by).
+	DivideBy float64
+	Output   outputFlags
 	// ByLabel, when set, makes one top report per value of this label key.
 	ByLabel string
 	sort    sortFlags
@@ -56,6 +58,9 @@ pprof's spellings work too: -nodecount=10, -cum, -sample_index=alloc_space, and 
 	}
 	if runF == nil {
 		runF = func(o *TopOptions, args []string) error {
+			if err := checkDivideBy(o.DivideBy); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("by-label") {
 				return runTopByLabel(stdio, o, args)
 			}
@@ -70,6 +75,7 @@ pprof's spellings work too: -nodecount=10, -cum, -sample_index=alloc_space, and 
 	addInputFlags(fs, &o.input)
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, unitUsage("table"))
+	addDivideByFlag(fs, &o.DivideBy)
 	fs.StringVar(&o.ByLabel, "by-label", "", "one report per value of this label key (samples without it form their own group)")
 	addOutputFlags(fs, &o.Output)
 	return cmd
@@ -90,6 +96,6 @@ func runTop(stdio IO, o *TopOptions, args []string) error {
 	}
 	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Top(w, t, render.Options{Format: o.Output.format, Unit: o.Unit})
+		return render.Top(w, t, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy})
 	})
 }

@@ -39,11 +39,12 @@ func groupTop(t *report.TopByLabel, g report.LabelGroup) *report.Top {
 
 // titleCell formats the group totals of the group titles: each on its own scale unless a unit
 // was forced, since the groups' tables may each print in another unit.
-func titleCell(t *report.TopByLabel, unit string) textCell {
+func titleCell(t *report.TopByLabel, o Options) textCell {
+	unit := o.Unit
 	if unit == "" || unit == units.Minimum {
 		unit = units.Auto
 	}
-	return textCell{sampleUnit: t.SampleType.Unit, outUnit: unit, total: t.Total}
+	return textCell{sampleUnit: t.SampleType.Unit, outUnit: unit, total: t.Total, ratio: o.ratio()}
 }
 
 // groupTitle names a group: "key=value", or "no key label" for the unlabelled group.
@@ -64,7 +65,7 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o Options) error {
 		Options:    t.Options,
 		Profile:    t.Profile,
 	}
-	header := topHeaderLines(whole, newTextCell(whole, o.Unit))
+	header := topHeaderLines(whole, newTextCell(whole, o))
 	// The last line is "Showing nodes accounting for ...", which belongs to the groups.
 	header = header[:len(header)-1]
 
@@ -73,7 +74,7 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o Options) error {
 		buf.WriteString(l + "\n")
 	}
 	fmt.Fprintf(&buf, "Label %s: %d %s\n", tableCell(t.Key), len(t.Groups), text.Plural(len(t.Groups), "group", "groups"))
-	title := titleCell(t, o.Unit)
+	title := titleCell(t, o)
 	for _, g := range t.Groups {
 		view := groupTop(t, g)
 		title := fmt.Sprintf("\n== %s: %s", tableCell(groupTitle(t.Key, g)), title.value(g.GroupTotal))
@@ -121,12 +122,12 @@ func byLabelMarkdown(w io.Writer, t *report.TopByLabel, o Options) error {
 	if t.SampleType.Type != "" {
 		b.WriteString(" " + mdCode(t.SampleType.Type))
 	}
-	whole := newTextCell(&report.Top{SampleType: t.SampleType, Total: t.Total}, o.Unit)
+	whole := newTextCell(&report.Top{SampleType: t.SampleType, Total: t.Total}, o)
 	fmt.Fprintf(&b, " (%s) by label %s, total %s\n", mdEscape(t.SampleType.Unit), mdCode(t.Key), mdEscape(whole.value(t.Total)))
-	title := titleCell(t, o.Unit)
+	title := titleCell(t, o)
 	for _, g := range t.Groups {
 		view := groupTop(t, g)
-		c := newTextCell(view, o.Unit)
+		c := newTextCell(view, o)
 		fmt.Fprintf(&b, "\n#### %s: %s", mdCode(groupTitle(t.Key, g)), mdEscape(title.value(g.GroupTotal)))
 		if t.Total != 0 {
 			b.WriteString(", " + strings.TrimSpace(units.Percentage(g.GroupTotal, t.Total)))

@@ -40,7 +40,7 @@ func newDiffCell(d *report.Diff, unit string) diffCell {
 		}
 	}
 	total := max(num.Abs(d.Total.Base), num.Abs(d.Total.New))
-	return diffCell{sampleUnit: d.SampleType.Unit, outUnit: outputUnit(unit, d.SampleType.Unit, minValue, total, len(d.Rows) > 0),
+	return diffCell{sampleUnit: d.SampleType.Unit, outUnit: outputUnit(unit, d.SampleType.Unit, minValue, total, len(d.Rows) > 0, 0),
 		intervals: hasIntervals(d)}
 }
 

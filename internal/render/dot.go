@@ -36,7 +36,7 @@ func graphDOT(w io.Writer, g *report.GraphReport, o Options) error {
 		minValue = minNonZero(minValue, v)
 	}
 	c := textCell{sampleUnit: g.SampleType.Unit, total: g.Total,
-		outUnit: outputUnit(o.Unit, g.SampleType.Unit, minValue, g.Total, len(g.Nodes) > 0)}
+		outUnit: outputUnit(o.Unit, g.SampleType.Unit, minValue, g.Total, len(g.Nodes) > 0, 0)}
 	h := graphHeader{
 		profile: g.Profile, sampleType: g.SampleType, filters: g.Options.Filters,
 		total: g.Total, shown: g.Shown,

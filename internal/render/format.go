@@ -47,6 +47,10 @@ type Options struct {
 	Unit string
 	// Flame is how a flame graph is drawn; other reports ignore it.
 	Flame FlameStyle
+	// DivideBy divides every value the table and markdown forms of top, peek and list print,
+	// as pprof's -divide_by does (multiplied by 1/DivideBy and truncated toward zero);
+	// percentages, order and trimming do not change, nor do the data formats. 0 means 1.
+	DivideBy float64
 }
 
 // writer writes one kind of report in one format.

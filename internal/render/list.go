@@ -23,11 +23,12 @@ func List(w io.Writer, l *report.List, o Options) error {
 
 // listValue formats a value of a list as pprof's does: each value in its own unit under
 // "minimum" (pprof scales a list's values one by one), "." for zero on a line.
-func listValue(v int64, unit, outUnit string) string {
+func listValue(v int64, unit string, o Options) string {
+	outUnit := o.Unit
 	if outUnit == "" {
 		outUnit = units.Minimum
 	}
-	return units.ScaledLabel(v, unit, outUnit)
+	return units.ScaledLabel(divided(v, o.ratio()), unit, outUnit)
 }
 
 // listTable writes l as pprof -list does: the total, then for each function and file a
@@ -38,17 +39,17 @@ func listTable(w io.Writer, l *report.List, o Options) error {
 		if v == 0 {
 			return "."
 		}
-		return listValue(v, unit, o.Unit)
+		return listValue(v, unit, o)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Total: %s\n", listValue(l.Total, unit, o.Unit))
+	fmt.Fprintf(&b, "Total: %s\n", listValue(l.Total, unit, o))
 	for _, fn := range l.Functions {
 		if fn.File == "" {
 			fmt.Fprintf(&b, "No source information for %s\n", tableCell(fn.Name))
 			continue
 		}
 		fmt.Fprintf(&b, "ROUTINE ======================== %s in %s\n", tableCell(fn.Name), tableCell(fn.File))
-		fmt.Fprintf(&b, "%10s %10s (flat, cum) %s of Total\n", listValue(fn.Flat, unit, o.Unit), listValue(fn.Cum, unit, o.Unit),
+		fmt.Fprintf(&b, "%10s %10s (flat, cum) %s of Total\n", listValue(fn.Flat, unit, o), listValue(fn.Cum, unit, o),
 			units.Percentage(fn.Cum, l.Total))
 		if fn.Error != "" {
 			fmt.Fprintf(&b, " Error: %s\n", text.OneLine(fn.Error))
@@ -86,14 +87,14 @@ func listCSV(w io.Writer, l *report.List, _ Options) error {
 func listMarkdown(w io.Writer, l *report.List, o Options) error {
 	unit := l.SampleType.Unit
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "### list %s, total %s\n", mdEscape(l.Regexp), mdEscape(listValue(l.Total, unit, o.Unit)))
+	fmt.Fprintf(&b, "### list %s, total %s\n", mdEscape(l.Regexp), mdEscape(listValue(l.Total, unit, o)))
 	for _, fn := range l.Functions {
 		b.WriteString("\n#### " + mdCode(fn.Name))
 		if fn.File != "" {
 			b.WriteString(" in " + mdCode(fn.File))
 		}
-		fmt.Fprintf(&b, "\n\nflat %s, cum %s (%s of total)\n\n", mdEscape(listValue(fn.Flat, unit, o.Unit)),
-			mdEscape(listValue(fn.Cum, unit, o.Unit)), strings.TrimSpace(units.Percentage(fn.Cum, l.Total)))
+		fmt.Fprintf(&b, "\n\nflat %s, cum %s (%s of total)\n\n", mdEscape(listValue(fn.Flat, unit, o)),
+			mdEscape(listValue(fn.Cum, unit, o)), strings.TrimSpace(units.Percentage(fn.Cum, l.Total)))
 		if fn.Error != "" {
 			b.WriteString(mdEscape(fn.Error) + "\n")
 			continue
@@ -104,7 +105,7 @@ func listMarkdown(w io.Writer, l *report.List, o Options) error {
 				if v == 0 {
 					return ""
 				}
-				return mdEscape(listValue(v, unit, o.Unit))
+				return mdEscape(listValue(v, unit, o))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", cell(line.Flat), cell(line.Cum), line.Line, mdCode(line.Source))
 		}

@@ -14,7 +14,7 @@ import (
 // the table view (flat, flat%, sum%, cum, cum%, name) and the same formatted values, for pull
 // request comments and CI step summaries.
 func topMarkdown(w io.Writer, t *report.Top, o Options) error {
-	c := newTextCell(t, o.Unit)
+	c := newTextCell(t, o)
 	var b bytes.Buffer
 	b.WriteString("### top")
 	if t.SampleType.Type != "" {

@@ -25,13 +25,19 @@ const (
 	peekLegend = "      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t "
 )
 
+// peekCell formats the values of pk's text forms: in the unit pprof picks for the whole graph.
+func peekCell(pk *report.Peek, o Options) textCell {
+	r := o.ratio()
+	return textCell{sampleUnit: pk.SampleType.Unit, total: pk.Total, ratio: r,
+		outUnit: outputUnit(o.Unit, pk.SampleType.Unit, pk.UnitBasis, pk.Total, pk.GraphNodes > 0, r)}
+}
+
 // peekTable writes pk as `pprof -peek` does: the header lines, then for each matched node its
 // callers, the node's own line and its callees. The columns have pprof's fixed widths, so
 // the output is pprof's byte for byte; a value wider than its column shifts its line, as in
 // pprof.
 func peekTable(w io.Writer, pk *report.Peek, o Options) error {
-	c := textCell{sampleUnit: pk.SampleType.Unit, total: pk.Total,
-		outUnit: outputUnit(o.Unit, pk.SampleType.Unit, pk.UnitBasis, pk.Total, pk.GraphNodes > 0)}
+	c := peekCell(pk, o)
 	h := graphHeader{
 		profile: pk.Profile, sampleType: pk.SampleType, filters: pk.Options.Filters,
 		total: pk.Total, shown: pk.Shown, nodeFraction: pk.Options.NodeFraction,
@@ -119,8 +125,7 @@ func peekCSV(w io.Writer, pk *report.Peek, _ Options) error {
 // peekMarkdown writes a heading line, then for each matched node a heading and a table of
 // its callers, itself (in bold) and its callees, with the table form's values.
 func peekMarkdown(w io.Writer, pk *report.Peek, o Options) error {
-	c := textCell{sampleUnit: pk.SampleType.Unit, total: pk.Total,
-		outUnit: outputUnit(o.Unit, pk.SampleType.Unit, pk.UnitBasis, pk.Total, pk.GraphNodes > 0)}
+	c := peekCell(pk, o)
 	var b bytes.Buffer
 	// Not a code span: in a heading, the escaped '|' a table cell needs would show.
 	b.WriteString("### peek " + mdEscape(pk.Regexp))

@@ -25,12 +25,31 @@ type textCell struct {
 	sampleUnit string
 	outUnit    string
 	total      int64
+	// ratio multiplies values as they are formatted (Options.DivideBy), 0 for none.
+	ratio float64
+}
+
+// divided is v as pprof's -divide_by prints it: multiplied by ratio and truncated toward
+// zero; v itself when ratio is 0 or 1.
+func divided(v int64, ratio float64) int64 {
+	if ratio == 0 || ratio == 1 {
+		return v
+	}
+	return int64(float64(v) * ratio)
+}
+
+// ratio is the factor of o.DivideBy, 0 for none.
+func (o Options) ratio() float64 {
+	if o.DivideBy == 0 {
+		return 0
+	}
+	return 1 / o.DivideBy
 }
 
 // newTextCell picks the output unit of t. With "minimum" the unit follows pprof's
 // selectOutputUnit over the displayed rows, so it depends on which rows survived trimming; a
 // report without rows keeps "minimum", which scales every value on its own.
-func newTextCell(t *report.Top, unit string) textCell {
+func newTextCell(t *report.Top, o Options) textCell {
 	var minValue int64
 	for _, r := range t.Rows {
 		v := num.Abs(r.Flat)
@@ -39,13 +58,16 @@ func newTextCell(t *report.Top, unit string) textCell {
 		}
 		minValue = minNonZero(minValue, v)
 	}
-	return textCell{sampleUnit: t.SampleType.Unit, total: t.Total,
-		outUnit: outputUnit(unit, t.SampleType.Unit, minValue, t.Total, len(t.Rows) > 0)}
+	r := o.ratio()
+	return textCell{sampleUnit: t.SampleType.Unit, total: t.Total, ratio: r,
+		outUnit: outputUnit(o.Unit, t.SampleType.Unit, minValue, t.Total, len(t.Rows) > 0, r)}
 }
 
 // outputUnit resolves --unit for one report: "minimum" (or "") becomes pprof's choice for the
-// smallest non-zero value shown and the total, when the report shows any value.
-func outputUnit(unit, sampleUnit string, minValue, total int64, shows bool) string {
+// smallest non-zero value shown (the total when none is) and the total, when the report
+// shows any value. Under --divide-by (ratio) both are divided first, after that choice, as
+// pprof divides them.
+func outputUnit(unit, sampleUnit string, minValue, total int64, shows bool, ratio float64) string {
 	if unit == "" {
 		unit = units.Minimum
 	}
@@ -55,7 +77,7 @@ func outputUnit(unit, sampleUnit string, minValue, total int64, shows bool) stri
 	if minValue == 0 {
 		minValue = total
 	}
-	return units.OutputUnit(minValue, total, sampleUnit)
+	return units.OutputUnit(divided(minValue, ratio), divided(total, ratio), sampleUnit)
 }
 
 // minNonZero is the smaller of m and v, ignoring zeros; v is not negative.
@@ -68,7 +90,7 @@ func minNonZero(m, v int64) int64 {
 
 // value formats v in the report's output unit.
 func (c textCell) value(v int64) string {
-	return units.ScaledLabel(v, c.sampleUnit, c.outUnit)
+	return units.ScaledLabel(divided(v, c.ratio), c.sampleUnit, c.outUnit)
 }
 
 // pct formats v as an absolute percentage of the total, padded as pprof pads it.

@@ -17,7 +17,7 @@ import (
 // topTable writes t as `pprof -top` does: the header lines, then a borderless table with the
 // columns flat, flat%, sum%, cum, cum% and the name.
 func topTable(w io.Writer, t *report.Top, o Options) error {
-	c := newTextCell(t, o.Unit)
+	c := newTextCell(t, o)
 
 	var buf bytes.Buffer
 	for _, l := range topHeaderLines(t, c) {

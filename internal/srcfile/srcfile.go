@@ -86,9 +86,16 @@ func (fd *Finder) find(name string) (string, error) {
 		search = wd
 	}
 	p := TrimPath(name, fd.TrimPath, search)
+	var absErr error // what opening an absolute path said, as pprof says it
 	if filepath.IsAbs(p) {
 		if isFile(p) {
 			return p, nil
+		}
+		if f, err := os.Open(p); err != nil {
+			absErr = err
+		} else {
+			f.Close()
+			absErr = fmt.Errorf("%s is not a regular file", p)
 		}
 	} else {
 		for _, dir := range filepath.SplitList(search) {
@@ -106,6 +113,9 @@ func (fd *Finder) find(name string) (string, error) {
 	}
 	if c := fd.goFile(name); c != "" {
 		return c, nil
+	}
+	if absErr != nil {
+		return "", absErr
 	}
 	return "", fmt.Errorf("could not find file %s on path %s", p, search)
 }

@@ -220,8 +220,9 @@ func Percentage(value, total int64) string {
 // OutputUnit picks the one unit a report prints all its values in, as pprof does for
 // --unit=minimum (report.selectOutputUnit).
 //
-// minValue is the smallest non-zero absolute value shown in the report (0 when there is
-// none, which means maxValue), maxValue the report total, sampleUnit the unit both are in.
+// minValue is the smallest non-zero absolute value shown in the report (the caller gives
+// maxValue when there is none; a 0, which --divide-by can make, picks the default unit),
+// maxValue the report total, sampleUnit the unit both are in.
 // The unit is the one that suits minValue; but if maxValue would use another unit and
 // minValue is less than 1% of maxValue, the unit that suits 100*minValue is used instead,
 // so the smallest value still prints as at least 0.01. Units outside any family (count,
@@ -230,9 +231,6 @@ func Percentage(value, total int64) string {
 // The result can be a name that Scale does not accept as a target (the GCU multiples such
 // as "n*GCU"); Scale then uses the family default, exactly as pprof does.
 func OutputUnit(minValue, maxValue int64, sampleUnit string) string {
-	if minValue == 0 {
-		minValue = maxValue
-	}
 	_, minUnit := Scale(minValue, sampleUnit, Minimum)
 	_, maxUnit := Scale(maxValue, sampleUnit, Minimum)
 	u := minUnit

@@ -208,7 +208,8 @@ func TestOutputUnit(t *testing.T) {
 		// Same unit for both: no rescaling.
 		{"same unit", 20e6, 30e6, "nanoseconds", "ms"},
 		// A report with no non-zero value uses the total.
-		{"no min", 0, 30e6, "nanoseconds", "ms"},
+		{"no min: the caller passes the total", 30e6, 30e6, "nanoseconds", "ms"},
+		{"a min divided to 0 (--divide-by)", 0, 1, "microseconds", "s"},
 		// Count-like units print bare integers in the sample unit.
 		{"count", 1, 1000, "count", "count"},
 		{"widgets", 6172, 1234567, "widgets", "widgets"},

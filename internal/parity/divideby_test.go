@@ -1,0 +1,105 @@
+package parity
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/srcfile"
+)
+
+// TestParityDivideBy compares the text of top, tree and list with pprof's under
+// -divide_by, byte for byte, on every profile of the corpus: values divided as they are
+// printed, the unit chosen from the divided values, percentages unchanged.
+func TestParityDivideBy(t *testing.T) {
+	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		cases := []struct {
+			report string
+			flags  []string
+		}{
+			{"top", []string{"-functions", "-flat", "-divide_by=1000"}},
+			{"tree", []string{"-functions", "-cum", "-divide_by=7", "-nodecount=12"}},
+			{"list", []string{"-divide_by=3"}},
+			{"top", []string{"-lines", "-flat", "-divide_by=0.5", "-nodecount=20"}},
+		}
+		for _, c := range shortSample(name, cases) {
+			t.Run(c.report+" "+strings.Join(c.flags, " "), func(t *testing.T) {
+				args := append([]string{"-" + c.report}, c.flags...)
+				if c.report == "list" {
+					args = append([]string{"-list=.", "-source_path=/nonexistent"}, c.flags...)
+				}
+				want, cmdline, err := runPprof(args, []string{path})
+				got, gotErr := profqDivided(c.report, c.flags, path, fv)
+				if (err == nil) != (gotErr == nil) {
+					t.Fatalf("%s: pprof error %v, profq error %v", cmdline, err, gotErr)
+				}
+				if err != nil {
+					return // a list that matches nothing: both refuse it
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("%s (-pprof +profq):\n%s", cmdline, d)
+				}
+			})
+		}
+	})
+}
+
+// profqDivided is profq's text of report with the pprof flags, -divide_by among them.
+func profqDivided(kind string, flags []string, path string, fv filterValues) (string, error) {
+	cfg := report.DefaultConfig()
+	if kind == "tree" {
+		cfg.NodeCount = 80
+	}
+	var o render.Options
+	var rest []string
+	for _, f := range flags {
+		if v, ok := strings.CutPrefix(f, "-divide_by="); ok {
+			d, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return "", err
+			}
+			o.DivideBy = d
+			continue
+		}
+		rest = append(rest, f)
+	}
+	if err := applyFlags(&cfg, rest); err != nil {
+		return "", err
+	}
+	p, _, err := source.Load([]string{path}, nil)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	var write func() error
+	switch kind {
+	case "top":
+		t, err := report.NewTop(p, nil, cfg)
+		if err != nil {
+			return "", err
+		}
+		write = func() error { return render.Top(&b, t, o) }
+	case "tree":
+		pk, err := report.NewPeek(p, nil, cfg, regexp.MustCompile("."))
+		if err != nil {
+			return "", err
+		}
+		write = func() error { return render.Peek(&b, pk, o) }
+	case "list":
+		cfg.SourcePath = "/nonexistent"
+		l, err := report.NewList(p, nil, nil, cfg, regexp.MustCompile("."), &srcfile.Finder{SearchPath: cfg.SourcePath})
+		if err != nil {
+			return "", err
+		}
+		write = func() error { return render.List(&b, l, o) }
+	}
+	err = write()
+	return b.String(), err
+}
