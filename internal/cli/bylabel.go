@@ -27,6 +27,6 @@ func runTopByLabel(stdio IO, o *TopOptions, args []string) error {
 	}
 	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.TopByLabel(w, t, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy})
+		return render.TopByLabel(w, t, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
 	})
 }

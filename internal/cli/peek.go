@@ -19,10 +19,12 @@ type PeekOptions struct {
 	Unit   string
 	// DivideBy divides the values the text forms print (--divide-by).
 	DivideBy float64
-	Output   outputFlags
-	sort     sortFlags
-	base     baseFlags
-	input    source.Options
+	// CompactLabels leaves the profile's lines out of the table header (--compact-labels).
+	CompactLabels bool
+	Output        outputFlags
+	sort          sortFlags
+	base          baseFlags
+	input         source.Options
 }
 
 func newCmdPeek(stdio IO, runF func(*PeekOptions, []string) error) *cobra.Command {
@@ -81,6 +83,7 @@ func addPeekFlags(fs *pflag.FlagSet, o *PeekOptions) {
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, unitUsage("table"))
 	addDivideByFlag(fs, &o.DivideBy)
+	fs.BoolVar(&o.CompactLabels, "compact-labels", false, "leave the profile's lines (file, type, time, duration) out of the table header, as pprof's -compact_labels")
 	addOutputFlags(fs, &o.Output)
 }
 
@@ -110,6 +113,6 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	}
 	warn(stdio.Err, pk.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Peek(w, pk, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy})
+		return render.Peek(w, pk, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
 	})
 }

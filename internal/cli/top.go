@@ -16,7 +16,9 @@ type TopOptions struct {
 	Unit   string
 	// DivideBy divides the values the text forms print (--divide-by).
 	DivideBy float64
-	Output   outputFlags
+	// CompactLabels leaves the profile's lines out of the table header (--compact-labels).
+	CompactLabels bool
+	Output        outputFlags
 	// ByLabel, when set, makes one top report per value of this label key.
 	ByLabel string
 	sort    sortFlags
@@ -76,6 +78,7 @@ pprof's spellings work too: -nodecount=10, -cum, -sample_index=alloc_space, and 
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Unit, "unit", o.Unit, unitUsage("table"))
 	addDivideByFlag(fs, &o.DivideBy)
+	fs.BoolVar(&o.CompactLabels, "compact-labels", false, "leave the profile's lines (file, type, time, duration) out of the table header, as pprof's -compact_labels")
 	fs.StringVar(&o.ByLabel, "by-label", "", "one report per value of this label key (samples without it form their own group)")
 	addOutputFlags(fs, &o.Output)
 	return cmd
@@ -96,6 +99,6 @@ func runTop(stdio IO, o *TopOptions, args []string) error {
 	}
 	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Top(w, t, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy})
+		return render.Top(w, t, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
 	})
 }

@@ -65,7 +65,7 @@ func byLabelTable(w io.Writer, t *report.TopByLabel, o Options) error {
 		Options:    t.Options,
 		Profile:    t.Profile,
 	}
-	header := topHeaderLines(whole, newTextCell(whole, o))
+	header := topHeaderLines(whole, newTextCell(whole, o), o.CompactLabels)
 	// The last line is "Showing nodes accounting for ...", which belongs to the groups.
 	header = header[:len(header)-1]
 

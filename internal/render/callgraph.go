@@ -21,12 +21,18 @@ type graphHeader struct {
 	shownNodes, candidateNodes int
 	// legend adds the dot legend's last line, a pointer to how to read the graph.
 	legend bool
+	// compact leaves out the profile's lines (file, type, time, duration), as pprof's
+	// -compact_labels does in its text reports.
+	compact bool
 }
 
-// lines returns the header lines with values formatted by c: profileLabels, then the
-// filters and what the graph shows.
+// lines returns the header lines with values formatted by c: profileLabels (unless
+// compact), then the filters and what the graph shows.
 func (h *graphHeader) lines(c textCell) []string {
-	lines := profileLabels(h.profile, h.sampleType, h.total, c.value)
+	var lines []string
+	if !h.compact {
+		lines = profileLabels(h.profile, h.sampleType, h.total, c.value)
+	}
 	if fs := activeFilters(h.filters); len(fs) > 0 {
 		lines = append(lines, "Active filters:")
 		for _, f := range fs {

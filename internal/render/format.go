@@ -51,6 +51,9 @@ type Options struct {
 	// as pprof's -divide_by does (multiplied by 1/DivideBy and truncated toward zero);
 	// percentages, order and trimming do not change, nor do the data formats. 0 means 1.
 	DivideBy float64
+	// CompactLabels leaves the profile's lines (file, type, time, duration) out of the header
+	// of the top, peek and tree tables, as pprof's -compact_labels does.
+	CompactLabels bool
 }
 
 // writer writes one kind of report in one format.

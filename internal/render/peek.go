@@ -42,6 +42,7 @@ func peekTable(w io.Writer, pk *report.Peek, o Options) error {
 		profile: pk.Profile, sampleType: pk.SampleType, filters: pk.Options.Filters,
 		total: pk.Total, shown: pk.Shown, nodeFraction: pk.Options.NodeFraction,
 		droppedNodes: pk.DroppedNodes, shownNodes: pk.GraphNodes, candidateNodes: pk.CandidateNodes,
+		compact: o.CompactLabels,
 	}
 	var b bytes.Buffer
 	for _, l := range h.lines(c) {

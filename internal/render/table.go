@@ -20,7 +20,7 @@ func topTable(w io.Writer, t *report.Top, o Options) error {
 	c := newTextCell(t, o)
 
 	var buf bytes.Buffer
-	for _, l := range topHeaderLines(t, c) {
+	for _, l := range topHeaderLines(t, c, o.CompactLabels) {
 		buf.WriteString(l)
 		buf.WriteByte('\n')
 	}
@@ -137,7 +137,7 @@ func newBorderless(w io.Writer, aligns []tw.Align, pads []tw.Padding) *tablewrit
 // topHeaderLines returns the lines pprof prints above a top table (its ProfileLabels and
 // reportLabels), with the two deliberate differences of every graph report's header (see
 // graphHeader.lines).
-func topHeaderLines(t *report.Top, c textCell) []string {
+func topHeaderLines(t *report.Top, c textCell, compact bool) []string {
 	h := graphHeader{
 		profile:        t.Profile,
 		sampleType:     t.SampleType,
@@ -148,6 +148,7 @@ func topHeaderLines(t *report.Top, c textCell) []string {
 		droppedNodes:   t.DroppedNodes,
 		shownNodes:     len(t.Rows),
 		candidateNodes: t.CandidateNodes,
+		compact:        compact,
 	}
 	return h.lines(c)
 }

@@ -15,10 +15,11 @@ import (
 	"github.com/profq/profq/internal/srcfile"
 )
 
-// TestParityDivideBy compares the text of top, tree and list with pprof's under
-// -divide_by, byte for byte, on every profile of the corpus: values divided as they are
-// printed, the unit chosen from the divided values, percentages unchanged.
-func TestParityDivideBy(t *testing.T) {
+// TestParityTextOptions compares the text of top, tree and list with pprof's under the
+// options that only shape the text, byte for byte, on every profile of the corpus:
+// -divide_by (values divided as they are printed, the unit chosen from the divided values,
+// percentages unchanged) and -compact_labels (no profile lines in the header).
+func TestParityTextOptions(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
 		cases := []struct {
 			report string
@@ -28,6 +29,8 @@ func TestParityDivideBy(t *testing.T) {
 			{"tree", []string{"-functions", "-cum", "-divide_by=7", "-nodecount=12"}},
 			{"list", []string{"-divide_by=3"}},
 			{"top", []string{"-lines", "-flat", "-divide_by=0.5", "-nodecount=20"}},
+			{"top", []string{"-functions", "-cum", "-compact_labels", "-nodecount=5"}},
+			{"tree", []string{"-functions", "-flat", "-compact_labels", "-divide_by=2"}},
 		}
 		for _, c := range shortSample(name, cases) {
 			t.Run(c.report+" "+strings.Join(c.flags, " "), func(t *testing.T) {
@@ -51,7 +54,8 @@ func TestParityDivideBy(t *testing.T) {
 	})
 }
 
-// profqDivided is profq's text of report with the pprof flags, -divide_by among them.
+// profqDivided is profq's text of report with the pprof flags, -divide_by and
+// -compact_labels among them.
 func profqDivided(kind string, flags []string, path string, fv filterValues) (string, error) {
 	cfg := report.DefaultConfig()
 	if kind == "tree" {
@@ -60,6 +64,10 @@ func profqDivided(kind string, flags []string, path string, fv filterValues) (st
 	var o render.Options
 	var rest []string
 	for _, f := range flags {
+		if f == "-compact_labels" {
+			o.CompactLabels = true
+			continue
+		}
 		if v, ok := strings.CutPrefix(f, "-divide_by="); ok {
 			d, err := strconv.ParseFloat(v, 64)
 			if err != nil {
