@@ -17,15 +17,16 @@ import (
 
 // Output formats of profq convert.
 const (
-	convertPprof    = "pprof"
-	convertFolded   = "folded"
-	convertOTLPJSON = "otlp-json"
-	convertRaw      = "raw"
+	convertPprof     = "pprof"
+	convertFolded    = "folded"
+	convertOTLPJSON  = "otlp-json"
+	convertRaw       = "raw"
+	convertCallgrind = "callgrind"
 )
 
 // convertFormats are the values of --to, the first being the default.
 func convertFormats() []string {
-	return []string{convertPprof, convertFolded, convertOTLPJSON, convertRaw}
+	return []string{convertPprof, convertFolded, convertOTLPJSON, convertRaw, convertCallgrind}
 }
 
 // ConvertOptions are the options of profq convert.
@@ -61,6 +62,9 @@ Formats (--to):
           Profile per sample type (the default one first), labels as attributes.
   raw     the profile as text, every sample, location, function and mapping: what
           pprof -raw prints.
+  callgrind
+          the call graph for KCachegrind and QCachegrind, at address granularity, in
+          one sample type (--sample-index), what pprof -callgrind writes.
 
 Folded stacks do not say what their values measure: read them back with
 --folded-type TYPE/UNIT (for instance cpu/nanoseconds), or they count samples.
@@ -125,7 +129,7 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 		return usageErrorf("--to: %q is not one of %s", o.To, strings.Join(convertFormats(), ", "))
 	}
 	toStdout := o.output.path == "" || o.output.path == "-"
-	if o.To != convertFolded {
+	if o.To != convertFolded && o.To != convertCallgrind {
 		for _, name := range foldedOnlyFlags() {
 			if fs.Changed(name) {
 				return usageErrorf("--%s chooses what folded output shows; --to %s keeps every sample type and frame detail", name, o.To)
@@ -138,6 +142,14 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 	p, inputs, err := reportRequest{&o.output, "minimum", o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
 		return err
+	}
+	if o.To == convertCallgrind {
+		// The graph report's steps, the filters among them, as pprof's -callgrind.
+		c, err := report.NewCallgrind(p, nil, inputs, o.Report, "")
+		if err != nil {
+			return err
+		}
+		return o.output.write(stdio, func(w io.Writer) error { return render.Callgrind(w, c) })
 	}
 	if o.To == convertFolded {
 		// The traces report does what folded output needs (one sample type, filters, frames

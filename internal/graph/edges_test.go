@@ -391,7 +391,7 @@ func referenceEdges(p *profile.Profile, kept map[NodeInfo]bool, o Options) map[[
 				lines = []profile.Line{{}}
 			}
 			for k := len(lines) - 1; k >= 0; k-- {
-				n := nodeInfo(l, lines[k])
+				n := nodeInfo(l, lines[k], false)
 				if kept != nil && !kept[n] {
 					residual = true
 					continue

@@ -23,6 +23,9 @@ type Options struct {
 	// FrameTypes are the frame types of the frames of each mapping, by mapping file, as the
 	// inputs state them (see Node.FrameType); nil when they state none.
 	FrameTypes map[string]string
+	// ObjNames keeps every node's binary and function start line in its identity, as
+	// pprof's callgrind report does (see nodeInfo).
+	ObjNames bool
 }
 
 // Graph holds every node of a profile with its flat and cum values. Edges are not stored:
@@ -247,7 +250,7 @@ func (g *Graph) addLines(l *profile.Location, ids map[NodeInfo]int32, idx *frame
 	}
 	t := FrameType(l, g.opts.FrameTypes)
 	for k, line := range lines {
-		info := nodeInfo(l, line)
+		info := nodeInfo(l, line, g.opts.ObjNames)
 		id, ok := ids[info]
 		if !ok {
 			id = int32(len(g.Nodes))

@@ -22,8 +22,10 @@ type NodeInfo struct {
 	Objfile   string
 }
 
-// nodeInfo returns the identity of one line of a location, as pprof's text reports key it.
-func nodeInfo(l *profile.Location, line profile.Line) NodeInfo {
+// nodeInfo returns the identity of one line of a location, as pprof's text reports key it;
+// with objNames, as its callgrind and list reports key it: with the binary and the
+// function's start line always.
+func nodeInfo(l *profile.Location, line profile.Line, objNames bool) NodeInfo {
 	var objfile string
 	if l.Mapping != nil {
 		objfile = l.Mapping.File
@@ -40,7 +42,7 @@ func nodeInfo(l *profile.Location, line profile.Line) NodeInfo {
 	if f := line.Function.Filename; f != "" {
 		ni.File = filepath.Clean(f)
 	}
-	if ni.Name == "" {
+	if ni.Name == "" || objNames {
 		// Without a name the binary and the function's start line tell functions apart, so one
 		// file can yield several nodes with the same printed name.
 		ni.Objfile = objfile

@@ -8,5 +8,5 @@ import "github.com/google/pprof/profile"
 // made with the same granularity. A location without lines is one frame named by its
 // address and binary; pass the zero Line for it.
 func FrameInfo(l *profile.Location, line profile.Line) NodeInfo {
-	return nodeInfo(l, line)
+	return nodeInfo(l, line, false)
 }

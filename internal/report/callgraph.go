@@ -32,6 +32,12 @@ type callGraph struct {
 // st are p's samples when held as stacks (nil when p has them): a graph built from them has
 // no tags.
 func newCallGraph(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config) (*callGraph, error) {
+	return newCallGraphOf(p, st, inputs, cfg, graph.Options{})
+}
+
+// newCallGraphOf is newCallGraph with the graph options base (ObjNames) besides those cfg
+// and inputs give.
+func newCallGraphOf(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, base graph.Options) (*callGraph, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
@@ -45,7 +51,8 @@ func newCallGraph(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Con
 	cg := &callGraph{index: index, total: pr.total, warnings: pr.warnings, labelUnits: labelUnits}
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p, cfg)
-	gopts := graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)}
+	gopts := base
+	gopts.SampleIndex, gopts.Mean, gopts.DropNegative, gopts.FrameTypes = index, cfg.Mean, cfg.DropNegative, FrameTypes(inputs)
 	if st != nil {
 		cg.g = graph.BuildStacks(p, st, gopts)
 	} else {
