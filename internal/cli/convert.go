@@ -3,9 +3,12 @@ package cli
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/google/pprof/profile"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,16 +20,17 @@ import (
 
 // Output formats of profq convert.
 const (
-	convertPprof     = "pprof"
-	convertFolded    = "folded"
-	convertOTLPJSON  = "otlp-json"
-	convertRaw       = "raw"
-	convertCallgrind = "callgrind"
+	convertPprof      = "pprof"
+	convertFolded     = "folded"
+	convertOTLPJSON   = "otlp-json"
+	convertRaw        = "raw"
+	convertCallgrind  = "callgrind"
+	convertSpeedscope = "speedscope"
 )
 
 // convertFormats are the values of --to, the first being the default.
 func convertFormats() []string {
-	return []string{convertPprof, convertFolded, convertOTLPJSON, convertRaw, convertCallgrind}
+	return []string{convertPprof, convertFolded, convertOTLPJSON, convertRaw, convertCallgrind, convertSpeedscope}
 }
 
 // ConvertOptions are the options of profq convert.
@@ -65,6 +69,10 @@ Formats (--to):
   callgrind
           the call graph for KCachegrind and QCachegrind, at address granularity, in
           one sample type (--sample-index), what pprof -callgrind writes.
+  speedscope
+          speedscope's JSON file format: one sampled profile per sample type (only
+          --sample-index's when given), frames named at --granularity with their file
+          and line where known; profq reads it back with the same sample types.
 
 Folded stacks do not say what their values measure: read them back with
 --folded-type TYPE/UNIT (for instance cpu/nanoseconds), or they count samples.
@@ -118,7 +126,7 @@ func addConvertFilterFlags(fs *pflag.FlagSet, c *report.Config) {
 	for _, name := range convertGraphFlags() {
 		f := all.Lookup(name)
 		if slices.Contains(foldedOnlyFlags(), name) {
-			f.Usage += " (--to folded)"
+			f.Usage += " (--to folded, callgrind, speedscope)"
 		}
 		fs.AddFlag(f)
 	}
@@ -129,7 +137,7 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 		return usageErrorf("--to: %q is not one of %s", o.To, strings.Join(convertFormats(), ", "))
 	}
 	toStdout := o.output.path == "" || o.output.path == "-"
-	if o.To != convertFolded && o.To != convertCallgrind {
+	if o.To != convertFolded && o.To != convertCallgrind && o.To != convertSpeedscope {
 		for _, name := range foldedOnlyFlags() {
 			if fs.Changed(name) {
 				return usageErrorf("--%s chooses what folded output shows; --to %s keeps every sample type and frame detail", name, o.To)
@@ -150,6 +158,9 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 			return err
 		}
 		return o.output.write(stdio, func(w io.Writer) error { return render.Callgrind(w, c) })
+	}
+	if o.To == convertSpeedscope {
+		return convertToSpeedscope(stdio, fs, o, p, inputs)
 	}
 	if o.To == convertFolded {
 		// The traces report does what folded output needs (one sample type, filters, frames
@@ -188,4 +199,37 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 // take /dev/null for a terminal.
 func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// convertToSpeedscope writes p as a speedscope file: the traces report of each sample type
+// (of --sample-index's only, when given), each made from its own copy of the profile since
+// a report filters and aggregates the profile it is given.
+func convertToSpeedscope(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, p *profile.Profile, inputs []report.Input) error {
+	first, err := report.NewTraces(p.Copy(), inputs, o.Report)
+	if err != nil {
+		return err
+	}
+	warn(stdio.Err, first.Header().Warnings)
+	streams := []*report.TraceStream{first}
+	active := 0
+	if !fs.Changed("sample-index") {
+		def := first.Header().Options.SampleIndex
+		streams = make([]*report.TraceStream, len(p.SampleType))
+		streams[def], active = first, def
+		for i := range p.SampleType {
+			if i == def {
+				continue
+			}
+			c := o.Report
+			c.SampleIndex = strconv.Itoa(i)
+			if streams[i], err = report.NewTraces(p.Copy(), inputs, c); err != nil {
+				return err
+			}
+		}
+	}
+	name := ""
+	if len(inputs) > 0 {
+		name = filepath.Base(inputs[0].Source)
+	}
+	return o.output.write(stdio, func(w io.Writer) error { return render.Speedscope(w, streams, active, name) })
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -341,7 +342,18 @@ func TestHostileInputs(t *testing.T) {
 		{name: "samples over --max-samples", args: top("--max-samples", "100", file("cpu.pb.gz", cpu)), code: ExitInput, msg: "cpu.pb.gz: more than 100 samples; raise the limit with --max-samples"},
 		{name: "folded over --max-samples", args: top("--max-samples", "2", file("three.folded", []byte("a;b 1\na;c 2\na;d 3\n"))), code: ExitInput, msg: "more than 2 samples"},
 		{name: "folded over --max-stack-depth", args: top("--max-stack-depth", "3", file("deep.folded", []byte("a;b;c;d 1\n"))), code: ExitInput, msg: "more than 3 frames; raise the limit with --max-stack-depth"},
+		{name: "perf script over --max-stack-depth", args: top(file("deep.perf", append([]byte("a 1 1.0: 5 cycles:\n"), bytes.Repeat([]byte("\t1 f (/x)\n"), 10_001)...))), code: ExitInput, msg: "more than 10000 frames; raise the limit with --max-stack-depth"},
+		{name: "perf script, malformed lines only", args: top("--input-format", "perf", file("bad.perf", []byte("a 1 x\n\t1 f (/x)\n"))), code: ExitInput, msg: "no line is an event header"},
+		{name: "perf script, one event", args: top(file("one.perf", []byte("a 1 1.0: 5 cycles:\n\t1 f (/x)\n\t2 main (/x)\n"))), code: ExitOK, check: wantRows(5, report.Row{Name: "f", Flat: 5, Cum: 5})},
+		{name: "speedscope over --max-samples", args: top("--max-samples", "2", file("three.speedscope.json", []byte(`{"shared":{"frames":[{"name":"a"}]},"profiles":[{"type":"sampled","name":"p","unit":"none","startValue":0,"endValue":3,"samples":[[0],[0],[0]],"weights":[1,1,1]}]}`))), code: ExitInput, msg: "more than 2 samples"},
+		{name: "speedscope over --max-stack-depth", args: top("--max-stack-depth", "3", file("deep.speedscope.json", []byte(`{"shared":{"frames":[{"name":"a"}]},"profiles":[{"type":"evented","name":"p","unit":"none","startValue":0,"endValue":1,"events":[{"type":"O","at":0,"frame":0},{"type":"O","at":0,"frame":0},{"type":"O","at":0,"frame":0},{"type":"O","at":0,"frame":0}]}]}`))), code: ExitInput, msg: "more than 3 frames; raise the limit with --max-stack-depth"},
+		{name: "speedscope events out of order", args: top(file("crossed.speedscope.json", []byte(`{"shared":{"frames":[{"name":"a"},{"name":"b"}]},"profiles":[{"type":"evented","name":"p","unit":"none","startValue":0,"endValue":1,"events":[{"type":"O","at":0,"frame":0},{"type":"O","at":0,"frame":1},{"type":"C","at":1,"frame":0}]}]}`))), code: ExitInput, msg: "closes frame 0 while frame 1 is open"},
 		{name: "OTLP over --max-samples", args: top("--max-samples", "10", filepath.Join("..", "..", "testdata", "profiles", "otlp", "ebpf-profile.v1_9.pb")), code: ExitInput, msg: "more than 10 samples"},
+		{name: "V8 over --max-samples", args: top("--max-samples", "10", filepath.Join("..", "..", "testdata", "v8", "chrome65-simple.cpuprofile")), code: ExitInput, msg: "more than 10 samples"},
+		{name: "V8 node its own ancestor", args: top(file("cycle.cpuprofile", []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"a"},"children":[2]},{"id":2,"callFrame":{"functionName":"b"},"children":[1]}],"samples":[1],"timeDeltas":[1]}`))), code: ExitInput, msg: "node 1 is its own ancestor"},
+		{name: "JFR over --max-samples", args: top("--max-samples", "10", filepath.Join("..", "..", "testdata", "jfr", "example.jfr.gz")), code: ExitInput, msg: "more than 10 samples"},
+		{name: "JFR cut in the middle", args: top(file("cut.jfr", jfrHead(t, 0.5))), code: ExitInput, msg: "malformed JFR recording"},
+		{name: "JFR string table of 4 billion entries", args: top(file("strings.jfr", jfrStringBomb())), code: ExitInput, msg: "a count of 4294967295"},
 		{name: "legacy text over --max-stack-depth", args: top("--max-stack-depth", "2", file("legacy.heap", []byte(legacy))), code: ExitInput, msg: "more than 2 frames"},
 		{name: "legacy text within limits", args: top("--max-stack-depth", "3", "--sample-index", "inuse_space", dir+"/legacy.heap"), code: ExitOK, check: func(t *testing.T, stdout []byte) {
 			if got := decodeTop(t, stdout).Total; got <= 0 {
@@ -541,4 +553,28 @@ func runAllocating(args ...string) (code int, stderr string, alloc uint64) {
 	code = Run(args, IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errBuf})
 	runtime.ReadMemStats(&after)
 	return code, errBuf.String(), after.TotalAlloc - before.TotalAlloc
+}
+
+// jfrHead returns the first fraction of an uncompressed JFR recording.
+func jfrHead(t *testing.T, fraction float64) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "jfr", "speedscope-heavy.jfr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data[:int(float64(len(data))*fraction)]
+}
+
+// jfrStringBomb is a JFR chunk whose metadata announces 2^32-1 strings in a few bytes: read
+// as it says, that is a 64 GB table.
+func jfrStringBomb() []byte {
+	b := []byte("FLR\x00\x00\x02\x00\x00")
+	size := 68 + 16
+	for _, v := range []uint64{uint64(size), 68, 68, 0, 0, 0, 1e9} {
+		b = binary.BigEndian.AppendUint64(b, v)
+	}
+	b = append(b, 0, 0, 0, 0) // features
+	// The metadata event: size, type, start, duration, id, then the string count.
+	b = append(b, 16, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f)
+	return append(b, make([]byte, size-len(b))...)
 }

@@ -157,6 +157,14 @@ func inputFormat(f string) string {
 		return report.FormatFolded
 	case source.FormatGoroutine:
 		return report.FormatGoroutine
+	case source.FormatSpeedscope:
+		return report.FormatSpeedscope
+	case source.FormatV8:
+		return report.FormatV8
+	case source.FormatPerf:
+		return report.FormatPerf
+	case source.FormatJFR:
+		return report.FormatJFR
 	}
 	return report.FormatPprof
 }

@@ -37,9 +37,17 @@ const (
 
 // Formats of an input.
 const (
-	FormatPprof   = "pprof"    // a pprof profile: profile.proto, gzipped or not, or a legacy format
-	FormatOTLP    = "otlp"     // OpenTelemetry profiles: protobuf, collector streams, OTLP/JSON, JSON lines
-	FormatFolded  = "folded"   // folded stacks: one "root;...;leaf value" line per stack
+	FormatPprof  = "pprof"  // a pprof profile: profile.proto, gzipped or not, or a legacy format
+	FormatOTLP   = "otlp"   // OpenTelemetry profiles: protobuf, collector streams, OTLP/JSON, JSON lines
+	FormatFolded = "folded" // folded stacks: one "root;...;leaf value" line per stack
+	// FormatSpeedscope is a speedscope JSON file (sampled and evented profiles).
+	FormatSpeedscope = "speedscope"
+	// FormatV8 is a V8 CPU profile (.cpuprofile, legacy head tree) or a Chrome trace of one.
+	FormatV8 = "v8"
+	// FormatPerf is the text output of Linux `perf script`.
+	FormatPerf = "perf"
+	// FormatJFR is a Java Flight Recorder recording (the JDK's, async-profiler's).
+	FormatJFR     = "jfr"
 	FormatTopJSON = "top-json" // a saved profq top JSON document (diff only)
 )
 

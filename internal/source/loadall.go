@@ -100,11 +100,12 @@ func (o Options) loadKept(arg string, keep func([]byte)) (Loaded, error) {
 
 // IsDocument says whether the start of a decompressed input is a JSON document that is not
 // a profile (a saved report, for profq diff): a JSON object, after a byte-order mark and
-// white space, that is not OpenTelemetry profiles, whose members are resourceProfiles and
+// white space, that is neither a speedscope file (looksSpeedscope), a V8 CPU profile or
+// Chrome trace (looksV8) nor OpenTelemetry profiles, whose members are resourceProfiles and
 // dictionary (in either order, and the first may be longer than the start).
 func IsDocument(head []byte) bool {
 	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(utf8BOM)), " \t\r\n")
-	if len(doc) == 0 || doc[0] != '{' || IsOTLPJSON(doc) {
+	if len(doc) == 0 || doc[0] != '{' || IsOTLPJSON(doc) || looksSpeedscope(doc) || looksV8(doc) {
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(doc))

@@ -118,7 +118,7 @@ const (
 
 // Formats returns the input formats Options.Format accepts, for flag validation and help.
 func Formats() []string {
-	return []string{FormatPprof, FormatFolded, FormatOTLP, FormatGoroutine}
+	return []string{FormatPprof, FormatFolded, FormatOTLP, FormatGoroutine, FormatSpeedscope, FormatV8, FormatPerf, FormatJFR}
 }
 
 // LimitError is an input larger than Options.MaxInputBytes allows.
@@ -371,6 +371,16 @@ func (o Options) decode(data []byte) (decoded, error) {
 		return decoded{p: p, format: format, warnings: warnings}, err
 	case FormatOTLP:
 		return o.parseOTLP(raw)
+	case FormatPerf:
+		return o.parsePerf(raw)
+	case FormatSpeedscope:
+		p, warnings, err := o.parseSpeedscope(raw)
+		return decoded{p: p, format: format, warnings: warnings}, err
+	case FormatV8:
+		return o.parseV8(raw)
+	case FormatJFR:
+		p, warnings, err := o.parseJFR(raw)
+		return decoded{p: p, format: format, warnings: warnings}, err
 	case FormatGoroutine:
 		if raw == nil {
 			return decoded{}, fmt.Errorf("decompressing: invalid gzip data")
@@ -412,11 +422,23 @@ func (d *decoded) materialize() {
 // detect names the format of decompressed input bytes (nil when they could not be
 // decompressed).
 func detect(raw []byte) string {
+	if looksJFR(raw) {
+		return FormatJFR
+	}
+	if looksSpeedscope(raw) {
+		return FormatSpeedscope
+	}
 	if isOTLP(raw) {
 		return FormatOTLP
 	}
+	if looksV8(raw) {
+		return FormatV8
+	}
 	if looksGoroutineDump(raw[:min(len(raw), headSize)]) {
 		return FormatGoroutine
+	}
+	if looksPerfScript(raw[:min(len(raw), headSize)]) {
+		return FormatPerf
 	}
 	if looksFolded(raw) {
 		return FormatFolded

@@ -391,6 +391,12 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 	case (format == "" || format == FormatOTLP) && looksOTLPJSON(head):
 		// Before folded stacks, as detect tries OTLP first.
 		format, otlpJSON = FormatOTLP, true
+	case (format == "" || format == FormatV8) && looksV8(head):
+		// JSON, read whole and parsed by decode; before folded stacks, which a one-line
+		// profile with a ';' in a URL could look like.
+		format = ""
+	case (format == "" || format == FormatPerf) && looksPerfScript(head):
+		format = FormatPerf
 	case (format == "" || format == FormatFolded) && (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head):
 		format = FormatFolded
 	case (format == "" || format == FormatOTLP) && looksOTLPProto(head):
@@ -415,6 +421,13 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		r = z
 	}
 	br := bufio.NewReaderSize(r, headWindow)
+	if format == FormatPerf {
+		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
+			br.Discard(3)
+		}
+		d, err := o.perfLines(&streamLines{r: br})
+		return d, nil, err == nil, err
+	}
 	if format == FormatFolded {
 		// A UTF-8 byte-order mark is not part of the first frame.
 		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
@@ -611,16 +624,16 @@ var ErrNotProfile = errors.New("not a profile")
 func checkPlausible(head []byte) error {
 	const want = "; want pprof (profile.proto, gzipped or not, or a legacy format), OpenTelemetry profiles or folded stacks"
 	switch {
-	case len(head) < 16 || isJSONObject(head) || isUTF16(head):
+	case len(head) < 16 || isJSONObject(head) || isUTF16(head) || looksV8(head):
 		return nil
 	case isGzip(head):
 		return fmt.Errorf("%w: gzip inside gzip (one layer is decompressed, as pprof does)%s", ErrNotProfile, want)
 	case isText(head):
-		if looksFolded(head) || longFoldedLine(head) || legacyText(head) || looksGoroutineDump(head) {
+		if looksFolded(head) || longFoldedLine(head) || legacyText(head) || looksGoroutineDump(head) || looksPerfScript(head) {
 			return nil
 		}
 		return fmt.Errorf("%w: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile%s", ErrNotProfile, want)
-	case plausibleProto(head) || plausibleOTLPStream(head) || legacyCPUHeader(head):
+	case plausibleProto(head) || plausibleOTLPStream(head) || legacyCPUHeader(head) || looksJFR(head):
 		return nil
 	}
 	return fmt.Errorf("%w: its first bytes are no protobuf message and no text%s", ErrNotProfile, want)

@@ -1,0 +1,769 @@
+package source
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/google/pprof/profile"
+)
+
+// V8 CPU profiles come in three shapes, all JSON, all read whole:
+//
+//   - a .cpuprofile file, as Chrome DevTools saves it and node --cpu-prof writes it:
+//     {nodes: [{id, callFrame: {functionName, url, lineNumber, columnNumber, scriptId},
+//     children, hitCount}], startTime, endTime, samples: [node id...], timeDeltas: [µs...]};
+//   - the legacy shape of node 10 and older tools (v8-profiler): a nested head tree whose
+//     nodes carry the call frame's members themselves, and sample timestamps (µs) instead
+//     of deltas, with startTime and endTime in seconds;
+//   - a Chrome trace (the DevTools Performance panel's saves, {traceEvents: [...]} or a
+//     bare array of events) holding the profile as a Profile event (its start time) and
+//     ProfileChunk events of the same pid and id (nodes with a parent, samples and
+//     timeDeltas, spread over chunks), or an older CpuProfile event holding it whole.
+//
+// Each sample has two values: samples/count (1) and wall/microseconds, the time from the
+// sample to the next one, as DevTools' timeline and speedscope attribute it; the last
+// sample lasts until the profile's endTime, or the mean interval when endTime does not
+// follow it. Samples of the same node are one sample of the summed values.
+// The profiler samples the thread whether it runs JavaScript or not, so the time is wall
+// time: (idle), (program) and (garbage collector) are frames of their own directly under
+// the root, as DevTools' Bottom-Up lists them, and (root) itself is left out of stacks.
+
+// FormatV8 is V8's CPU profiles: .cpuprofile files (Chrome DevTools, node --cpu-prof,
+// the legacy head tree) and Chrome traces holding Profile/ProfileChunk events
+// (cpuprofile.go).
+const FormatV8 = "v8"
+
+// Labels of the samples read from a Chrome trace, which may hold the profiles of several
+// threads.
+const (
+	// V8PidLabel is the string label of the process a trace's profile sampled.
+	V8PidLabel = "pid"
+	// V8ThreadLabel is the string label of the thread a trace's profile sampled: its name
+	// from the trace's thread_name metadata (CrRendererMain), or its tid.
+	V8ThreadLabel = "thread"
+)
+
+// v8CallFrame is a node's function and where its code starts; lines and columns are
+// 0-based, and -1 or absent when unknown.
+type v8CallFrame struct {
+	FunctionName string          `json:"functionName"`
+	URL          string          `json:"url"`
+	LineNumber   *int64          `json:"lineNumber"`
+	ColumnNumber *int64          `json:"columnNumber"`
+	ScriptID     json.RawMessage `json:"scriptId"`
+}
+
+type v8Node struct {
+	ID        int64       `json:"id"`
+	CallFrame v8CallFrame `json:"callFrame"`
+	HitCount  int64       `json:"hitCount"`
+	Children  []int64     `json:"children"`
+	Parent    *int64      `json:"parent"`
+}
+
+// v8LegacyNode is a node of the legacy head tree.
+type v8LegacyNode struct {
+	v8CallFrame
+	ID       int64           `json:"id"`
+	HitCount int64           `json:"hitCount"`
+	Children []*v8LegacyNode `json:"children"`
+}
+
+// v8Profile is a .cpuprofile, or a trace's profile once its chunks are put together.
+type v8Profile struct {
+	Nodes      []v8Node      `json:"nodes"`
+	Head       *v8LegacyNode `json:"head"`
+	StartTime  *float64      `json:"startTime"`
+	EndTime    *float64      `json:"endTime"`
+	Samples    []int64       `json:"samples"`
+	TimeDeltas []int64       `json:"timeDeltas"`
+	Timestamps []float64     `json:"timestamps"`
+}
+
+// traceEvent is what profq reads of a Chrome trace event.
+type traceEvent struct {
+	Name string          `json:"name"`
+	Pid  json.RawMessage `json:"pid"`
+	Tid  json.RawMessage `json:"tid"`
+	ID   json.RawMessage `json:"id"`
+	Ts   float64         `json:"ts"`
+	Args json.RawMessage `json:"args"`
+}
+
+// traceChunk is the data of a ProfileChunk event.
+type traceChunk struct {
+	CPUProfile struct {
+		Nodes   []v8Node `json:"nodes"`
+		Samples []int64  `json:"samples"`
+	} `json:"cpuProfile"`
+	TimeDeltas []int64  `json:"timeDeltas"`
+	StartTime  *float64 `json:"startTime"`
+	EndTime    *float64 `json:"endTime"`
+}
+
+// parseV8 reads raw, a V8 CPU profile or a Chrome trace holding some.
+func (o Options) parseV8(raw []byte) (decoded, error) {
+	if raw == nil {
+		return decoded{}, errors.New("decompressing: invalid gzip data")
+	}
+	raw = bytes.TrimLeft(bytes.TrimPrefix(raw, []byte(utf8BOM)), " \t\r\n")
+	b := newV8Builder(o.limits())
+	var err error
+	switch {
+	case len(raw) > 0 && raw[0] == '[':
+		var events []traceEvent
+		if err = json.Unmarshal(raw, &events); err != nil {
+			return decoded{}, fmt.Errorf("reading Chrome trace events: %w", err)
+		}
+		err = b.addTrace(events)
+	case jsonHasMember(raw, "traceEvents"):
+		var trace struct {
+			TraceEvents []traceEvent `json:"traceEvents"`
+		}
+		if err = json.Unmarshal(raw, &trace); err != nil {
+			return decoded{}, fmt.Errorf("reading Chrome trace events: %w", err)
+		}
+		err = b.addTrace(trace.TraceEvents)
+	default:
+		var vp v8Profile
+		if err = json.Unmarshal(raw, &vp); err != nil {
+			return decoded{}, fmt.Errorf("reading V8 CPU profile: %w", err)
+		}
+		if vp.Nodes == nil && vp.Head == nil {
+			return decoded{}, fmt.Errorf("%w: JSON without the nodes of a V8 CPU profile (nor its legacy head, nor trace events)", ErrNotProfile)
+		}
+		err = b.add(&vp, nil)
+	}
+	if err != nil {
+		return decoded{}, err
+	}
+	p := b.finish()
+	if err := p.CheckValid(); err != nil {
+		return decoded{}, fmt.Errorf("malformed V8 CPU profile: %w", err)
+	}
+	return decoded{p: p, format: FormatV8, samples: b.count, warnings: b.warnings}, nil
+}
+
+// v8Builder builds one profile of the V8 profiles of an input.
+type v8Builder struct {
+	p        *profile.Profile
+	lim      limits
+	locs     map[v8FrameKey]*profile.Location
+	count    int // the samples read, before those of a node were made one
+	warnings []string
+	start    float64 // the earliest start and latest end of the profiles, µs
+	end      float64
+	timed    bool
+	interval struct{ sum, n float64 } // for the period
+}
+
+type v8FrameKey struct {
+	name, url, script string
+	line, col         int64
+}
+
+func newV8Builder(lim limits) *v8Builder {
+	pt := &profile.ValueType{Type: "wall", Unit: "microseconds"}
+	return &v8Builder{
+		p: &profile.Profile{
+			SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "wall", Unit: "microseconds"}},
+			PeriodType: pt,
+		},
+		lim:  lim,
+		locs: make(map[v8FrameKey]*profile.Location),
+	}
+}
+
+func (b *v8Builder) finish() *profile.Profile {
+	if b.interval.n > 0 {
+		b.p.Period = int64(b.interval.sum / b.interval.n)
+	}
+	if b.timed && b.end > b.start {
+		b.p.DurationNanos = int64(min((b.end-b.start)*1000, math.MaxInt64/2))
+	}
+	return b.p
+}
+
+// flatten turns the legacy head tree into nodes with children.
+func flattenLegacy(head *v8LegacyNode) []v8Node {
+	var nodes []v8Node
+	todo := []*v8LegacyNode{head}
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if n == nil {
+			continue
+		}
+		node := v8Node{ID: n.ID, CallFrame: n.v8CallFrame, HitCount: n.HitCount}
+		for _, c := range n.Children {
+			if c != nil {
+				node.Children = append(node.Children, c.ID)
+			}
+		}
+		nodes = append(nodes, node)
+		for i := len(n.Children) - 1; i >= 0; i-- {
+			todo = append(todo, n.Children[i])
+		}
+	}
+	return nodes
+}
+
+// add adds the samples of one profile, with labels on each.
+func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
+	nodes := vp.Nodes
+	legacy := vp.Head != nil && nodes == nil
+	if legacy {
+		nodes = flattenLegacy(vp.Head)
+	}
+	if len(nodes) > b.lim.entries {
+		return &EntryLimitError{Limit: b.lim.entries}
+	}
+	index := make(map[int64]int, len(nodes))
+	for i, n := range nodes {
+		if _, dup := index[n.ID]; dup {
+			return fmt.Errorf("malformed V8 CPU profile: node id %d appears twice", n.ID)
+		}
+		index[n.ID] = i
+	}
+	var orphans, strays, lost int // nodes of unknown parents, unknown children, samples of unknown nodes
+	parent := make([]int, len(nodes))
+	for i := range parent {
+		parent[i] = -1
+	}
+	for i, n := range nodes {
+		if n.Parent != nil {
+			j, ok := index[*n.Parent]
+			if !ok {
+				orphans++ // its stack starts at it, as speedscope shows it
+				continue
+			}
+			parent[i] = j
+		}
+	}
+	for i, n := range nodes {
+		for _, c := range n.Children {
+			j, ok := index[c]
+			if !ok {
+				strays++
+				continue
+			}
+			if parent[j] >= 0 && parent[j] != i {
+				return fmt.Errorf("malformed V8 CPU profile: node %d is the child of two nodes", c)
+			}
+			parent[j] = i
+		}
+	}
+
+	ids, weights, err := b.weigh(vp, legacy, nodes)
+	if err != nil {
+		return err
+	}
+	// One sample per node, in the order the nodes are first sampled.
+	at := make(map[int]*profile.Sample)
+	for k, id := range ids {
+		i, ok := index[id]
+		if !ok {
+			// Its time is kept, on a frame of its own.
+			lost++
+			i = -1
+		}
+		s := at[i]
+		if s == nil {
+			locs, err := b.stack(nodes, parent, i)
+			if err != nil {
+				return err
+			}
+			s = &profile.Sample{Location: locs, Value: []int64{0, 0}, Label: labels}
+			at[i] = s
+			b.p.Sample = append(b.p.Sample, s)
+		}
+		s.Value[0]++
+		if s.Value[1] > math.MaxInt64-weights[k] {
+			return &OverflowError{SampleType: "wall/microseconds"}
+		}
+		s.Value[1] += weights[k]
+	}
+	if orphans+strays+lost > 0 {
+		b.warnings = append(b.warnings, fmt.Sprintf("V8 CPU profile: %d nodes of a parent and %d children of a node it does not hold (their stacks start at them), %d samples of a node it does not hold (on the frame %s)",
+			orphans, strays, lost, v8MissingNode))
+	}
+	return nil
+}
+
+// v8MissingNode is the frame of the samples of a node the profile does not hold (a trace
+// cut short, for instance).
+const v8MissingNode = "(missing node)"
+
+// weigh returns the node of each sample and its time in µs (weights), and counts them
+// against the limit.
+func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node) (ids, weights []int64, err error) {
+	start := 0.0
+	if vp.StartTime != nil {
+		start = *vp.StartTime
+	}
+	end, hasEnd := 0.0, vp.EndTime != nil
+	if hasEnd {
+		end = *vp.EndTime
+	}
+	var times []float64
+	switch {
+	case legacy && vp.Samples == nil:
+		// No samples at all: each node's hits, each of the mean interval, as DevTools does.
+		var hits int64
+		for _, n := range nodes {
+			if n.HitCount > int64(b.lim.samples) {
+				return nil, nil, &SampleLimitError{Limit: b.lim.samples}
+			}
+			hits += max(n.HitCount, 0)
+		}
+		if hits > int64(b.lim.samples-b.count) {
+			return nil, nil, &SampleLimitError{Limit: b.lim.samples}
+		}
+		each := int64(0)
+		if hits > 0 && end > start {
+			each = int64((end - start) * 1e6 / float64(hits))
+		}
+		for _, n := range nodes {
+			for range max(n.HitCount, 0) {
+				ids, weights = append(ids, n.ID), append(weights, each)
+			}
+		}
+		b.count += len(ids)
+		return ids, weights, nil
+	case legacy:
+		// Timestamps in µs, startTime and endTime in seconds; one timestamp more than
+		// samples is the start.
+		start, end = start*1e6, end*1e6
+		ts := vp.Timestamps
+		switch len(ts) {
+		case len(vp.Samples) + 1:
+			start, ts = ts[0], ts[1:]
+		case len(vp.Samples):
+		default:
+			return nil, nil, fmt.Errorf("malformed V8 CPU profile: %d samples but %d timestamps", len(vp.Samples), len(ts))
+		}
+		times = ts
+	default:
+		if len(vp.TimeDeltas) != len(vp.Samples) {
+			return nil, nil, fmt.Errorf("malformed V8 CPU profile: %d samples but %d timeDeltas", len(vp.Samples), len(vp.TimeDeltas))
+		}
+		times = make([]float64, len(vp.Samples))
+		t := start
+		for i, d := range vp.TimeDeltas {
+			t += float64(d)
+			times[i] = t
+		}
+	}
+	n := len(vp.Samples)
+	if n > b.lim.samples-b.count {
+		return nil, nil, &SampleLimitError{Limit: b.lim.samples}
+	}
+	b.count += n
+	ids = vp.Samples
+	// Samples out of time order (V8 writes negative deltas at times) are put in order, as
+	// DevTools does.
+	if !slices.IsSorted(times) {
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(times[i], times[j]) })
+		sortedIDs, sortedTimes := make([]int64, n), make([]float64, n)
+		for k, i := range order {
+			sortedIDs[k], sortedTimes[k] = ids[i], times[i]
+		}
+		ids, times = sortedIDs, sortedTimes
+	}
+	weights = make([]int64, n)
+	for i := 0; i+1 < n; i++ {
+		weights[i] = micros(times[i+1] - times[i])
+	}
+	if n > 0 {
+		last := n - 1
+		switch {
+		case hasEnd && end >= times[last]:
+			weights[last] = micros(end - times[last])
+		case n > 1:
+			weights[last] = micros((times[last] - times[0]) / float64(n-1))
+		}
+		if n > 1 {
+			b.interval.sum += times[last] - times[0]
+			b.interval.n += float64(n - 1)
+		}
+		stop := times[last] + float64(weights[last])
+		if !b.timed || start < b.start {
+			b.start = start
+		}
+		if !b.timed || stop > b.end {
+			b.end = max(stop, end)
+		}
+		b.timed = true
+	}
+	return ids, weights, nil
+}
+
+// micros is a duration in µs as a weight: whole, and within what a sum of many can hold.
+func micros(d float64) int64 {
+	if !(d > 0) {
+		return 0
+	}
+	return int64(min(d, float64(math.MaxInt64>>20)))
+}
+
+// stack returns the locations of node i and its callers, leaf first, without the root.
+func (b *v8Builder) stack(nodes []v8Node, parent []int, i int) ([]*profile.Location, error) {
+	if i < 0 {
+		loc, err := b.location(&v8CallFrame{FunctionName: v8MissingNode})
+		return []*profile.Location{loc}, err
+	}
+	var locs []*profile.Location
+	for j, steps := i, 0; j >= 0; j, steps = parent[j], steps+1 {
+		if steps > len(nodes) {
+			return nil, fmt.Errorf("malformed V8 CPU profile: node %d is its own ancestor", nodes[i].ID)
+		}
+		cf := &nodes[j].CallFrame
+		if parent[j] < 0 && cf.FunctionName == "(root)" && j != i {
+			break
+		}
+		if len(locs) >= b.lim.depth {
+			return nil, &DepthLimitError{Limit: b.lim.depth}
+		}
+		loc, err := b.location(cf)
+		if err != nil {
+			return nil, err
+		}
+		locs = append(locs, loc)
+	}
+	return locs, nil
+}
+
+// location returns the location (and function) of a call frame: "(anonymous)" for a
+// function without a name, as DevTools shows it, and lines and columns from 1.
+func (b *v8Builder) location(cf *v8CallFrame) (*profile.Location, error) {
+	key := v8FrameKey{name: cf.FunctionName, url: cf.URL, script: string(cf.ScriptID), line: -1, col: -1}
+	if cf.LineNumber != nil && *cf.LineNumber >= 0 {
+		key.line = *cf.LineNumber
+	}
+	if cf.ColumnNumber != nil && *cf.ColumnNumber >= 0 {
+		key.col = *cf.ColumnNumber
+	}
+	if loc := b.locs[key]; loc != nil {
+		return loc, nil
+	}
+	if len(b.locs) >= b.lim.entries {
+		return nil, &EntryLimitError{Limit: b.lim.entries}
+	}
+	name := cmp.Or(cf.FunctionName, "(anonymous)")
+	id := uint64(len(b.locs) + 1)
+	fn := &profile.Function{ID: id, Name: name, SystemName: name, Filename: cf.URL, StartLine: key.line + 1}
+	loc := &profile.Location{ID: id, Line: []profile.Line{{Function: fn, Line: key.line + 1, Column: key.col + 1}}}
+	b.locs[key] = loc
+	b.p.Function = append(b.p.Function, fn)
+	b.p.Location = append(b.p.Location, loc)
+	return loc, nil
+}
+
+// traceProfile is a profile of a trace being put together from its events.
+type traceProfile struct {
+	pid, tid string
+	prof     v8Profile
+}
+
+// addTrace adds the profiles of a trace's Profile/ProfileChunk and CpuProfile events, in
+// the order of their Profile events.
+func (b *v8Builder) addTrace(events []traceEvent) error {
+	// Events are not always written in time order; a profile's chunks follow it in time.
+	slices.SortStableFunc(events, func(x, y traceEvent) int { return cmp.Compare(x.Ts, y.Ts) })
+	threads := make(map[[2]string]string)
+	byID := make(map[[2]string]*traceProfile)
+	var profiles []*traceProfile
+	orphans := 0
+	for k := range events {
+		e := &events[k]
+		switch e.Name {
+		case "thread_name":
+			var args struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(eventArgs(e), &args) == nil && args.Name != "" {
+				threads[[2]string{jsonScalar(e.Pid), jsonScalar(e.Tid)}] = args.Name
+			}
+		case "Profile":
+			var args struct {
+				Data struct {
+					StartTime *float64 `json:"startTime"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(eventArgs(e), &args); err != nil {
+				return fmt.Errorf("reading the Profile event at ts %v: %w", e.Ts, err)
+			}
+			key := [2]string{jsonScalar(e.Pid), jsonScalar(e.ID)}
+			if byID[key] != nil {
+				continue // the same profile announced again
+			}
+			tp := &traceProfile{pid: key[0], tid: jsonScalar(e.Tid)}
+			tp.prof.StartTime = args.Data.StartTime
+			if tp.prof.StartTime == nil {
+				ts := e.Ts
+				tp.prof.StartTime = &ts
+			}
+			byID[key] = tp
+			profiles = append(profiles, tp)
+		case "ProfileChunk":
+			tp := byID[[2]string{jsonScalar(e.Pid), jsonScalar(e.ID)}]
+			if tp == nil {
+				orphans++
+				continue
+			}
+			var args struct {
+				Data *traceChunk `json:"data"`
+			}
+			if err := json.Unmarshal(eventArgs(e), &args); err != nil {
+				return fmt.Errorf("reading the ProfileChunk event at ts %v: %w", e.Ts, err)
+			}
+			c := args.Data
+			if c == nil {
+				continue // a chunk without data, as Chrome writes at the end of some
+			}
+			if len(tp.prof.Nodes)+len(c.CPUProfile.Nodes) > b.lim.entries {
+				return &EntryLimitError{Limit: b.lim.entries}
+			}
+			if len(tp.prof.Samples)+len(c.CPUProfile.Samples) > b.lim.samples {
+				return &SampleLimitError{Limit: b.lim.samples}
+			}
+			tp.prof.Nodes = append(tp.prof.Nodes, c.CPUProfile.Nodes...)
+			tp.prof.Samples = append(tp.prof.Samples, c.CPUProfile.Samples...)
+			tp.prof.TimeDeltas = append(tp.prof.TimeDeltas, c.TimeDeltas...)
+			if c.StartTime != nil {
+				tp.prof.StartTime = c.StartTime
+			}
+			if c.EndTime != nil {
+				tp.prof.EndTime = c.EndTime
+			}
+		case "CpuProfile":
+			var args struct {
+				Data struct {
+					CPUProfile *v8Profile `json:"cpuProfile"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(eventArgs(e), &args); err != nil {
+				return fmt.Errorf("reading the CpuProfile event at ts %v: %w", e.Ts, err)
+			}
+			if args.Data.CPUProfile != nil {
+				profiles = append(profiles, &traceProfile{pid: jsonScalar(e.Pid), tid: jsonScalar(e.Tid), prof: *args.Data.CPUProfile})
+			}
+		}
+	}
+	if orphans > 0 {
+		b.warnings = append(b.warnings, fmt.Sprintf("Chrome trace: skipped %d ProfileChunk events of no Profile event", orphans))
+	}
+	if len(profiles) == 0 {
+		return fmt.Errorf("%w: a Chrome trace without CPU profile events (Profile and ProfileChunk, or CpuProfile): record it with the JavaScript samples of the Performance panel", ErrNotProfile)
+	}
+	for _, tp := range profiles {
+		thread := cmp.Or(threads[[2]string{tp.pid, tp.tid}], tp.tid)
+		labels := map[string][]string{V8PidLabel: {tp.pid}, V8ThreadLabel: {thread}}
+		if err := b.add(&tp.prof, labels); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonScalar is a JSON number or string as text: 259 and "259" alike, "0x2" as 0x2.
+func jsonScalar(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return string(bytes.TrimSpace(raw))
+}
+
+// looksV8 says whether data, the decompressed start of an input or all of it, is a V8 CPU
+// profile or a Chrome trace as parseV8 reads them, from the names of its first members: a
+// JSON object whose members before one of these are skipped (they may not reach past data)
+// and which has traceEvents, or nodes whose first node has a callFrame, or a head node of
+// the legacy tree (with a functionName or a callFrame); or an array of trace events, the
+// first with a ph and a pid. Neither OTLP/JSON, speedscope files nor profq's own JSON
+// reports have such members.
+func looksV8(data []byte) bool {
+	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(utf8BOM))}
+	switch s.peek() {
+	case '[':
+		s.i++
+		if s.peek() != '{' {
+			return false
+		}
+		var ph, pid bool
+		s.members(func(name string) bool {
+			ph, pid = ph || name == "ph", pid || name == "pid"
+			return !(ph && pid)
+		})
+		return ph && pid
+	case '{':
+		found := false
+		s.members(func(name string) bool {
+			switch name {
+			case "traceEvents":
+				found = true
+			case "nodes":
+				if s.peek() == '[' {
+					s.i++
+					found = s.peek() == '{' && s.hasMember("callFrame")
+				}
+			case "head":
+				found = s.peek() == '{' && s.hasMember("functionName", "callFrame")
+			default:
+				return true
+			}
+			return false
+		})
+		return found
+	}
+	return false
+}
+
+// jsonHasMember says whether the JSON object data has a member name at its top level,
+// looking at the members before it only.
+func jsonHasMember(data []byte, name string) bool {
+	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(utf8BOM))}
+	return s.peek() == '{' && s.hasMember(name)
+}
+
+// jsonCursor reads the member names of JSON objects and skips their values without
+// decoding them, as far as its bytes go.
+type jsonCursor struct {
+	b []byte
+	i int
+}
+
+// peek returns the next byte that is not white space, 0 at the end.
+func (s *jsonCursor) peek() byte {
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; c {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// hasMember says whether the object at the cursor has one of names among its members,
+// up to the first of them, and leaves the cursor somewhere within it.
+func (s *jsonCursor) hasMember(names ...string) bool {
+	found := false
+	s.members(func(name string) bool {
+		found = slices.Contains(names, name)
+		return !found
+	})
+	return found
+}
+
+// members calls f with the name of each member of the object at the cursor, the cursor
+// then at its value, which f may read; when f returns true the value is skipped (from
+// where it starts) and the next member read. It stops at the end of the object, of the
+// bytes, at anything that is not JSON, or when f returns false.
+func (s *jsonCursor) members(f func(name string) bool) {
+	if s.peek() != '{' {
+		return
+	}
+	s.i++
+	for {
+		if s.peek() != '"' {
+			return
+		}
+		start := s.i + 1
+		if !s.skip() {
+			return
+		}
+		name := string(s.b[start : s.i-1])
+		if s.peek() != ':' {
+			return
+		}
+		s.i++
+		s.peek()
+		if !f(name) || !s.skip() {
+			return
+		}
+		if s.peek() != ',' {
+			return
+		}
+		s.i++
+	}
+}
+
+// skip moves the cursor past the value at it, reporting false when the value does not
+// end within the bytes.
+func (s *jsonCursor) skip() bool {
+	depth := 0
+	for s.peek() != 0 {
+		switch c := s.b[s.i]; c {
+		case '"':
+			s.i++
+			for s.i < len(s.b) && s.b[s.i] != '"' {
+				if s.b[s.i] == '\\' {
+					s.i++
+				}
+				s.i++
+			}
+			if s.i >= len(s.b) {
+				return false
+			}
+			s.i++
+		case '{', '[':
+			depth++
+			s.i++
+		case '}', ']':
+			depth--
+			s.i++
+			if depth < 0 {
+				return false
+			}
+		case ',', ':':
+			if depth == 0 {
+				return false
+			}
+			s.i++
+		default:
+			// A number, true, false or null: up to what ends it.
+			for s.i < len(s.b) && !endsScalar(s.b[s.i]) {
+				s.i++
+			}
+			if s.i >= len(s.b) {
+				return false
+			}
+		}
+		if depth == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// endsScalar says whether c ends a JSON number or literal.
+func endsScalar(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', ',', ':', ']', '}':
+		return true
+	}
+	return false
+}
+
+// eventArgs is the args of a trace event, {} when it has none.
+func eventArgs(e *traceEvent) []byte {
+	if len(e.Args) == 0 || string(e.Args) == "null" {
+		return []byte("{}")
+	}
+	return e.Args
+}

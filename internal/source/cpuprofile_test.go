@@ -1,0 +1,429 @@
+package source
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+const v8Dir = "../../testdata/v8"
+
+// v8Expect is what a V8 profile holds, computed here from the JSON itself: the number of
+// samples, and the wall time the reader must attribute to them (each sample lasts until
+// the next, the last until endTime, or the mean interval when endTime does not follow it).
+type v8Expect struct {
+	samples int64
+	wall    int64
+}
+
+// v8Wall computes the wall time of one profile from its samples' times, sorted.
+func v8Wall(times []float64, end *float64) int64 {
+	n := len(times)
+	if n == 0 {
+		return 0
+	}
+	slices.Sort(times)
+	total := int64(times[n-1] - times[0]) // the sum of the deltas after the first
+	switch {
+	case end != nil && *end >= times[n-1]:
+		total += int64(*end - times[n-1])
+	case n > 1:
+		total += int64((times[n-1] - times[0]) / float64(n-1))
+	}
+	return total
+}
+
+// v8Independent decodes a corpus file with encoding/json into plain values and computes
+// its expected totals without the reader's types.
+func v8Independent(t *testing.T, data []byte) v8Expect {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	num := func(v any) float64 { f, _ := v.(float64); return f }
+	var e v8Expect
+	times := func(start float64, deltas []any) []float64 {
+		var ts []float64
+		at := start
+		for _, d := range deltas {
+			at += num(d)
+			ts = append(ts, at)
+		}
+		return ts
+	}
+	var events []any
+	switch d := doc.(type) {
+	case []any:
+		events = d
+	case map[string]any:
+		if te, ok := d["traceEvents"].([]any); ok {
+			events = te
+			break
+		}
+		samples, _ := d["samples"].([]any)
+		e.samples = int64(len(samples))
+		if _, legacy := d["head"]; legacy {
+			ts, _ := d["timestamps"].([]any)
+			var fs []float64
+			for _, x := range ts[len(ts)-len(samples):] {
+				fs = append(fs, num(x))
+			}
+			end := num(d["endTime"]) * 1e6
+			e.wall = v8Wall(fs, &end)
+			return e
+		}
+		deltas, _ := d["timeDeltas"].([]any)
+		end := num(d["endTime"])
+		e.wall = v8Wall(times(num(d["startTime"]), deltas), &end)
+		return e
+	}
+	type acc struct {
+		start  float64
+		deltas []any
+		n      int
+	}
+	profiles := map[string]*acc{}
+	var order []string
+	for _, ev := range events {
+		m, _ := ev.(map[string]any)
+		key, _ := json.Marshal([]any{m["pid"], m["id"]})
+		args, _ := m["args"].(map[string]any)
+		data, _ := args["data"].(map[string]any)
+		switch m["name"] {
+		case "Profile":
+			profiles[string(key)] = &acc{start: num(data["startTime"])}
+			order = append(order, string(key))
+		case "ProfileChunk":
+			a := profiles[string(key)]
+			if a == nil || data == nil {
+				continue
+			}
+			cp, _ := data["cpuProfile"].(map[string]any)
+			s, _ := cp["samples"].([]any)
+			d, _ := data["timeDeltas"].([]any)
+			a.n += len(s)
+			a.deltas = append(a.deltas, d...)
+		}
+	}
+	for _, k := range order {
+		a := profiles[k]
+		e.samples += int64(a.n)
+		e.wall += v8Wall(times(a.start, a.deltas), nil)
+	}
+	return e
+}
+
+// v8Stacks returns each sample's stack, root first, joined by ";", with its values.
+func v8Stacks(p *profile.Profile) map[string][]int64 {
+	out := map[string][]int64{}
+	for _, s := range p.Sample {
+		var names []string
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			names = append(names, s.Location[i].Line[0].Function.Name)
+		}
+		k := strings.Join(names, ";")
+		if v := out[k]; v != nil {
+			v[0] += s.Value[0]
+			v[1] += s.Value[1]
+		} else {
+			out[k] = slices.Clone(s.Value)
+		}
+	}
+	return out
+}
+
+func TestV8CorpusTotals(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(v8Dir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, ".md") {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := v8Independent(t, data)
+			if !looksV8(data) || !looksV8(data[:min(len(data), headSize)]) {
+				t.Errorf("looksV8 is false for the file or its head")
+			}
+			if IsDocument(data[:min(len(data), headSize)]) {
+				t.Errorf("IsDocument is true for a V8 profile")
+			}
+			// Read as a stream, with the format detected.
+			p, inputs, err := Options{}.Load([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := inputs[0]
+			if in.Format != FormatV8 {
+				t.Errorf("format %q, want %q", in.Format, FormatV8)
+			}
+			if got := []string{p.SampleType[0].Type + "/" + p.SampleType[0].Unit, p.SampleType[1].Type + "/" + p.SampleType[1].Unit}; !slices.Equal(got, []string{"samples/count", "wall/microseconds"}) {
+				t.Errorf("sample types %v", got)
+			}
+			var count, wall int64
+			for _, s := range p.Sample {
+				count += s.Value[0]
+				wall += s.Value[1]
+			}
+			if count != want.samples || int64(in.Samples) != want.samples {
+				t.Errorf("samples: counted %d, input says %d, file holds %d", count, in.Samples, want.samples)
+			}
+			if wall != want.wall {
+				t.Errorf("wall time %d µs, file holds %d", wall, want.wall)
+			}
+			if want.samples == 0 {
+				t.Errorf("the file holds no samples")
+			}
+			// Forced, from bytes in memory, it is the same profile.
+			q, _, err := Options{Format: FormatV8}.LoadData(path, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(q.Sample) != len(p.Sample) {
+				t.Errorf("read from memory: %d samples, streamed: %d", len(q.Sample), len(p.Sample))
+			}
+		})
+	}
+	if n != 5 {
+		t.Errorf("%d corpus files, want 5", n)
+	}
+}
+
+func TestV8SimpleStacks(t *testing.T) {
+	for _, file := range []string{"chrome65-simple.cpuprofile", "node10-legacy-head-tree.cpuprofile"} {
+		t.Run(file, func(t *testing.T) {
+			p, _, err := Options{}.Load([]string{filepath.Join(v8Dir, file)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := v8Stacks(p)
+			// The simple program: an anonymous top-level function calls a, which calls
+			// b and c, each of which calls d; (root) is no frame.
+			counts := map[string]int64{}
+			for k, v := range got {
+				counts[k] = v[0]
+			}
+			want := map[string]int64{"(anonymous)": 1, "(anonymous);a;b;d": 14, "(anonymous);a;c;d": 14}
+			if !equalMaps(counts, want) {
+				t.Errorf("stacks %v, want %v", counts, want)
+			}
+			// The first sample (of the anonymous function) lasts until the second: 1060 µs.
+			if v := got["(anonymous)"][1]; v != 1060 {
+				t.Errorf("(anonymous) wall %d µs, want 1060", v)
+			}
+			// d starts at line 13, column 10 (0-based): 14 and 11 from 1.
+			for _, l := range p.Location {
+				if fn := l.Line[0].Function; fn.Name == "d" {
+					if l.Line[0].Line != 14 || fn.StartLine != 14 {
+						t.Errorf("d at line %d (start %d), want 14", l.Line[0].Line, fn.StartLine)
+					}
+					if file == "chrome65-simple.cpuprofile" && l.Line[0].Column != 11 {
+						t.Errorf("d at column %d, want 11", l.Line[0].Column)
+					}
+				}
+			}
+		})
+	}
+	// The last sample of the modern file lasts until endTime: 1972 µs after it.
+	p, _, err := Options{}.Load([]string{filepath.Join(v8Dir, "chrome65-simple.cpuprofile")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := v8Stacks(p)["(anonymous);a;c;d"][1], int64(1286+1272+1136+1276+1274+1265+1265+1271+1272+1143+1972+1266+1289+1268); got != want {
+		t.Errorf("c;d wall %d µs, want %d", got, want)
+	}
+}
+
+func equalMaps(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestV8TraceStacks(t *testing.T) {
+	p, inputs, err := Options{}.Load([]string{filepath.Join(v8Dir, "chrome116-trace.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs[0].Warnings) != 0 {
+		t.Errorf("warnings %q", inputs[0].Warnings)
+	}
+	got := v8Stacks(p)
+	// (idle) and (program) are frames of their own under the (left out) root.
+	for _, k := range []string{"(idle)", "(program)"} {
+		if got[k] == nil {
+			t.Errorf("no %s stack among %v", k, got)
+		}
+	}
+	var js bool
+	for _, l := range p.Location {
+		if strings.HasSuffix(l.Line[0].Function.Filename, "/sample/programs/javascript/simple.js") {
+			js = true
+		}
+	}
+	if !js {
+		t.Errorf("no frame of simple.js")
+	}
+	for _, s := range p.Sample {
+		if th := s.Label[V8ThreadLabel]; len(th) != 1 || th[0] != "CrRendererMain" || s.Label[V8PidLabel][0] != "6543" {
+			t.Fatalf("labels %v, want thread CrRendererMain and pid 6543", s.Label)
+		}
+	}
+
+	// Chrome 141: the second profile has a chunk without data and no samples; nodes of
+	// later chunks have parents in earlier ones.
+	p, _, err = Options{}.Load([]string{filepath.Join(v8Dir, "chrome141-trace-no-arg-data.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := false
+	for k := range v8Stacks(p) {
+		if strings.Count(k, ";") >= 3 && !strings.HasPrefix(k, "(") {
+			deep = true
+		}
+	}
+	if !deep {
+		t.Errorf("no JavaScript stack of several frames in %v", v8Stacks(p))
+	}
+}
+
+func TestV8Malformed(t *testing.T) {
+	node := func(id int, name string, children string) string {
+		return `{"id":` + itoa(int64(id)) + `,"callFrame":{"functionName":"` + name + `","url":"","lineNumber":0,"columnNumber":0},"children":[` + children + `]}`
+	}
+	for _, tc := range []struct {
+		name, in string
+		lim      Options
+		want     any // an error type, or a substring of the message
+	}{
+		{"duplicate node", `{"nodes":[` + node(1, "(root)", "") + `,` + node(1, "a", "") + `],"samples":[1],"timeDeltas":[1]}`, Options{}, "node id 1 appears twice"},
+		{"cycle", `{"nodes":[` + node(1, "a", "2") + `,` + node(2, "b", "1") + `],"samples":[1],"timeDeltas":[1]}`, Options{}, "its own ancestor"},
+		{"lengths", `{"nodes":[` + node(1, "(root)", "") + `],"samples":[1,1],"timeDeltas":[1]}`, Options{}, "2 samples but 1 timeDeltas"},
+		{"depth", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "3") + `,` + node(3, "b", "") + `],"samples":[3],"timeDeltas":[1]}`, Options{MaxStackDepth: 1}, &DepthLimitError{}},
+		{"samples", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "") + `],"samples":[2,2,2],"timeDeltas":[1,1,1]}`, Options{MaxSamples: 2}, &SampleLimitError{}},
+		{"trace without profile", `{"traceEvents":[{"name":"x","ph":"X","pid":1,"tid":1,"ts":0}]}`, Options{}, ErrNotProfile},
+		{"not JSON", `{"nodes":[{"callFrame":`, Options{Format: FormatV8}, "reading V8 CPU profile"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := tc.lim.LoadData("in", []byte(tc.in))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			switch w := tc.want.(type) {
+			case string:
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q, want %q in it", err, w)
+				}
+			case error:
+				if errors.Is(err, w) {
+					return
+				}
+				var d *DepthLimitError
+				var s *SampleLimitError
+				if _, isD := w.(*DepthLimitError); isD && !errors.As(err, &d) || !isD && !errors.As(err, &s) {
+					t.Errorf("error %v, want a %T", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestV8Exclusive holds the JSON detections apart: V8 profiles are neither documents nor
+// OTLP, and OTLP/JSON, speedscope files and profq's reports are not V8.
+func TestV8Exclusive(t *testing.T) {
+	for _, doc := range []string{
+		`{"resourceProfiles":[]}`,
+		`{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[]},"profiles":[]}`,
+		`{"schema_version":1,"kind":"top","inputs":[{"source":"a","nodes":[]}]}`,
+		`{"shared":{"frames":[{"name":"nodes"}]},"profiles":[{"type":"sampled","samples":[[0]]}]}`,
+		`[1,2,3]`,
+		`{"nodes":[1,2]}`,
+	} {
+		if looksV8([]byte(doc)) {
+			t.Errorf("looksV8(%s) = true", doc)
+		}
+	}
+	for _, doc := range []string{
+		`{"nodes":[{"id":1,"callFrame":{}}]}`,
+		`{"startTime":1,"nodes":[{"id":1,"callFrame":{}}]}`,
+		`{"head":{"functionName":"(root)"}}`,
+		`{"metadata":{"a":[1,{"b":"}"}]},"traceEvents":[]}`,
+		`[{"pid":1,"ph":"P"}]`,
+	} {
+		if !looksV8([]byte(doc)) || IsDocument([]byte(doc)) || IsOTLPJSON([]byte(doc)) {
+			t.Errorf("%s is not taken for V8 alone", doc)
+		}
+	}
+}
+
+// FuzzV8 feeds arbitrary bytes to the V8 reader: it must return a valid profile whose
+// counts add up to the samples it read, or an error; never panic.
+func FuzzV8(f *testing.F) {
+	for _, name := range []string{"chrome65-simple.cpuprofile", "node10-legacy-head-tree.cpuprofile", "chrome141-trace-no-arg-data.json"} {
+		data, err := os.ReadFile(filepath.Join(v8Dir, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`[{"name":"Profile","pid":1,"id":"0x1","ts":1,"args":{"data":{"startTime":0}}},{"name":"ProfileChunk","pid":1,"id":"0x1","ts":2,"args":{"data":{"cpuProfile":{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}},{"id":2,"parent":1,"callFrame":{"functionName":""}}],"samples":[2,2]},"timeDeltas":[5,-3]}}}]`))
+	f.Add([]byte(`{"head":{"functionName":"(root)","id":1,"hitCount":2,"children":[]},"startTime":1,"endTime":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o := Options{MaxSamples: 1000, MaxStackDepth: 100, MaxEntries: 1000}
+		d, err := o.parseV8(data)
+		if err != nil {
+			return
+		}
+		if err := d.p.CheckValid(); err != nil {
+			t.Fatalf("invalid profile: %v", err)
+		}
+		var count int64
+		for _, s := range d.p.Sample {
+			count += s.Value[0]
+			if s.Value[1] < 0 {
+				t.Fatalf("negative wall time %d", s.Value[1])
+			}
+		}
+		if count != int64(d.samples) {
+			t.Fatalf("counted %d samples, read %d", count, d.samples)
+		}
+	})
+}
+
+// TestV8MissingNodes: a trace cut short refers to nodes it does not hold; their time is
+// kept, and a warning says so.
+func TestV8MissingNodes(t *testing.T) {
+	in := `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[9]},{"id":2,"parent":7,"callFrame":{"functionName":"f"}}],"samples":[2,5],"timeDeltas":[1,10],"startTime":0,"endTime":20}`
+	p, input, err := Options{}.LoadData("in", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v8Stacks(p)
+	want := map[string][]int64{"f": {1, 10}, "(missing node)": {1, 9}}
+	if len(got) != 2 || !slices.Equal(got["f"], want["f"]) || !slices.Equal(got["(missing node)"], want["(missing node)"]) {
+		t.Errorf("stacks %v, want %v", got, want)
+	}
+	if len(input.Warnings) != 1 || !strings.Contains(input.Warnings[0], "1 nodes of a parent and 1 children") {
+		t.Errorf("warnings %q", input.Warnings)
+	}
+}

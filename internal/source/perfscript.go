@@ -1,0 +1,647 @@
+package source
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/text"
+)
+
+// The text `perf script` prints (Linux perf) is one event after another: a header line
+//
+//	comm pid/tid [cpu] time: period event:
+//
+// of which only the comm, a thread ID and the event name are always there, then the event's
+// call chain, one frame a line, leaf first, each indented:
+//
+//	ffffffff8103ce3b native_safe_halt+0xb ([kernel.kallsyms])
+//
+// then a blank line. Lines starting with '#' (perf script --header) are comments.
+//
+// profq makes one sample type of each event name (cycles, instructions, cpu-clock...), in the
+// order the events first appear, the first one the default (FlameGraph's stackcollapse-perf.pl
+// keeps only the first event's samples, as mixing events misleads). A sample's value is the
+// event's period where perf prints one and 1 where it does not, as stackcollapse-perf.pl sums
+// them: the unit is nanoseconds for the cpu-clock and task-clock software events, whose
+// periods are nanoseconds, and count otherwise. The comm is the string label "comm", the
+// process and thread IDs the numeric labels "pid" and "tid" (perf prints a lone number, its
+// default, for the thread).
+//
+// Function names are perf's symbols tidied as stackcollapse-perf.pl tidies them, so that
+// profq's folded stacks are its own: the "+0x..." offset cut, "[unknown]" named after its
+// DSO when perf knows that ("[libc.so.6]", "[[kernel.kallsyms]]"), C++ parameter lists cut, quotes dropped, ';'
+// written ':' and, in a java process, the "L" of JVM class names dropped. The system name
+// keeps the symbol as perf printed it (offset aside), so that --demangle demangles mangled
+// Rust and C++ names and --demangle=full shows perf's complete signatures. Each DSO is a
+// mapping, whose frames' type (Input.FrameTypes) is "kernel" for the kernel and its modules
+// (stackcollapse-perf.pl's _[k]), "jit" for the /tmp/perf-PID.map files JIT compilers write
+// (its _[j]) and "native" otherwise. perf's "a->b" inline chains become inlined frames.
+
+// FormatPerf is the text output of Linux `perf script` (perfscript.go).
+const FormatPerf = "perf"
+
+// Frame types of perf frames (see frameTypes).
+const (
+	perfKernel = "kernel"
+	perfJIT    = "jit"
+	perfNative = "native"
+)
+
+// parsePerf reads perf script text held in memory: raw is the input decompressed (nil when
+// it is gzip that does not decompress).
+func (o Options) parsePerf(raw []byte) (decoded, error) {
+	if raw == nil {
+		return decoded{}, errors.New("decompressing: invalid gzip data")
+	}
+	return o.perfLines(&textLines{text: bytes.TrimPrefix(raw, []byte(utf8BOM))})
+}
+
+// perfHeader is what an event's header line says.
+type perfHeader struct {
+	comm              string
+	pid, tid          int64
+	hasPid, hasPeriod bool
+	period            int64
+	event             string
+}
+
+// perfFrame is one line of a call chain.
+type perfFrame struct {
+	addr uint64
+	sym  string // as perf printed it, without the +0x offset
+	dso  string // "" when perf printed none
+}
+
+// perfReader accumulates events into a profile.
+type perfReader struct {
+	o   Options
+	lim limits
+	p   *profile.Profile
+
+	events   map[string]int // sample type index by event name
+	mappings map[string]*profile.Mapping
+	funcs    map[[2]string]*profile.Function
+	locs     map[perfLocKey]*profile.Location
+	stacks   map[string][]*profile.Location // shared call chains, by their location IDs
+	samples  map[string]*profile.Sample     // Options.Aggregate: by labels and stack
+	types    map[string]string              // frame types by mapping file
+	labels   map[perfThread]perfLabels      // shared label maps, by thread
+
+	count int // events read
+	key   []byte
+	stack []*profile.Location
+}
+
+type perfThread struct {
+	comm     string
+	pid, tid int64
+	hasPid   bool
+}
+
+type perfLabels struct {
+	str map[string][]string
+	num map[string][]int64
+}
+
+type perfLocKey struct {
+	dso, sym string
+	addr     uint64
+	java     bool
+}
+
+// perfLines reads perf script text line by line. Lines that are neither an event header, a
+// frame of an event nor a comment are skipped and counted in one warning.
+func (o Options) perfLines(src lineSource) (decoded, error) {
+	r := &perfReader{
+		o: o, lim: o.limits(), p: &profile.Profile{},
+		events: map[string]int{}, mappings: map[string]*profile.Mapping{},
+		funcs: map[[2]string]*profile.Function{}, locs: map[perfLocKey]*profile.Location{},
+		stacks: map[string][]*profile.Location{}, types: map[string]string{},
+		labels: map[perfThread]perfLabels{},
+	}
+	if o.Aggregate {
+		r.samples = map[string]*profile.Sample{}
+	}
+	var (
+		in                bool // within an event
+		h                 perfHeader
+		frames            []perfFrame
+		skipped, firstBad int
+		firstLine         string
+	)
+	flush := func() error {
+		if !in {
+			return nil
+		}
+		in = false
+		return r.add(&h, frames)
+	}
+	bad := func(n int, line []byte) {
+		if skipped == 0 {
+			firstBad, firstLine = n, quoteLine(string(line[:min(len(line), 4*maxQuoted)]))
+		}
+		skipped++
+	}
+	for n := 1; ; n++ {
+		line, err := src.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if isLimit(err) {
+				return decoded{}, err
+			}
+			return decoded{}, fmt.Errorf("perf script: line %d: %w", n, err)
+		}
+		line = bytes.TrimRight(line, " \t\r")
+		switch {
+		case len(line) == 0:
+			if err := flush(); err != nil {
+				return decoded{}, err
+			}
+		case line[0] == '#':
+		case in && (line[0] == ' ' || line[0] == '\t') && isPerfFrame(line):
+			f, ok := parsePerfFrame(line)
+			if !ok {
+				bad(n, line)
+				continue
+			}
+			if len(frames) >= r.lim.depth {
+				return decoded{}, &DepthLimitError{Limit: r.lim.depth}
+			}
+			frames = append(frames, f)
+		default:
+			nh, ok := parsePerfHeader(line)
+			if !ok {
+				bad(n, line)
+				continue
+			}
+			if err := flush(); err != nil {
+				return decoded{}, err
+			}
+			h, frames, in = nh, frames[:0], true
+		}
+	}
+	if err := flush(); err != nil {
+		return decoded{}, err
+	}
+	if r.count == 0 {
+		if skipped == 0 {
+			return decoded{}, errors.New("perf script: no events in the input")
+		}
+		return decoded{}, fmt.Errorf("perf script: no line is an event header (\"comm pid time: period event:\") (line %d: %s)", firstBad, firstLine)
+	}
+	r.finish()
+	var warnings []string
+	if skipped > 0 {
+		warnings = append(warnings, fmt.Sprintf("perf script: skipped %d unrecognized %s (first: line %d: %s)",
+			skipped, text.Plural(skipped, "line", "lines"), firstBad, firstLine))
+	}
+	d := decoded{p: r.p, format: FormatPerf, warnings: warnings, samples: r.count, labelsCounted: true}
+	if len(r.types) > 0 {
+		d.frameTypes = r.types
+	}
+	return d, nil
+}
+
+// add adds an event: its header and its frames, leaf first.
+func (r *perfReader) add(h *perfHeader, frames []perfFrame) error {
+	r.count++
+	idx, ok := r.events[h.event]
+	if !ok {
+		if len(r.p.SampleType) >= maxPerfEvents {
+			return fmt.Errorf("perf script: more than %d event names", maxPerfEvents)
+		}
+		idx = len(r.p.SampleType)
+		r.events[h.event] = idx
+		unit := "count"
+		if h.hasPeriod && isPerfClock(h.event) {
+			unit = "nanoseconds"
+		}
+		r.p.SampleType = append(r.p.SampleType, &profile.ValueType{Type: h.event, Unit: unit})
+		if idx == 0 {
+			r.p.DefaultSampleType = h.event
+		}
+	}
+	value := int64(1)
+	if h.hasPeriod {
+		value = h.period
+	}
+	java := strings.HasPrefix(h.comm, "java")
+	r.stack = r.stack[:0]
+	for _, f := range frames {
+		l, err := r.location(f, java)
+		if err != nil {
+			return err
+		}
+		if l != nil {
+			r.stack = append(r.stack, l)
+		}
+	}
+	r.key = r.key[:0]
+	for _, l := range r.stack {
+		r.key = binary.AppendUvarint(r.key, l.ID)
+	}
+	stack, ok := r.stacks[string(r.key)]
+	if !ok {
+		stack = append([]*profile.Location(nil), r.stack...)
+		r.stacks[string(r.key)] = stack
+	}
+	var agg string
+	if r.samples != nil {
+		agg = fmt.Sprintf("%s\x00%d\x00%d\x00%t\x00%s", h.comm, h.pid, h.tid, h.hasPid, r.key)
+		if s := r.samples[agg]; s != nil {
+			for len(s.Value) <= idx {
+				s.Value = append(s.Value, 0)
+			}
+			sum := s.Value[idx] + value
+			if sum < s.Value[idx] {
+				return fmt.Errorf("perf script: the periods of one stack add up to more than 64 bits hold")
+			}
+			s.Value[idx] = sum
+			return nil
+		}
+	}
+	if len(r.p.Sample) >= r.lim.samples {
+		return &SampleLimitError{Limit: r.lim.samples}
+	}
+	labels := 2
+	if h.hasPid {
+		labels++
+	}
+	if labels > r.lim.labels {
+		return &LabelLimitError{Limit: r.lim.labels}
+	}
+	s := &profile.Sample{Location: stack, Value: make([]int64, idx+1)}
+	s.Value[idx] = value
+	// The samples of a thread share their label maps, as they share their stacks: a
+	// profile of millions of events holds one set per thread. (Whatever changes labels,
+	// profile.SetLabel, does so for every sample alike.)
+	t := perfThread{h.comm, h.pid, h.tid, h.hasPid}
+	l, ok := r.labels[t]
+	if !ok {
+		l.str = map[string][]string{"comm": {h.comm}}
+		l.num = map[string][]int64{"tid": {h.tid}}
+		if h.hasPid {
+			l.num["pid"] = []int64{h.pid}
+		}
+		r.labels[t] = l
+	}
+	s.Label, s.NumLabel = l.str, l.num
+	r.p.Sample = append(r.p.Sample, s)
+	if r.samples != nil {
+		r.samples[agg] = s
+	}
+	return nil
+}
+
+// maxPerfEvents bounds the event names (sample types) of one input: perf records a handful.
+const maxPerfEvents = 1 << 10
+
+// isPerfClock says whether event is a software clock event, whose period is nanoseconds.
+func isPerfClock(event string) bool {
+	name, _, _ := strings.Cut(event, ":")
+	return name == "cpu-clock" || name == "task-clock"
+}
+
+// location returns the location of a frame, made on its first use; nil for a frame
+// stackcollapse-perf.pl passes over (a symbol starting with '(').
+func (r *perfReader) location(f perfFrame, java bool) (*profile.Location, error) {
+	java = java && strings.Contains(f.sym, "/")
+	k := perfLocKey{dso: f.dso, sym: f.sym, addr: f.addr, java: java}
+	if l, ok := r.locs[k]; ok {
+		return l, nil
+	}
+	if strings.HasPrefix(f.sym, "(") {
+		r.locs[k] = nil
+		return nil, nil
+	}
+	if len(r.p.Location) >= r.lim.entries || len(r.p.Function) >= r.lim.entries {
+		return nil, &EntryLimitError{Limit: r.lim.entries}
+	}
+	l := &profile.Location{ID: uint64(len(r.p.Location) + 1), Address: f.addr}
+	if f.dso != "" && f.dso != "[unknown]" {
+		m := r.mappings[f.dso]
+		if m == nil {
+			m = &profile.Mapping{ID: uint64(len(r.p.Mapping) + 1), File: f.dso, HasFunctions: true}
+			r.p.Mapping = append(r.p.Mapping, m)
+			r.mappings[f.dso] = m
+			r.types[f.dso] = perfFrameType(f.dso)
+		}
+		l.Mapping = m
+	}
+	// "outer->inner": the last is the innermost, Line[0] in pprof's order.
+	parts := strings.Split(f.sym, "->")
+	if len(parts) > r.lim.depth {
+		return nil, &DepthLimitError{Limit: r.lim.depth}
+	}
+	l.Line = make([]profile.Line, len(parts))
+	for i, part := range parts {
+		var name string
+		if part == "[unknown]" && f.dso != "" && f.dso != "[unknown]" {
+			// As stackcollapse-perf.pl names it: "[kernel.kallsyms]" becomes
+			// "[[kernel.kallsyms]]". The DSO's name is not tidied.
+			name = "[" + strings.ReplaceAll(path.Base(f.dso), ";", ":") + "]"
+		} else {
+			name = perfTidy(part, java)
+		}
+		l.Line[len(parts)-1-i].Function = r.function(name, part)
+	}
+	r.p.Location = append(r.p.Location, l)
+	r.locs[k] = l
+	return l, nil
+}
+
+func (r *perfReader) function(name, system string) *profile.Function {
+	k := [2]string{name, system}
+	if fn := r.funcs[k]; fn != nil {
+		return fn
+	}
+	fn := &profile.Function{ID: uint64(len(r.p.Function) + 1), Name: name, SystemName: system}
+	r.p.Function = append(r.p.Function, fn)
+	r.funcs[k] = fn
+	return fn
+}
+
+// finish gives every sample a value for every sample type: events that appeared after a
+// sample was made added types.
+func (r *perfReader) finish() {
+	n := len(r.p.SampleType)
+	for _, s := range r.p.Sample {
+		for len(s.Value) < n {
+			s.Value = append(s.Value, 0)
+		}
+	}
+}
+
+// perfFrameType is the frame type of a DSO as stackcollapse-perf.pl annotates its frames:
+// the kernel ("[kernel.kallsyms]", a vmlinux file) and its modules ("[nf_conntrack]") are
+// kernel, the perf map files of JIT compilers ("/tmp/perf-1234.map") jit. The other
+// bracketed names perf gives memory it has no file for ("[vdso]", "[heap]", "[anon:...]")
+// are user space, native.
+func perfFrameType(dso string) string {
+	switch {
+	case perfMapFile.MatchString(dso):
+		return perfJIT
+	case strings.HasSuffix(dso, "vmlinux"):
+		return perfKernel
+	case strings.HasPrefix(dso, "["):
+		switch {
+		case dso == "[vdso]", dso == "[vsyscall]", dso == "[heap]", dso == "[stack]",
+			strings.HasPrefix(dso, "[anon"), strings.HasPrefix(dso, "[stack:"):
+			return perfNative
+		}
+		return perfKernel
+	}
+	return perfNative
+}
+
+var perfMapFile = regexp.MustCompile(`/tmp/perf-\d+\.map`)
+
+// goMethod matches Go method names such as "net/http.(*Client).Do", whose parentheses are
+// part of the name.
+var goMethod = regexp.MustCompile(`\.\(.*\)\.`)
+
+// perfTidy tidies a symbol as stackcollapse-perf.pl does: ';' becomes ':', everything from
+// the first '(' on is cut (C++ parameters, JavaScript regexps) unless the name is a Go
+// method's or the parenthesis opens "(anonymous namespace)", quotes are dropped and, in a
+// java process, the "L" that starts a JVM class name.
+func perfTidy(name string, java bool) string {
+	name = strings.ReplaceAll(name, ";", ":")
+	if !goMethod.MatchString(name) {
+		for i := 0; i < len(name); i++ {
+			if name[i] == '(' && !strings.HasPrefix(name[i:], "(anonymous namespace)") {
+				name = name[:i]
+				break
+			}
+		}
+	}
+	if strings.ContainsAny(name, `"'`) {
+		name = strings.Map(func(r rune) rune {
+			if r == '"' || r == '\'' {
+				return -1
+			}
+			return r
+		}, name)
+	}
+	if java && strings.Contains(name, "/") {
+		name = strings.TrimPrefix(name, "L")
+	}
+	return name
+}
+
+// isPerfFrame says whether an indented line is a frame: a hexadecimal address, then a
+// symbol. An indented event header (perf pads short comms) is not one, unless its comm
+// reads as hexadecimal and it ends like a frame, in a parenthesized DSO.
+func isPerfFrame(line []byte) bool {
+	rest := bytes.TrimLeft(line, " \t")
+	addr, sym, ok := bytes.Cut(rest, []byte(" "))
+	if !ok || !isHex(addr) || len(bytes.TrimSpace(sym)) == 0 {
+		return false
+	}
+	if line[len(line)-1] == ')' {
+		return true
+	}
+	_, header := parsePerfHeader(line)
+	return !header
+}
+
+func isHex(b []byte) bool {
+	if len(b) == 0 || len(b) > 16 {
+		return false
+	}
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// parsePerfFrame parses a frame line: "addr symbol+0xoff (dso)", the DSO optional.
+func parsePerfFrame(line []byte) (perfFrame, bool) {
+	rest := bytes.TrimLeft(line, " \t")
+	a, sym, _ := bytes.Cut(rest, []byte(" "))
+	addr, err := strconv.ParseUint(string(a), 16, 64)
+	if err != nil {
+		return perfFrame{}, false
+	}
+	sym = bytes.TrimLeft(sym, " \t")
+	var f perfFrame
+	f.addr = addr
+	// The DSO is in the last parentheses, which may nest ("(/tmp/x (deleted))").
+	if n := len(sym); n > 0 && sym[n-1] == ')' {
+		depth := 0
+		for i := n - 1; i >= 0; i-- {
+			switch sym[i] {
+			case ')':
+				depth++
+			case '(':
+				depth--
+			}
+			if depth == 0 {
+				if i > 0 && sym[i-1] == ' ' {
+					f.dso = string(sym[i+1 : n-1])
+					sym = bytes.TrimRight(sym[:i], " \t")
+				}
+				break
+			}
+		}
+	}
+	if len(sym) == 0 {
+		return perfFrame{}, false
+	}
+	if i := bytes.LastIndex(sym, []byte("+0x")); i > 0 && isHex(sym[i+3:]) {
+		sym = sym[:i]
+	}
+	f.sym = string(sym)
+	return f, true
+}
+
+// parsePerfHeader parses an event header: "comm pid/tid [cpu] time: period event: ...",
+// where the comm may hold spaces, "pid/tid" may be a lone thread ID, and the CPU, the time,
+// the period and what follows the event (a tracepoint's fields) may be missing. The comm
+// ends before the first number after which the rest of the line reads as a header.
+func parsePerfHeader(line []byte) (perfHeader, bool) {
+	// A comm is at most 15 bytes (Linux's TASK_COMM_LEN), so a few fields suffice.
+	var (
+		fields [16][]byte
+		starts [16]int
+	)
+	n, start := 0, -1
+	for i := 0; i <= len(line) && n < len(fields); i++ {
+		blank := i == len(line) || line[i] == ' ' || line[i] == '\t'
+		switch {
+		case blank && start >= 0:
+			fields[n], starts[n] = line[start:i], start
+			n++
+			start = -1
+		case !blank && start < 0:
+			start = i
+		}
+	}
+	for i := 1; i < n; i++ {
+		h, ok := perfHeaderFrom(fields[i], fields[i+1:n])
+		if !ok {
+			continue
+		}
+		h.comm = string(bytes.TrimSpace(line[:starts[i]]))
+		return h, true
+	}
+	return perfHeader{}, false
+}
+
+// perfHeaderFrom reads a header from its thread field ("tid" or "pid/tid") on.
+func perfHeaderFrom(ids []byte, rest [][]byte) (perfHeader, bool) {
+	var h perfHeader
+	p, t, slash := bytes.Cut(ids, []byte("/"))
+	var err error
+	if h.tid, err = strconv.ParseInt(string(p), 10, 64); err != nil || p[0] == '+' || p[0] == '-' {
+		return h, false
+	}
+	if slash {
+		h.pid, h.hasPid = h.tid, true
+		if h.tid, err = strconv.ParseInt(string(t), 10, 64); err != nil || len(t) == 0 || t[0] == '+' || t[0] == '-' {
+			return h, false
+		}
+	}
+	j := 0
+	if j < len(rest) && len(rest[j]) > 2 && rest[j][0] == '[' && rest[j][len(rest[j])-1] == ']' && isDigits(rest[j][1:len(rest[j])-1]) {
+		j++
+	}
+	if j < len(rest) && isPerfTime(rest[j]) {
+		j++
+	}
+	if j < len(rest) && isDigits(rest[j]) {
+		v, err := strconv.ParseInt(string(rest[j]), 10, 64)
+		if err != nil {
+			return h, false
+		}
+		h.period, h.hasPeriod = v, true
+		j++
+	}
+	if j >= len(rest) {
+		return h, false
+	}
+	// An event name starts with a letter: "cycles", "cpu/event=0x3c/", "sched:sched_switch".
+	ev := rest[j]
+	if len(ev) < 2 || ev[len(ev)-1] != ':' || !(ev[0] >= 'a' && ev[0] <= 'z' || ev[0] >= 'A' && ev[0] <= 'Z') {
+		return h, false
+	}
+	h.event = string(ev[:len(ev)-1])
+	return h, true
+}
+
+func isDigits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isPerfTime says whether b is an event's time, seconds with a fraction: "184694.229089:".
+func isPerfTime(b []byte) bool {
+	if len(b) < 4 || b[len(b)-1] != ':' {
+		return false
+	}
+	sec, frac, ok := bytes.Cut(b[:len(b)-1], []byte("."))
+	return ok && isDigits(sec) && isDigits(frac)
+}
+
+// looksPerfScript says whether the decompressed start of an input is perf script text: perf's
+// header ("# ========" then "# captured on"), or, after comment and blank lines, an event
+// header followed by a frame, a blank line, another header or the end of head.
+func looksPerfScript(head []byte) bool {
+	if !isText(head) {
+		return false
+	}
+	text := bytes.TrimPrefix(head, []byte(utf8BOM))
+	if bytes.HasPrefix(text, []byte("# ========\n# captured on")) {
+		return true
+	}
+	header := false
+	for len(text) > 0 {
+		line, rest, found := bytes.Cut(text, []byte("\n"))
+		text = rest
+		line = bytes.TrimRight(line, " \t\r")
+		if !found && header {
+			return true // the next line, cut by the end of head
+		}
+		if !header {
+			if len(line) == 0 || line[0] == '#' {
+				continue
+			}
+			if legacyHeader(line) {
+				return false
+			}
+			if _, ok := parsePerfHeader(line); !ok {
+				return false
+			}
+			header = true
+			continue
+		}
+		if len(line) == 0 {
+			return true
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return isPerfFrame(line)
+		}
+		_, ok := parsePerfHeader(line)
+		return ok
+	}
+	return header
+}

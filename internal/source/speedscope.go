@@ -1,0 +1,546 @@
+package source
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// speedscope's file format (https://www.speedscope.app/file-format-schema.json) holds
+// frames shared by every profile (shared.frames: name, and file, line, col where known) and
+// a list of profiles, each one "sampled" (samples: stacks of frame indices, root first,
+// with weights) or "evented" (events opening and closing frames at a time). Its units are
+// nanoseconds, microseconds, milliseconds, seconds, bytes and none.
+//
+// profq reads every profile of a file into one pprof profile:
+//
+//   - Profiles of one kind of unit (time, bytes, none) are one sample type: "time" in a
+//     time unit, "space/bytes", "samples/count" for none. Each sample carries the string
+//     label "profile", its profile's name, so that --tagfocus profile=NAME picks one
+//     profile (a thread, say) and --group-by profile breaks them down. The sample type of
+//     the profile at activeProfileIndex is the default one.
+//   - A file profq wrote (exporter "profq") has one profile per sample type, named after
+//     it: each profile is read back as its own sample type, the active one the default, and
+//     no label is added.
+//   - An evented profile is read as samples: each stretch of time between two events is
+//     a sample of the stack open then, weighted by the stretch's duration (self time).
+//   - Values are int64 in pprof: time is kept in its unit when every value is a whole
+//     number in it, else in the first finer unit in which it is, nanoseconds at the
+//     finest (rounded there); other values are rounded to whole numbers, with a warning.
+//   - Identical stacks of one profile are one sample, their weights added.
+
+// FormatSpeedscope is speedscope's JSON file format (speedscope.go).
+const FormatSpeedscope = "speedscope"
+
+// SpeedscopeSchema is the $schema of speedscope files.
+const SpeedscopeSchema = "https://www.speedscope.app/file-format-schema.json"
+
+// SpeedscopeExporter is the exporter profq names in the speedscope files it writes, and
+// the prefix by which the reader recognises them.
+const SpeedscopeExporter = "profq"
+
+// SpeedscopeProfileLabel is the string label naming the speedscope profile a sample came
+// from.
+const SpeedscopeProfileLabel = "profile"
+
+// SpeedscopeFile is a speedscope document, as profq reads and writes it.
+type SpeedscopeFile struct {
+	Schema             string              `json:"$schema"`
+	Exporter           string              `json:"exporter,omitempty"`
+	Name               string              `json:"name,omitempty"`
+	ActiveProfileIndex *int                `json:"activeProfileIndex,omitempty"`
+	Shared             SpeedscopeShared    `json:"shared"`
+	Profiles           []SpeedscopeProfile `json:"profiles"`
+}
+
+// SpeedscopeShared holds what every profile of a file refers to.
+type SpeedscopeShared struct {
+	Frames []SpeedscopeFrame `json:"frames"`
+}
+
+// SpeedscopeFrame is one frame: a name, and its position where known.
+type SpeedscopeFrame struct {
+	Name string `json:"name"`
+	File string `json:"file,omitempty"`
+	Line int64  `json:"line,omitempty"`
+	Col  int64  `json:"col,omitempty"`
+}
+
+// SpeedscopeProfile is a sampled or an evented profile.
+type SpeedscopeProfile struct {
+	Type       string  `json:"type"`
+	Name       string  `json:"name"`
+	Unit       string  `json:"unit"`
+	StartValue float64 `json:"startValue"`
+	EndValue   float64 `json:"endValue"`
+	// Samples and Weights are a sampled profile's: stacks of indices into Shared.Frames,
+	// root first, and their weights.
+	Samples [][]float64 `json:"samples,omitempty"`
+	Weights []float64   `json:"weights,omitempty"`
+	// Events are an evented profile's.
+	Events []SpeedscopeEvent `json:"events,omitempty"`
+}
+
+// SpeedscopeEvent opens ("O") or closes ("C") a frame at a time.
+type SpeedscopeEvent struct {
+	Type  string  `json:"type"`
+	At    float64 `json:"at"`
+	Frame float64 `json:"frame"`
+}
+
+// speedscopeTimeUnits are the time units of speedscope in nanoseconds, finest last.
+var speedscopeTimeUnits = []struct {
+	name string
+	ns   float64
+}{{"seconds", 1e9}, {"milliseconds", 1e6}, {"microseconds", 1e3}, {"nanoseconds", 1}}
+
+// speedscopeKind is the kind of a speedscope unit: "time", "bytes" or "none"; "" for an
+// unknown unit.
+func speedscopeKind(unit string) string {
+	switch unit {
+	case "bytes", "none":
+		return unit
+	}
+	for _, u := range speedscopeTimeUnits {
+		if u.name == unit {
+			return "time"
+		}
+	}
+	return ""
+}
+
+func speedscopeUnitNs(unit string) float64 {
+	for _, u := range speedscopeTimeUnits {
+		if u.name == unit {
+			return u.ns
+		}
+	}
+	return 1
+}
+
+// looksSpeedscope says whether data, the start of a decompressed input or all of it, is a
+// speedscope file: a JSON object whose $schema is speedscope's, or without one, that has
+// both shared and profiles members, or a shared member whose first member is frames. Only
+// the top-level members are looked at, the others skipped byte by byte without being
+// decoded, so that a large JSON input of another format costs no memory here.
+func looksSpeedscope(data []byte) bool {
+	doc := bytes.TrimLeft(bytes.TrimPrefix(data, []byte(utf8BOM)), " \t\r\n")
+	if len(doc) == 0 || doc[0] != '{' {
+		return false
+	}
+	var shared, profiles, found bool
+	jsonTopMembers(doc, func(name, value []byte) bool {
+		switch string(name) {
+		case "$schema":
+			var s string
+			if end := jsonStringEnd(value, 0); end > 0 && json.Unmarshal(value[:end], &s) == nil {
+				s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://"), "#")
+				found = s == strings.TrimPrefix(SpeedscopeSchema, "https://")
+			}
+			return false
+		case "shared":
+			shared = true
+			inner := bytes.TrimLeft(value, " \t\r\n")
+			if len(inner) > 0 && inner[0] == '{' {
+				if rest := bytes.TrimLeft(inner[1:], " \t\r\n"); bytes.HasPrefix(rest, []byte(`"frames"`)) {
+					found = true
+					return false
+				}
+			}
+		case "profiles":
+			profiles = true
+		}
+		if shared && profiles {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// jsonTopMembers calls fn with the name (as written, without its quotes) and the rest of
+// the input from the value of each member of the JSON object that doc starts with, until fn
+// returns false or the object or doc ends. Values are skipped by their strings and
+// nesting only: syntax is the reader's to check.
+func jsonTopMembers(doc []byte, fn func(name, value []byte) bool) {
+	space := func(i int) int {
+		for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\r' || doc[i] == '\n') {
+			i++
+		}
+		return i
+	}
+	i := 1 // past the '{'
+	for {
+		if i = space(i); i >= len(doc) || doc[i] != '"' {
+			return
+		}
+		end := jsonStringEnd(doc, i)
+		if end < 0 {
+			return
+		}
+		name := doc[i+1 : end-1]
+		if i = space(end); i >= len(doc) || doc[i] != ':' {
+			return
+		}
+		i = space(i + 1)
+		if i >= len(doc) || !fn(name, doc[i:]) {
+			return
+		}
+		// Past the value, to the ',' or '}' after it.
+		depth := 0
+		for ; i < len(doc); i++ {
+			c := doc[i]
+			if c == '"' {
+				end := jsonStringEnd(doc, i)
+				if end < 0 {
+					return
+				}
+				i = end - 1
+				continue
+			}
+			if c == '{' || c == '[' {
+				depth++
+			} else if c == '}' || c == ']' {
+				if depth == 0 {
+					return
+				}
+				depth--
+			} else if c == ',' && depth == 0 {
+				break
+			}
+		}
+		i++
+	}
+}
+
+// jsonStringEnd returns the position after the JSON string whose '"' is at doc[i], or -1
+// when doc ends first.
+func jsonStringEnd(doc []byte, i int) int {
+	if i >= len(doc) || doc[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// speedscopeGroup is one sample type of the profile being built.
+type speedscopeGroup struct {
+	kind string
+	name string // the sample type's name
+	unit string // the speedscope unit of the sample type, once chosen
+}
+
+// speedscopeValue is one weight of a stack, before the sample type's unit is chosen.
+type speedscopeValue struct {
+	key    string // the sample's stack and profile
+	stack  []int  // frame indices, leaf first
+	prof   int    // the speedscope profile
+	weight float64
+}
+
+// parseSpeedscope reads a speedscope file held whole (raw, decompressed; nil when data is
+// gzip that does not decompress).
+func (o Options) parseSpeedscope(raw []byte) (*profile.Profile, []string, error) {
+	if raw == nil {
+		return nil, nil, errors.New("decompressing: invalid gzip data")
+	}
+	var f SpeedscopeFile
+	if err := json.Unmarshal(bytes.TrimPrefix(raw, []byte(utf8BOM)), &f); err != nil {
+		return nil, nil, fmt.Errorf("speedscope: %w", err)
+	}
+	return speedscopeProfile(&f, o.limits())
+}
+
+// speedscopeProfile makes the pprof profile of a speedscope file.
+func speedscopeProfile(f *SpeedscopeFile, lim limits) (*profile.Profile, []string, error) {
+	if len(f.Profiles) == 0 {
+		return nil, nil, errors.New("speedscope: the file holds no profiles")
+	}
+	if lim.entries > 0 && len(f.Shared.Frames) > lim.entries {
+		return nil, nil, &EntryLimitError{Limit: lim.entries}
+	}
+	own := strings.HasPrefix(f.Exporter, SpeedscopeExporter)
+	// The sample type of each profile.
+	var groups []*speedscopeGroup
+	groupOf := make([]int, len(f.Profiles))
+	byKind := map[string]int{}
+	for i, sp := range f.Profiles {
+		kind := speedscopeKind(sp.Unit)
+		if kind == "" {
+			return nil, nil, fmt.Errorf("speedscope: profile %d (%q): unknown unit %q (want nanoseconds, microseconds, milliseconds, seconds, bytes or none)", i, sp.Name, sp.Unit)
+		}
+		if sp.Type != "sampled" && sp.Type != "evented" {
+			return nil, nil, fmt.Errorf("speedscope: profile %d (%q): unknown type %q (want sampled or evented)", i, sp.Name, sp.Type)
+		}
+		if own {
+			name := sp.Name
+			if name == "" {
+				name = "profile" + strconv.Itoa(i+1)
+			}
+			groupOf[i] = len(groups)
+			groups = append(groups, &speedscopeGroup{kind: kind, name: name})
+			continue
+		}
+		g, ok := byKind[kind]
+		if !ok {
+			g = len(groups)
+			byKind[kind] = g
+			name := map[string]string{"time": "time", "bytes": "space", "none": "samples"}[kind]
+			groups = append(groups, &speedscopeGroup{kind: kind, name: name})
+		}
+		groupOf[i] = g
+	}
+
+	// The weights of every stack of every profile.
+	var values []speedscopeValue
+	index := map[string]int{} // key -> position in values
+	samples := 0
+	var key []byte
+	add := func(prof int, rootFirst []int, w float64) error {
+		if samples++; lim.samples > 0 && samples > lim.samples {
+			return &SampleLimitError{Limit: lim.samples}
+		}
+		key = strconv.AppendInt(key[:0], int64(prof), 10)
+		for _, fr := range rootFirst {
+			key = append(key, ';')
+			key = strconv.AppendInt(key, int64(fr), 10)
+		}
+		if i, ok := index[string(key)]; ok {
+			values[i].weight += w
+			return nil
+		}
+		stack := make([]int, len(rootFirst))
+		for j, fr := range rootFirst {
+			stack[len(rootFirst)-1-j] = fr
+		}
+		index[string(key)] = len(values)
+		values = append(values, speedscopeValue{key: string(key), stack: stack, prof: prof, weight: w})
+		return nil
+	}
+	frameIndex := func(v float64) (int, bool) {
+		if v != math.Trunc(v) || v < 0 || v >= float64(len(f.Shared.Frames)) {
+			return 0, false
+		}
+		return int(v), true
+	}
+	var warnings []string
+	for pi := range f.Profiles {
+		sp := &f.Profiles[pi]
+		where := fmt.Sprintf("speedscope: profile %d (%q)", pi, sp.Name)
+		if sp.Type == "sampled" {
+			if sp.Weights != nil && len(sp.Weights) != len(sp.Samples) {
+				return nil, nil, fmt.Errorf("%s: %d samples but %d weights", where, len(sp.Samples), len(sp.Weights))
+			}
+			stack := []int{}
+			for si, s := range sp.Samples {
+				if lim.depth > 0 && len(s) > lim.depth {
+					return nil, nil, &DepthLimitError{Limit: lim.depth}
+				}
+				stack = stack[:0]
+				for _, v := range s {
+					fr, ok := frameIndex(v)
+					if !ok {
+						return nil, nil, fmt.Errorf("%s: sample %d: frame %v is not an index of shared.frames (%d frames)", where, si, v, len(f.Shared.Frames))
+					}
+					stack = append(stack, fr)
+				}
+				w := 1.0
+				if sp.Weights != nil {
+					w = sp.Weights[si]
+				}
+				if len(stack) == 0 || w == 0 {
+					continue
+				}
+				if err := add(pi, stack, w); err != nil {
+					return nil, nil, err
+				}
+			}
+			continue
+		}
+		// Evented: the time between two events belongs to the stack open in between.
+		var stack []int
+		last := sp.StartValue
+		if len(sp.Events) > 0 {
+			last = sp.Events[0].At
+		}
+		for ei, ev := range sp.Events {
+			fr, ok := frameIndex(ev.Frame)
+			if !ok {
+				return nil, nil, fmt.Errorf("%s: event %d: frame %v is not an index of shared.frames (%d frames)", where, ei, ev.Frame, len(f.Shared.Frames))
+			}
+			if ev.At < last {
+				return nil, nil, fmt.Errorf("%s: event %d at %v is before the event before it (%v)", where, ei, ev.At, last)
+			}
+			if len(stack) > 0 && ev.At > last {
+				if err := add(pi, stack, ev.At-last); err != nil {
+					return nil, nil, err
+				}
+			}
+			last = ev.At
+			switch ev.Type {
+			case "O":
+				if stack = append(stack, fr); lim.depth > 0 && len(stack) > lim.depth {
+					return nil, nil, &DepthLimitError{Limit: lim.depth}
+				}
+			case "C":
+				if len(stack) == 0 || stack[len(stack)-1] != fr {
+					open := "no frame is open"
+					if len(stack) > 0 {
+						open = fmt.Sprintf("frame %d is open", stack[len(stack)-1])
+					}
+					return nil, nil, fmt.Errorf("%s: event %d closes frame %d while %s", where, ei, fr, open)
+				}
+				stack = stack[:len(stack)-1]
+			default:
+				return nil, nil, fmt.Errorf("%s: event %d: unknown type %q (want O or C)", where, ei, ev.Type)
+			}
+		}
+		if len(stack) > 0 {
+			// Closed at the profile's end, as speedscope does.
+			end := max(sp.EndValue, last)
+			if end > last {
+				if err := add(pi, stack, end-last); err != nil {
+					return nil, nil, err
+				}
+			}
+			warnings = append(warnings, fmt.Sprintf("%s: %d frames still open after the last event, closed at its end", where, len(stack)))
+		}
+	}
+
+	// Each sample type's unit: the finest unit of its profiles, or finer, where every
+	// value is whole.
+	rounded := 0
+	scales := make([]float64, len(f.Profiles))
+	for gi, g := range groups {
+		var units []string
+		if g.kind == "time" {
+			finest := 0
+			for pi, sp := range f.Profiles {
+				if groupOf[pi] != gi {
+					continue
+				}
+				for k, u := range speedscopeTimeUnits {
+					if u.name == sp.Unit && k > finest {
+						finest = k
+					}
+				}
+			}
+			for _, u := range speedscopeTimeUnits[finest:] {
+				units = append(units, u.name)
+			}
+		} else {
+			units = []string{g.kind}
+		}
+		for k, unit := range units {
+			whole := true
+			for i := range values {
+				v := &values[i]
+				if groupOf[v.prof] != gi {
+					continue
+				}
+				x := v.weight * speedscopeUnitNs(f.Profiles[v.prof].Unit) / speedscopeUnitNs(unit)
+				if math.Abs(x-math.Round(x)) > 1e-9*max(1, math.Abs(x)) {
+					whole = false
+					break
+				}
+			}
+			if whole || k == len(units)-1 {
+				g.unit = unit
+				break
+			}
+		}
+		for pi, sp := range f.Profiles {
+			if groupOf[pi] == gi {
+				scales[pi] = speedscopeUnitNs(sp.Unit) / speedscopeUnitNs(g.unit)
+			}
+		}
+	}
+
+	p := &profile.Profile{}
+	for _, g := range groups {
+		unit := g.unit
+		switch unit {
+		case "none":
+			unit = "count"
+		}
+		p.SampleType = append(p.SampleType, &profile.ValueType{Type: g.name, Unit: unit})
+	}
+	if len(groups) > 0 {
+		active := 0
+		if f.ActiveProfileIndex != nil && *f.ActiveProfileIndex >= 0 && *f.ActiveProfileIndex < len(f.Profiles) {
+			active = *f.ActiveProfileIndex
+		}
+		p.DefaultSampleType = groups[groupOf[active]].name
+		st := p.SampleType[groupOf[active]]
+		p.PeriodType = &profile.ValueType{Type: st.Type, Unit: st.Unit}
+		p.Period = 1
+	}
+	for pi, sp := range f.Profiles {
+		// profq's own files give the total as endValue, not a time range.
+		if g := groups[groupOf[pi]]; g.kind == "time" && !own {
+			d := int64(math.Round((sp.EndValue - sp.StartValue) * speedscopeUnitNs(sp.Unit)))
+			p.DurationNanos = max(p.DurationNanos, d)
+		}
+	}
+
+	locs := make([]*profile.Location, len(f.Shared.Frames))
+	funcs := map[[2]string]*profile.Function{}
+	location := func(fr int) *profile.Location {
+		if l := locs[fr]; l != nil {
+			return l
+		}
+		sf := f.Shared.Frames[fr]
+		fn := funcs[[2]string{sf.Name, sf.File}]
+		if fn == nil {
+			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: sf.Name, SystemName: sf.Name, Filename: sf.File}
+			funcs[[2]string{sf.Name, sf.File}] = fn
+			p.Function = append(p.Function, fn)
+		}
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn, Line: sf.Line, Column: sf.Col}}}
+		locs[fr] = l
+		p.Location = append(p.Location, l)
+		return l
+	}
+	for _, v := range values {
+		x := v.weight * scales[v.prof]
+		r := math.Round(x)
+		if math.Abs(x-r) > 1e-9*max(1, math.Abs(x)) {
+			rounded++
+		}
+		if r == 0 {
+			continue
+		}
+		if math.Abs(r) >= 1<<63 {
+			return nil, nil, fmt.Errorf("speedscope: profile %d (%q): a weight of %v is beyond what profq holds", v.prof, f.Profiles[v.prof].Name, v.weight)
+		}
+		s := &profile.Sample{Value: make([]int64, len(groups)), Location: make([]*profile.Location, len(v.stack))}
+		s.Value[groupOf[v.prof]] = int64(r)
+		for j, fr := range v.stack {
+			s.Location[j] = location(fr)
+		}
+		if !own {
+			if name := f.Profiles[v.prof].Name; name != "" {
+				s.Label = map[string][]string{SpeedscopeProfileLabel: {name}}
+			}
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	if rounded > 0 {
+		warnings = append(warnings, fmt.Sprintf("speedscope: rounded %d non-integer weights to the nearest integer", rounded))
+	}
+	return p, warnings, nil
+}
