@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
 )
 
 // speedscope's file format (https://www.speedscope.app/file-format-schema.json), as profq
@@ -41,10 +42,6 @@ type speedscopeProfile struct {
 	Weights    []int64   `json:"weights"`
 }
 
-// SpeedscopeExporter is what profq's speedscope files name as their exporter; profq reads
-// the profiles of a file so named back as sample types.
-const SpeedscopeExporter = "profq"
-
 // speedscopeUnit is the speedscope unit of a pprof unit: the time units and bytes keep
 // theirs, every other unit is "none" (values as they are).
 func speedscopeUnit(unit string) string {
@@ -67,7 +64,7 @@ func Speedscope(w io.Writer, streams []*report.TraceStream, active int, name str
 	}
 	f := speedscopeFile{
 		Schema:             "https://www.speedscope.app/file-format-schema.json",
-		Exporter:           SpeedscopeExporter,
+		Exporter:           source.SpeedscopeExporter, // what the reader recognises as profq's own
 		Name:               name,
 		ActiveProfileIndex: active,
 		Shared:             speedscopeShared{Frames: []speedscopeFrame{}},
