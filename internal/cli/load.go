@@ -148,23 +148,11 @@ func reportInputs(in []source.Input, profiles int, b baseFlags) []report.Input {
 	return out
 }
 
-// inputFormat names source's input format in a report.
+// inputFormat names source's input format in a report: report names each format as source
+// does (report.FormatPprof, ...), pprof for anything else.
 func inputFormat(f string) string {
-	switch f {
-	case source.FormatOTLP:
-		return report.FormatOTLP
-	case source.FormatFolded:
-		return report.FormatFolded
-	case source.FormatGoroutine:
-		return report.FormatGoroutine
-	case source.FormatSpeedscope:
-		return report.FormatSpeedscope
-	case source.FormatV8:
-		return report.FormatV8
-	case source.FormatPerf:
-		return report.FormatPerf
-	case source.FormatJFR:
-		return report.FormatJFR
+	if slices.Contains(source.Formats(), f) {
+		return f
 	}
 	return report.FormatPprof
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 )
 
 // TestParityCallgrind compares profq convert --to callgrind with pprof -callgrind, byte for
@@ -26,13 +25,7 @@ func TestParityCallgrind(t *testing.T) {
 					t.Fatalf("%s: %v", cmdline, err)
 				}
 				cfg := report.DefaultConfig()
-				if err := applyFlags(&cfg, flags); err != nil {
-					t.Fatal(err)
-				}
-				p, _, err := source.Load([]string{path}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := loadWithFlags(t, path, &cfg, flags)
 				c, err := report.NewCallgrind(p, nil, nil, cfg, "")
 				if err != nil {
 					t.Fatal(err)

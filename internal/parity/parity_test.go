@@ -2,6 +2,7 @@ package parity
 
 import (
 	"fmt"
+	"github.com/google/pprof/profile"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -172,6 +173,20 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 		tab.Rows = append(tab.Rows, row{Name: r.Name, Flat: r.Flat * f, Cum: r.Cum * f, Inline: r.Inline})
 	}
 	return tab, nil
+}
+
+// loadWithFlags loads path as profq loads one profile and applies the report flags of a
+// pprof command line to cfg.
+func loadWithFlags(t *testing.T, path string, cfg *report.Config, flags []string) *profile.Profile {
+	t.Helper()
+	if err := applyFlags(cfg, flags); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := source.Load([]string{path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // parityCase is one set of pprof flags to run on a profile.

@@ -6,7 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 )
 
 // TestParityRaw compares profq convert --to raw with pprof -raw, byte for byte, on every
@@ -27,13 +26,7 @@ func TestParityRaw(t *testing.T) {
 					t.Fatalf("%s: %v", cmdline, err)
 				}
 				cfg := report.DefaultConfig()
-				if err := applyFlags(&cfg, flags); err != nil {
-					t.Fatal(err)
-				}
-				p, _, err := source.Load([]string{path}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := loadWithFlags(t, path, &cfg, flags)
 				if _, err := report.FilterProfile(p, cfg); err != nil {
 					t.Fatal(err)
 				}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 )
 
 // TestParityTree compares profq tree (the peek report of every node, trimmed as a tree)
@@ -29,13 +28,7 @@ func TestParityTree(t *testing.T) {
 				}
 				cfg := report.DefaultConfig()
 				cfg.NodeCount = 80 // pprof's tree default, as profq tree's
-				if err := applyFlags(&cfg, flags); err != nil {
-					t.Fatal(err)
-				}
-				p, _, err := source.Load([]string{path}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := loadWithFlags(t, path, &cfg, flags)
 				pk, err := report.NewPeek(p, nil, cfg, regexp.MustCompile("."))
 				if err != nil {
 					t.Fatal(err)
