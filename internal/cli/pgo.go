@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
 )
 
@@ -19,32 +22,47 @@ type PGOOptions struct {
 	Output string
 	// Weights are the --weight flags, PROFILE=WEIGHT.
 	Weights []string
-	input   source.Options
+	// Keep is --keep, in percent; 100 keeps every call edge.
+	Keep   float64
+	report outputFlags
+	input  source.Options
 }
 
 func newCmdPGO(stdio IO, runF func(*PGOOptions, []string) error) *cobra.Command {
-	o := &PGOOptions{}
+	o := &PGOOptions{Keep: 100, report: outputFlags{kind: report.KindPGO}}
 	cmd := &cobra.Command{
 		Use:   "pgo [flags] -o default.pgo PROFILE...",
-		Short: "Merge CPU profiles into the profile go build -pgo reads",
-		Long: `Merge any number of CPU profiles into one gzipped profile.proto for Go's profile-guided
-optimization (go build -pgo=FILE, or a default.pgo in the main package's directory).
+		Short: "Make the profile go build -pgo reads from any number of CPU profiles",
+		Long: `Make one gzipped profile.proto for Go's profile-guided optimization (go build -pgo=FILE,
+or a default.pgo in the main package's directory) from any number of CPU profiles.
 
-The inputs are merged as profq merge merges them (every format profq reads, URLs included,
-one input at a time). A weight scales an input's values, rounded to integers, before it is
-merged: PROFILE@WEIGHT (when no file has that exact name) or --weight PROFILE=WEIGHT.
+The compiler reads a profile as call edges: the leaf of each sample and its caller, each
+edge named by the caller, the callee and the line of the call, weighing the samples it is
+in. profq pgo reads every input, one at a time (every format profq reads, URLs included),
+adds up their call edges as the compiler would from the inputs merged, and writes one
+sample per edge: the compiler finds the same edges, weights and total, in a file a small
+part of the merged profile's size.
 
-The result keeps only what the compiler reads: the sample type cpu/nanoseconds, or
-samples/count without it; no labels and no comments; mappings lose their file and build
-ID when all their locations have function names. A profile with neither sample type is
-refused (renaming perf and OTLP sample types is not built yet).
+A weight scales an input's values before they are added up: PROFILE@WEIGHT (when no file
+has that exact name) or --weight PROFILE=WEIGHT. --keep 99% keeps only the heaviest edges
+that make up more than 99% of the weight, as the compiler counts its hot call sites, and
+carries the rest in placeholder edges lighter than all of them, so that the compiler finds
+the same total and hot call sites; indirect calls all of whose edges are left out are no
+longer devirtualized.
+
+The sample type is samples/count or cpu/nanoseconds, the one of the two that every input
+has and the first input lists first, as the compiler picks it. CPU times in other units or
+names (perf's cpu-clock, OpenTelemetry's cpu) and perf cycles events are read as them;
+a profile with nothing of the kind (a heap profile, wall time) is refused.
 
 ` + profileArgHelp("PROFILE") + `
 
-What was done is reported on standard error. The output is binary: it is written
-atomically to -o FILE, or to standard output when that is not a terminal. See docs/pgo.md.`,
+A report of what was read and kept goes to standard output when the profile goes to -o
+FILE, else to standard error (--format json for the JSON document). The profile is binary:
+it is written atomically to -o FILE, or to standard output when that is not a terminal.
+See docs/pgo.md.`,
 		Example: `  profq pgo -o default.pgo cpu-*.pb.gz
-  profq pgo -o default.pgo prod.pb.gz canary.pb.gz@0.1
+  profq pgo -o default.pgo --keep 99% prod.pb.gz canary.pb.gz@0.1
   profq pgo -o default.pgo --weight old.pb.gz=0.5 old.pb.gz http://host:6060/debug/pprof/profile`,
 		Args: needProfiles("pgo"),
 		RunE: runE(func(_ *cobra.Command, args []string) error {
@@ -59,12 +77,33 @@ atomically to -o FILE, or to standard output when that is not a terminal. See do
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.StringVarP(&o.Output, "output", "o", "", "write the profile to this file (atomically) instead of standard output")
-	fs.StringArrayVar(&o.Weights, "weight", nil, "PROFILE=WEIGHT: scale this PROFILE argument's values by WEIGHT before merging (repeatable)")
+	fs.StringArrayVar(&o.Weights, "weight", nil, "PROFILE=WEIGHT: scale this PROFILE argument's values by WEIGHT (repeatable)")
+	fs.Var((*keepValue)(&o.Keep), "keep", "keep the heaviest call edges that make up more than this share of the weight, e.g. 99% (100% keeps every edge)")
+	o.report.fs = fs
+	names := render.FormatNames(report.KindPGO)
+	fs.StringVar((*string)(&o.report.format), "format", names[0], "report format: "+strings.Join(names, ", "))
+	fs.StringVar(&o.report.jq, "jq", "", "filter the JSON report through this jq expression (implies --format json); each result on its own line, strings raw")
 	addInputFlags(fs, &o.input)
 	// The compiler reads names as the toolchain wrote them.
 	o.input.Demangle = source.DemangleNone
 	fs.Lookup("demangle").DefValue = source.DemangleNone
 	return cmd
+}
+
+// keepValue is --keep: a share of the weight in percent, with or without the % sign,
+// above 0 and at most 100.
+type keepValue float64
+
+func (k *keepValue) String() string { return strconv.FormatFloat(float64(*k), 'g', -1, 64) + "%" }
+func (k *keepValue) Type() string   { return "percent" }
+
+func (k *keepValue) Set(v string) error {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
+	if err != nil || !(f > 0 && f <= 100) {
+		return errors.New("want a share of the weight above 0% and at most 100%, such as 99%")
+	}
+	*k = keepValue(f)
+	return nil
 }
 
 // pgoWeights splits the arguments into the profiles and their weights: PROFILE@WEIGHT
@@ -133,37 +172,46 @@ func runPGO(stdio IO, o *PGOOptions, args []string) error {
 	if toStdout && stdio.OutIsTerminal {
 		return usageErrorf("pgo writes binary data: not to a terminal; use -o FILE or redirect standard output")
 	}
+	if err := o.report.validate(); err != nil {
+		return err
+	}
 	profiles, weights, err := pgoWeights(args, o.Weights)
 	if err != nil {
 		return err
 	}
 	o.input.Stdin = stdio.In
-	o.input.Weights = weights
-	p, inputs, err := o.input.Merge(profiles)
+	p, res, err := o.input.PGO(profiles, source.PGOOptions{Weights: weights, Keep: o.Keep})
 	if err != nil {
 		return err
 	}
-	for _, in := range inputs {
+	for _, in := range res.Inputs {
 		warn(stdio.Err, in.Warnings)
-	}
-	p, res, err := source.PGO(p, inputs)
-	if err != nil {
-		return err
 	}
 	size, err := writePGO(stdio, o.Output, toStdout, p)
 	if err != nil {
 		return err
 	}
-	where := o.Output
+	untrimmed := size
+	if res.Untrimmed != nil {
+		c := &countingWriter{w: io.Discard}
+		if err := res.Untrimmed.Write(c); err != nil {
+			return err
+		}
+		untrimmed = c.n
+	}
+	output := o.Output
 	if toStdout {
-		where = "standard output"
+		output = "-"
 	}
-	fmt.Fprintf(stdio.Err, "profq: pgo: %d inputs, kept %s/%s: %d samples, total %d; wrote %d bytes to %s\n",
-		len(inputs), res.SampleType.Type, res.SampleType.Unit, res.Samples, res.Total, size, where)
-	for i, in := range inputs {
-		fmt.Fprintf(stdio.Err, "profq: pgo: input %s: weight %g, %d samples\n", in.Source, weights[i], in.Samples)
+	r := report.NewPGO(res, o.Keep, output, size, untrimmed)
+	// The report goes where the profile does not.
+	reportIO := stdio
+	if toStdout {
+		reportIO.Out = stdio.Err
 	}
-	return nil
+	return o.report.write(reportIO, func(w io.Writer) error {
+		return render.PGO(w, r, render.Options{Format: o.report.format})
+	})
 }
 
 // writePGO writes p gzipped to path, or to standard output, and returns its size.

@@ -77,6 +77,7 @@ var writers = map[string]map[Format]writer{
 	report.KindPeek:   {Table: as(peekTable), JSON: as(encodeJSON[*report.Peek]), CSV: as(peekCSV), Markdown: as(peekMarkdown)},
 	report.KindList:   {Table: as(listTable), JSON: as(encodeJSON[*report.List]), CSV: as(listCSV), Markdown: as(listMarkdown)},
 	report.KindInfo:   {Table: as(infoTable), JSON: as(encodeJSON[*report.Info]), Markdown: as(infoMarkdown)},
+	report.KindPGO:    {Table: as(pgoTable), JSON: as(encodeJSON[*report.PGO])},
 	report.KindTraces: {Table: as(tracesTable), JSON: as(tracesJSON), NDJSON: as(tracesNDJSON), Folded: as(tracesFolded)},
 	report.KindGraph:  {DOT: as(graphDOT), JSON: as(encodeJSON[*report.GraphReport])},
 	report.KindFlame:  {HTML: as(flameHTML), SVG: as(flameSVG), JSON: as(encodeJSON[*report.Flame])},

@@ -85,11 +85,6 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 		if err := types.add(in); err != nil {
 			return nil, nil, err
 		}
-		if i < len(o.Weights) {
-			if err := weigh(p, o.Weights[i]); err != nil {
-				return nil, nil, &inputError{"weighting " + arg, err}
-			}
-		}
 		inputs = append(inputs, in)
 		if err := f.add(p, args[:i+1]); err != nil {
 			return nil, nil, noCommonType(err, inputs)

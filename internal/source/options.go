@@ -58,9 +58,6 @@ type Options struct {
 	// Symbolize says whether and from which binaries the locations of mappings without
 	// symbols are symbolized once the profiles are combined (symbolize.go).
 	Symbolize symbolize.Options
-	// Weights, used by Merge only, scale the values of each argument, by position, before
-	// it is merged (rounded to integers, as profile.Scale rounds); a missing weight is 1.
-	Weights []float64
 }
 
 // DefaultMaxInputBytes is the default limit on the size of one input after decompression:

@@ -4,147 +4,320 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
 )
 
-// PGO sample types: the Go compiler reads the first sample type that is either of them
-// (cmd/internal/pgo), and one is the other scaled by the period.
+// Go's compiler reads a profile for profile-guided optimization (cmd/internal/pgo) as a
+// map of call edges: for each sample, the last two locations only (the leaf and its
+// caller, with their inlined frames), as pprof's graph links their nodes; each edge is
+// named by its caller, the call's line less the caller's start line, and its callee, and
+// weighs the values of the samples it is in. Its total weight is the sum of all edges, and
+// its hot call sites are the heaviest edges that make up 99% of it. PGO computes that map
+// from every input, as the compiler would from the inputs merged, and writes a profile that
+// gives the compiler exactly the same map: one sample of two locations per edge.
+
+// PGO sample types: the compiler reads the first sample type that is either.
 var (
 	pgoCPU     = profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
 	pgoSamples = profile.ValueType{Type: "samples", Unit: "count"}
+	pgoTypes   = [2]profile.ValueType{pgoCPU, pgoSamples}
 )
 
-// weigh multiplies the values of p by w, rounded to integers; samples whose values all
-// round to zero are dropped (profile.Scale). It fails where a value would not fit.
-func weigh(p *profile.Profile, w float64) error {
-	if w == 1 {
-		return nil
-	}
-	if !(w > 0) || math.IsInf(w, 0) {
-		return fmt.Errorf("weight %v: want a positive number", w)
-	}
-	for _, s := range p.Sample {
-		for _, v := range s.Value {
-			if math.Abs(float64(v)*w) >= math.MaxInt64 {
-				return fmt.Errorf("weight %v: value %d times the weight does not fit in 64 bits", w, v)
-			}
-		}
-	}
-	p.Scale(w)
-	return nil
+// PGOOptions say how PGO reduces its inputs.
+type PGOOptions struct {
+	// Weights scale each input's values, by position; missing or 1 leaves them as they are.
+	Weights []float64
+	// Keep is the share of the total weight, in percent, that the hottest call edges kept
+	// must exceed, as the compiler's hot call-site threshold does (99 by default); the other
+	// edges' weight is kept as the weight of placeholder edges lighter than any kept, so
+	// that the compiler finds the same total and the same hot call sites. 0 or 100 keeps
+	// every edge.
+	Keep float64
 }
 
-// PGOResult says what PGO kept of a profile.
+// PGOInput is what PGO read of one input.
+type PGOInput struct {
+	Input
+	// Weight is the input's weight.
+	Weight float64
+	// Read is the sample type whose values were used, as the input names it; Scale is
+	// what they were multiplied by to be in the kept type's unit (1 but for a time in
+	// another unit than nanoseconds).
+	Read  profile.ValueType
+	Scale int64
+}
+
+// PGOResult says what PGO made.
 type PGOResult struct {
-	// SampleType is the one sample type kept.
-	SampleType *profile.ValueType
-	// Samples is the number of samples kept, once labels are dropped and the samples
-	// with the same stack added together.
-	Samples int
-	// Total is the sum of the values kept.
-	Total int64
-	// Mappings is the number of mappings whose file and build ID were dropped: those
-	// whose every location has its function names, so that nothing is left to symbolize.
-	Mappings int
+	// SampleType is the one sample type of the result: the first of cpu/nanoseconds and
+	// samples/count that every input has, in the first input's order, as the compiler
+	// picks it from the merged inputs.
+	SampleType profile.ValueType
+	Inputs     []PGOInput
+	// Edges is the number of call edges the compiler would read from the merged inputs;
+	// Kept, how many of them the result keeps; Placeholders, how many placeholder edges
+	// carry the weight of the others.
+	Edges, Kept, Placeholders int
+	// Total is the compiler's total weight (the sum of every edge); KeptWeight, the
+	// weight of the kept edges.
+	Total, KeptWeight int64
+	// HotEdges is how many edges the compiler treats as hot call sites at its default
+	// threshold (99% of the total weight); HotWeight is the weight of the lightest.
+	HotEdges  int
+	HotWeight int64
+	// Untrimmed is the profile with every edge, when Keep left some out; else nil.
+	Untrimmed *profile.Profile
 }
 
 // ErrNoPGOType is a profile without a sample type Go's compiler reads for
-// profile-guided optimization.
+// profile-guided optimization, nor one that means the same.
 var ErrNoPGOType = errors.New("no sample type go build -pgo reads")
 
-// PGO reduces p, merged from inputs, to what Go's compiler reads for profile-guided
-// optimization: the one sample type cpu/nanoseconds (or, without it, samples/count), no
-// labels, no comments, and no file or build ID for mappings whose locations all have
-// their function names. Samples that only labels told apart are added together.
-//
-// It fails with ErrNoPGOType, naming the first input that lacks both types and the types
-// it has, when p has neither.
-func PGO(p *profile.Profile, inputs []Input) (*profile.Profile, PGOResult, error) {
-	idx := -1
-	for _, want := range []profile.ValueType{pgoCPU, pgoSamples} {
-		for i, t := range p.SampleType {
-			if *t == want {
-				idx = i
-				break
-			}
-		}
-		if idx >= 0 {
-			break
-		}
+// ErrNoStartLines is a profile whose functions have no start lines, without which the
+// compiler cannot place a call within its caller and refuses the profile.
+var ErrNoStartLines = errors.New("no function has a start line (Go 1.20 and later write them): go build -pgo refuses such a profile")
+
+// compilerCDFThreshold is the compiler's default hot call-site threshold, in percent of
+// the total weight (cmd/compile's pgoinlinecdfthreshold).
+const compilerCDFThreshold = 99
+
+// Placeholder edges carry the weight of the edges trimming leaves out: one caller, called
+// at a line per edge, and one callee. The names are not Go names, so that no function of
+// a program is ever taken for them.
+const (
+	PGOPlaceholderCaller = "profq: weight of trimmed call edges"
+	PGOPlaceholderCallee = "profq: trimmed call edge"
+)
+
+// PGO reads every argument, one at a time, and returns the profile that gives Go's
+// compiler the call edges it would read from them merged, each input's values scaled by
+// its weight; o.Keep trims the lightest edges. Memory follows the largest input and the
+// number of edges, not the number of inputs.
+func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult, error) {
+	if len(args) == 0 {
+		return nil, PGOResult{}, errors.New("no profile to read")
 	}
-	if idx < 0 {
-		return nil, PGOResult{}, noPGOType(p, inputs)
-	}
-	kept := *p.SampleType[idx]
-	p.SampleType = []*profile.ValueType{&kept}
-	p.DefaultSampleType = ""
-	p.Comments = nil
-	for _, s := range p.Sample {
-		s.Value = s.Value[idx : idx+1]
-		s.Label, s.NumLabel, s.NumUnit = nil, nil, nil
-	}
-	// Merging the profile on its own adds up the samples that now have the same stack and
-	// drops those whose value is zero, and whatever only they referred to.
-	m := newMerger()
-	if err := m.add(p); err != nil {
+	if err := CheckStdin(args); err != nil {
 		return nil, PGOResult{}, err
 	}
-	p = m.result()
-	res := PGOResult{SampleType: &kept, Samples: len(p.Sample), Mappings: stripMappings(p)}
-	for _, s := range p.Sample {
-		res.Total += s.Value[0]
+	if !(po.Keep >= 0 && po.Keep <= 100) {
+		return nil, PGOResult{}, fmt.Errorf("keep %v%%: want a share from 0 to 100", po.Keep)
 	}
+	fetches := o.fetchAhead(args)
+	defer fetches.stop()
+	acc := newEdgeAcc()
+	res := PGOResult{Inputs: make([]PGOInput, 0, len(args))}
+	for i, arg := range args {
+		w := 1.0
+		if i < len(po.Weights) {
+			w = po.Weights[i]
+		}
+		if !(w > 0) || math.IsInf(w, 0) {
+			return nil, PGOResult{}, &inputError{"weighting " + arg, fmt.Errorf("weight %v: want a positive number", w)}
+		}
+		p, in, err := o.parse(arg, argReader{open: fetches.open})
+		if err != nil {
+			return nil, PGOResult{}, err
+		}
+		if err := o.symbolize(p, []Input{in}); err != nil {
+			return nil, PGOResult{}, err
+		}
+		if err := demangleProfile(p, o.Demangle); err != nil {
+			return nil, PGOResult{}, err
+		}
+		cols := pgoColumns(p.SampleType)
+		if cols[0].index < 0 && cols[1].index < 0 {
+			return nil, PGOResult{}, noPGOType(arg, p.SampleType)
+		}
+		if err := acc.add(p, cols, w); err != nil {
+			return nil, PGOResult{}, &inputError{"reading " + arg, err}
+		}
+		pi := PGOInput{Input: in, Weight: w}
+		res.Inputs = append(res.Inputs, pi)
+		acc.inputCols = append(acc.inputCols, cols)
+	}
+	col, err := acc.column(args)
+	if err != nil {
+		return nil, PGOResult{}, err
+	}
+	res.SampleType = pgoTypes[col]
+	for i := range res.Inputs {
+		c := acc.inputCols[i][col]
+		res.Inputs[i].Read, res.Inputs[i].Scale = c.read, c.scale
+	}
+	edges, err := acc.edges(col)
+	if err != nil {
+		return nil, PGOResult{}, err
+	}
+	if len(edges) > 0 && !acc.startLines {
+		return nil, PGOResult{}, &inputError{describe(args), ErrNoStartLines}
+	}
+	res.Edges = len(edges)
+	for _, e := range edges {
+		res.Total += e.weight
+	}
+	res.HotEdges, res.HotWeight = hotPrefix(edges, res.Total, compilerCDFThreshold)
+	kept := len(edges)
+	if po.Keep > 0 && po.Keep < 100 {
+		kept = keepPrefix(edges, res.Total, po.Keep)
+	}
+	res.Kept = kept
+	for _, e := range edges[:kept] {
+		res.KeptWeight += e.weight
+	}
+	fill := placeholders(edges[:kept], res.Total-res.KeptWeight)
+	res.Placeholders = len(fill)
+	p := acc.profile(edges[:kept], fill, res.SampleType)
 	if err := p.CheckValid(); err != nil {
 		return nil, PGOResult{}, fmt.Errorf("checking the PGO profile: %w", err)
+	}
+	if kept < len(edges) {
+		res.Untrimmed = acc.profile(edges, nil, res.SampleType)
 	}
 	return p, res, nil
 }
 
-// stripMappings drops the file, build ID and kernel relocation symbol of each mapping
-// whose locations all have lines: they serve only to symbolize addresses, and the
-// compiler reads function names and line numbers. It returns how many it stripped.
-func stripMappings(p *profile.Profile) int {
-	needed := make(map[*profile.Mapping]bool)
-	for _, l := range p.Location {
-		if len(l.Line) == 0 && l.Mapping != nil {
-			needed[l.Mapping] = true
+// hotPrefix is how many of edges, in the compiler's order, make up more than threshold
+// percent of total, as the compiler counts its hot call sites (inline.hotNodesFromCDF: the
+// edge that crosses the threshold included), and the weight of the last; all edges when
+// they never exceed it.
+func hotPrefix(edges []pgoEdge, total int64, threshold float64) (int, int64) {
+	if len(edges) == 0 {
+		return 0, 0
+	}
+	var cum int64
+	for i, e := range edges {
+		cum += e.weight
+		if float64(cum)/float64(total)*100 > threshold {
+			return i + 1, e.weight
 		}
 	}
-	n := 0
-	for _, m := range p.Mapping {
-		if needed[m] || (m.File == "" && m.BuildID == "" && m.KernelRelocationSymbol == "") {
-			continue
-		}
-		m.File, m.BuildID, m.KernelRelocationSymbol = "", "", ""
+	return len(edges), edges[len(edges)-1].weight
+}
+
+// keepPrefix is how many of edges trimming keeps: the hot call sites at threshold
+// (hotPrefix), and every edge as heavy as the last of them, so that a call site whose
+// heaviest edge is kept keeps all the edges that tie with it.
+func keepPrefix(edges []pgoEdge, total int64, threshold float64) int {
+	n, last := hotPrefix(edges, total, threshold)
+	for n < len(edges) && edges[n].weight == last {
 		n++
 	}
 	return n
 }
 
-// noPGOType is ErrNoPGOType for p, merged from inputs.
-func noPGOType(p *profile.Profile, inputs []Input) error {
-	what, types := "the merged profile", p.SampleType
-	for _, in := range inputs {
-		if !hasPGOType(in.SampleTypes) {
-			what, types = in.Source, in.SampleTypes
-			break
+// placeholders are the edges that carry rest, the weight of the edges left out of kept:
+// each lighter than the lightest kept edge (which is heavier than any edge left out, so at
+// least 2), so that they come after every kept edge in the compiler's order, as few as
+// that allows (never more than the edges left out).
+func placeholders(kept []pgoEdge, rest int64) []int64 {
+	if rest <= 0 || len(kept) == 0 {
+		return nil
+	}
+	unit := kept[len(kept)-1].weight - 1
+	n := (rest + unit - 1) / unit
+	fill := make([]int64, n)
+	for i := range fill {
+		fill[i] = unit
+	}
+	fill[n-1] = rest - (n-1)*unit
+	return fill
+}
+
+// pgoColumn is where an input's values for one of pgoTypes are: the index of its sample
+// type (-1 for none) and the factor to its unit.
+type pgoColumn struct {
+	index int
+	read  profile.ValueType
+	scale int64
+}
+
+// pgoColumns finds, for each of pgoTypes, the input's sample type that is it or means it:
+// the type itself first, else one named as perf, OpenTelemetry or other profilers name CPU
+// time or CPU samples (pgoMeaning).
+func pgoColumns(types []*profile.ValueType) [2]pgoColumn {
+	cols := [2]pgoColumn{{index: -1}, {index: -1}}
+	for c, want := range pgoTypes {
+		for i, t := range types {
+			if *t == want {
+				cols[c] = pgoColumn{index: i, read: *t, scale: 1}
+				break
+			}
+		}
+		if cols[c].index >= 0 {
+			continue
+		}
+		for i, t := range types {
+			if mc, scale, ok := pgoMeaning(*t); ok && mc == c {
+				cols[c] = pgoColumn{index: i, read: *t, scale: scale}
+				break
+			}
 		}
 	}
+	return cols
+}
+
+// pgoCPUNames are sample type names that measure time on CPU: Go's and pprof's, perf's
+// software clock events, and the names other profilers and their exporters give it.
+var pgoCPUNames = []string{"cpu", "cpu-clock", "task-clock", "cpu_time", "cpu-time", "cputime", "process_cpu", "oncpu", "on_cpu"}
+
+// pgoCycleNames are perf's CPU cycle events: each sample's value counts cycles on CPU.
+var pgoCycleNames = []string{"cycles", "cpu-cycles", "cpu_cycles", "ref-cycles"}
+
+// pgoTimeUnits are time units and their factor to nanoseconds.
+var pgoTimeUnits = map[string]int64{
+	"nanoseconds": 1, "nanosecond": 1, "ns": 1,
+	"microseconds": 1e3, "microsecond": 1e3, "us": 1e3,
+	"milliseconds": 1e6, "millisecond": 1e6, "ms": 1e6,
+	"seconds": 1e9, "second": 1e9, "s": 1e9,
+}
+
+// pgoMeaning says which of pgoTypes t means, if any, and the factor to its unit: time on
+// CPU in any time unit is cpu/nanoseconds; a count of CPU samples, or of the cycles a
+// perf cycles event counts, is samples/count: the compiler reads only the share of each
+// call edge in the whole, which both measure.
+func pgoMeaning(t profile.ValueType) (int, int64, bool) {
+	typ := strings.ToLower(strings.TrimSpace(t.Type))
+	unit := strings.ToLower(strings.TrimSpace(t.Unit))
+	if base, _, ok := strings.Cut(typ, ":"); ok { // perf modifiers: cycles:u, cpu-clock:ppp
+		typ = base
+	}
+	count := unit == "count" || unit == "" || unit == "samples" || unit == "sample" || unit == "events"
+	switch {
+	case slices.Contains(pgoCPUNames, typ):
+		if f, ok := pgoTimeUnits[unit]; ok {
+			return 0, f, true
+		}
+		if count {
+			return 1, 1, true
+		}
+	case typ == "samples" || typ == "sample":
+		if count {
+			return 1, 1, true
+		}
+	case slices.Contains(pgoCycleNames, typ):
+		if count || unit == "cycles" {
+			return 1, 1, true
+		}
+	}
+	return 0, 0, false
+}
+
+// noPGOType is ErrNoPGOType for the input arg, with its sample types.
+func noPGOType(arg string, types []*profile.ValueType) error {
 	names := make([]string, len(types))
 	for i, t := range types {
 		names[i] = t.Type + "/" + t.Unit
 	}
-	return &inputError{what, fmt.Errorf("%w (it has %s; the compiler needs %s/%s or %s/%s; renaming perf and OTLP sample types is not built yet)",
-		ErrNoPGOType, strings.Join(names, ", "), pgoCPU.Type, pgoCPU.Unit, pgoSamples.Type, pgoSamples.Unit)}
-}
-
-func hasPGOType(types []*profile.ValueType) bool {
+	why := "neither measures time on CPU nor counts CPU samples"
 	for _, t := range types {
-		if *t == pgoCPU || *t == pgoSamples {
-			return true
+		if strings.EqualFold(t.Type, "wall") {
+			why = "wall time counts time off CPU too, which the compiler must not optimize for"
 		}
 	}
-	return false
+	return &inputError{arg, fmt.Errorf("%w (it has %s: %s; the compiler needs %s/%s or %s/%s, or a CPU time or sample count profq can read as one)",
+		ErrNoPGOType, strings.Join(names, ", "), why, pgoCPU.Type, pgoCPU.Unit, pgoSamples.Type, pgoSamples.Unit)}
 }

@@ -1,0 +1,329 @@
+package source
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/google/pprof/profile"
+)
+
+// pgoKey names a call edge as the compiler does (cmd/internal/pgo.NamedCallEdge): the
+// caller's and the callee's names (indices into edgeAcc.names) and the line of the call
+// less the caller's start line.
+type pgoKey struct {
+	caller, callee uint32
+	offset         int64
+}
+
+// pgoSum is the weight of one edge in both of pgoTypes: exact sums of the inputs whose
+// weight is 1, and the others' weighted values, rounded once at the end.
+type pgoSum struct {
+	exact  [2]int64
+	scaled [2]float64
+}
+
+// pgoEdge is one edge of the result and its weight.
+type pgoEdge struct {
+	key    pgoKey
+	weight int64
+}
+
+// pgoNode is a node of the compiler's graph (internal/profile.NodeInfo): a line of a
+// location, told apart by address, function name, line and start line.
+type pgoNode struct {
+	addr        uint64
+	name        uint32
+	line, start int64
+}
+
+// edgeAcc adds up the call edges of the inputs, as the compiler reads them.
+type edgeAcc struct {
+	names   []string
+	nameIDs map[string]uint32
+	// start is each name's largest start line, file the file of its first function with one.
+	start []int64
+	file  []string
+	sums  map[pgoKey]*pgoSum
+	// inputCols are each input's columns (pgoColumns).
+	inputCols [][2]pgoColumn
+	// startLines says whether a node of an input with a call edge had a start line.
+	startLines bool
+	// overflow is set when an exact sum no longer fits in 64 bits.
+	overflow bool
+
+	// Per input, per sample.
+	locNodes map[*profile.Location][]pgoNode
+	seq      []pgoNode
+	seen     []pgoNode
+	seenPair [][2]pgoNode
+}
+
+func newEdgeAcc() *edgeAcc {
+	return &edgeAcc{nameIDs: make(map[string]uint32), sums: make(map[pgoKey]*pgoSum)}
+}
+
+// name interns a function name.
+func (a *edgeAcc) name(s string, start int64, file string) uint32 {
+	id, ok := a.nameIDs[s]
+	if !ok {
+		id = uint32(len(a.names))
+		a.nameIDs[s] = id
+		a.names = append(a.names, s)
+		a.start = append(a.start, start)
+		a.file = append(a.file, file)
+		return id
+	}
+	if start > a.start[id] {
+		a.start[id] = start
+	}
+	if a.file[id] == "" {
+		a.file[id] = file
+	}
+	return id
+}
+
+// nodes are the compiler's nodes of a location, innermost (inlined) line first, as
+// Location.Line lists them; a location without lines is one node of its address.
+func (a *edgeAcc) nodes(l *profile.Location) []pgoNode {
+	if ns, ok := a.locNodes[l]; ok {
+		return ns
+	}
+	var ns []pgoNode
+	if len(l.Line) == 0 {
+		ns = []pgoNode{{addr: l.Address, name: a.name("", 0, "")}}
+	}
+	for _, ln := range l.Line {
+		if ln.Function == nil {
+			ns = append(ns, pgoNode{addr: l.Address, name: a.name("", 0, "")})
+			continue
+		}
+		f := ln.Function
+		ns = append(ns, pgoNode{addr: l.Address, name: a.name(f.Name, f.StartLine, f.Filename), line: ln.Line, start: f.StartLine})
+	}
+	a.locNodes[l] = ns
+	return ns
+}
+
+// add adds the call edges of p's samples, their values in cols multiplied by w.
+func (a *edgeAcc) add(p *profile.Profile, cols [2]pgoColumn, w float64) error {
+	a.locNodes = make(map[*profile.Location][]pgoNode, len(p.Location))
+	defer func() { a.locNodes = nil }()
+	var v [2]int64
+	for _, s := range p.Sample {
+		zero := true
+		for c, col := range cols {
+			v[c] = 0
+			if col.index < 0 {
+				continue
+			}
+			x := s.Value[col.index]
+			if x < 0 {
+				return fmt.Errorf("a sample has a negative %s value (%d): go build -pgo reads CPU profiles, not differences of profiles", col.read.Type, x)
+			}
+			if x > math.MaxInt64/col.scale {
+				return fmt.Errorf("a %s value in %s (%d) does not fit in 64 bits in nanoseconds", col.read.Type, col.read.Unit, x)
+			}
+			v[c] = x * col.scale
+			zero = zero && v[c] == 0
+		}
+		if zero || len(s.Location) == 0 {
+			continue
+		}
+		a.sample(s.Location, v, w)
+	}
+	if a.overflow {
+		return fmt.Errorf("the weight of a call edge does not fit in 64 bits")
+	}
+	return nil
+}
+
+// sample adds the edges of one sample as the compiler's graph links them
+// (internal/profile.NewGraph): the nodes of the caller location (the second), outermost
+// first, then those of the leaf; each node linked to the one before it unless they are the
+// same node, each edge once a sample.
+func (a *edgeAcc) sample(locs []*profile.Location, v [2]int64, w float64) {
+	a.seq = a.seq[:0]
+	for i := min(1, len(locs)-1); i >= 0; i-- {
+		ns := a.nodes(locs[i])
+		for j := len(ns) - 1; j >= 0; j-- {
+			a.seq = append(a.seq, ns[j])
+		}
+	}
+	a.seen, a.seenPair = a.seen[:0], a.seenPair[:0]
+	for i, n := range a.seq {
+		sawNode := slices.Contains(a.seen, n)
+		if !sawNode {
+			a.seen = append(a.seen, n)
+		}
+		if i == 0 {
+			continue
+		}
+		parent := a.seq[i-1]
+		pair := [2]pgoNode{n, parent}
+		if n == parent || (sawNode && slices.Contains(a.seenPair, pair)) {
+			continue
+		}
+		a.seenPair = append(a.seenPair, pair)
+		if parent.start != 0 || n.start != 0 {
+			a.startLines = true
+		}
+		a.addEdge(pgoKey{caller: parent.name, callee: n.name, offset: parent.line - parent.start}, v, w)
+	}
+}
+
+// addEdge adds v, weighted by w, to an edge.
+func (a *edgeAcc) addEdge(k pgoKey, v [2]int64, w float64) {
+	s := a.sums[k]
+	if s == nil {
+		s = new(pgoSum)
+		a.sums[k] = s
+	}
+	for c := range v {
+		if w == 1 {
+			sum := s.exact[c] + v[c]
+			if sum < s.exact[c] {
+				a.overflow = true
+			}
+			s.exact[c] = sum
+		} else {
+			s.scaled[c] += float64(v[c]) * w
+		}
+	}
+}
+
+// column picks the sample type of the result: of the types every input has, the one the
+// first input lists first (as the compiler picks it from the merged inputs, whose types
+// are in the first input's order).
+func (a *edgeAcc) column(args []string) (int, error) {
+	best := -1
+	for c := range pgoTypes {
+		all := true
+		for _, cols := range a.inputCols {
+			all = all && cols[c].index >= 0
+		}
+		if all && (best < 0 || a.inputCols[0][c].index < a.inputCols[0][best].index) {
+			best = c
+		}
+	}
+	if best >= 0 {
+		return best, nil
+	}
+	// Each type is missing from some input: name one input without each.
+	var without [2]string
+	for c := range pgoTypes {
+		for i, cols := range a.inputCols {
+			if cols[c].index < 0 {
+				without[c] = args[i]
+				break
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w common to every input: %s has no %s/%s and %s has no %s/%s", ErrNoPGOType,
+		without[0], pgoCPU.Type, pgoCPU.Unit, without[1], pgoSamples.Type, pgoSamples.Unit)
+}
+
+// edges are the edges of column c with a weight, in the compiler's order: heaviest
+// first, then by caller, callee and call line (cmd/internal/pgo's sortByWeight).
+func (a *edgeAcc) edges(c int) ([]pgoEdge, error) {
+	edges := make([]pgoEdge, 0, len(a.sums))
+	for k, s := range a.sums {
+		w := s.exact[c]
+		if s.scaled[c] != 0 {
+			r := math.Round(s.scaled[c])
+			if r >= math.MaxInt64-float64(w) {
+				return nil, fmt.Errorf("the weight of a call edge does not fit in 64 bits")
+			}
+			w += int64(r)
+		}
+		if w > 0 {
+			edges = append(edges, pgoEdge{key: k, weight: w})
+		}
+	}
+	slices.SortFunc(edges, func(x, y pgoEdge) int {
+		if x.weight != y.weight {
+			return cmp.Compare(y.weight, x.weight)
+		}
+		return a.compareNames(x.key, y.key)
+	})
+	var total int64
+	for _, e := range edges {
+		if total += e.weight; total < 0 {
+			return nil, fmt.Errorf("the total weight of the call edges does not fit in 64 bits")
+		}
+	}
+	return edges, nil
+}
+
+// compareNames orders edges of the same weight as the compiler does.
+func (a *edgeAcc) compareNames(x, y pgoKey) int {
+	return cmp.Or(cmp.Compare(a.names[x.caller], a.names[y.caller]),
+		cmp.Compare(a.names[x.callee], a.names[y.callee]),
+		cmp.Compare(x.offset, y.offset))
+}
+
+// profile is the profile of the kept edges and the placeholders: one sample per edge, its
+// stack the callee (at its start line) called by the caller (at the line of the call).
+// Each name is one function, at the largest start line its inputs gave it.
+func (a *edgeAcc) profile(kept []pgoEdge, fill []int64, st profile.ValueType) *profile.Profile {
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: st.Type, Unit: st.Unit}},
+		PeriodType: &profile.ValueType{Type: st.Type, Unit: st.Unit},
+		Period:     1,
+	}
+	funcs := make(map[uint32]*profile.Function)
+	fn := func(name string, start int64, file string) *profile.Function {
+		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: file, StartLine: start}
+		p.Function = append(p.Function, f)
+		return f
+	}
+	function := func(id uint32) *profile.Function {
+		if f, ok := funcs[id]; ok {
+			return f
+		}
+		f := fn(a.names[id], a.start[id], a.file[id])
+		funcs[id] = f
+		return f
+	}
+	type locKey struct {
+		f    *profile.Function
+		line int64
+	}
+	locs := make(map[locKey]*profile.Location)
+	location := func(f *profile.Function, line int64) *profile.Location {
+		k := locKey{f, line}
+		if l, ok := locs[k]; ok {
+			return l
+		}
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f, Line: line}}}
+		p.Location = append(p.Location, l)
+		locs[k] = l
+		return l
+	}
+	for _, e := range kept {
+		caller, callee := function(e.key.caller), function(e.key.callee)
+		callLine := caller.StartLine + e.key.offset
+		// The callee's node must differ from the caller's, or the compiler sees no edge:
+		// a function calling itself at its start line is called at the line after it.
+		calleeLine := callee.StartLine
+		if callee == caller && calleeLine == callLine {
+			calleeLine++
+		}
+		p.Sample = append(p.Sample, &profile.Sample{
+			Location: []*profile.Location{location(callee, calleeLine), location(caller, callLine)},
+			Value:    []int64{e.weight},
+		})
+	}
+	if len(fill) > 0 {
+		caller, callee := fn(PGOPlaceholderCaller, 1, ""), fn(PGOPlaceholderCallee, 1, "")
+		leaf := location(callee, 1)
+		for i, w := range fill {
+			p.Sample = append(p.Sample, &profile.Sample{
+				Location: []*profile.Location{leaf, location(caller, 1+int64(i))},
+				Value:    []int64{w},
+			})
+		}
+	}
+	return p
+}
