@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/report"
 )
 
 // runPGOCmd runs profq pgo in-process and returns its exit code and stderr.
@@ -19,6 +22,16 @@ func runPGOCmd(t *testing.T, args ...string) (int, string) {
 	var stdout, stderr bytes.Buffer
 	code := Run(append([]string{"pgo"}, args...), IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 	return code, stderr.String()
+}
+
+// stdoutOf runs profq in-process and returns its standard output, failing on an error.
+func stdoutOf(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := Run(args, IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr}); code != ExitOK {
+		t.Fatalf("profq %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+	}
+	return stdout.String()
 }
 
 // readPGO parses a file profq pgo wrote and returns its values by stack (the function
@@ -51,88 +64,76 @@ func readPGO(t *testing.T, path string) (*profile.Profile, map[string]int64) {
 	return p, byStack
 }
 
-// TestPGOKeepsWhatTheCompilerReads checks the profile written: one sample type
-// (cpu/nanoseconds), no labels, no comments, and the values of the input's CPU type.
-func TestPGOKeepsWhatTheCompilerReads(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "default.pgo")
+// TestPGOReport checks the profile written and the report of it: the report goes to
+// standard output when the profile goes to a file, to standard error when the profile
+// goes to standard output, in table or JSON, and says what the file holds.
+func TestPGOReport(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "default.pgo")
 	in := "../../testdata/profiles/labels.pb.gz"
-	if code, stderr := runPGOCmd(t, "-o", out, in); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
+	var stdout, stderr bytes.Buffer
+	code := Run([]string{"pgo", "--format", "json", "-o", out, in}, IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var r report.PGO
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("report on stdout: %v\n%s", err, stdout.String())
 	}
 	p, _ := readPGO(t, out)
-	if len(p.SampleType) != 1 || p.SampleType[0].Type != "cpu" || p.SampleType[0].Unit != "nanoseconds" {
-		t.Errorf("sample types %v, want only cpu/nanoseconds", p.SampleType)
-	}
-	if len(p.Comments) != 0 {
-		t.Errorf("comments %q kept", p.Comments)
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var total int64
 	for _, s := range p.Sample {
-		if len(s.Label) != 0 || len(s.NumLabel) != 0 {
-			t.Errorf("labels kept: %v %v", s.Label, s.NumLabel)
+		if len(s.Label) != 0 || len(s.NumLabel) != 0 || len(s.Location) != 2 {
+			t.Errorf("sample %v: want two locations and no labels", s)
 		}
 		total += s.Value[0]
 	}
-	orig, err := os.Open(in)
-	if err != nil {
-		t.Fatal(err)
+	if r.Kind != report.KindPGO || r.Output != out || r.Bytes.Written != fi.Size() || r.Bytes.Untrimmed != fi.Size() ||
+		r.Edges.Total != len(p.Sample) || r.Edges.Kept != len(p.Sample) || r.Weight.Total != total || r.Weight.KeptShare != 1 ||
+		len(r.Inputs) != 1 || r.Inputs[0].Source != in || r.Inputs[0].Read.Type != "samples" {
+		t.Errorf("report %+v does not describe the file: %d bytes, %d samples, total %d", r, fi.Size(), len(p.Sample), total)
 	}
-	defer orig.Close()
-	src, err := profile.Parse(orig)
-	if err != nil {
-		t.Fatal(err)
+	if len(p.SampleType) != 1 || *p.SampleType[0] != (profile.ValueType{Type: r.SampleType.Type, Unit: r.SampleType.Unit}) || len(p.Comments) != 0 {
+		t.Errorf("sample types %v, comments %q", p.SampleType, p.Comments)
 	}
-	idx, err := src.SampleIndexByName("cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want int64
-	for _, s := range src.Sample {
-		want += s.Value[idx]
-	}
-	if total != want || total == 0 {
-		t.Errorf("total %d, want the input's cpu total %d", total, want)
+
+	// The profile on stdout, the report on stderr.
+	stdout.Reset()
+	stderr.Reset()
+	code = Run([]string{"pgo", in}, IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	if code != ExitOK || !bytes.HasPrefix(stdout.Bytes(), []byte{0x1f, 0x8b}) || !strings.HasPrefix(stderr.String(), "Profile: standard output, ") {
+		t.Errorf("exit %d, stdout starts %q, stderr %q", code, stdout.Bytes()[:min(4, stdout.Len())], stderr.String())
 	}
 }
 
-// TestPGOWeights checks that weights 1 and 3 give values in that proportion, whether given
-// as PROFILE@WEIGHT or --weight, and that merging both adds them up.
+// TestPGOWeights checks that PROFILE@WEIGHT and --weight give the same profile, and that
+// weights change it.
 func TestPGOWeights(t *testing.T) {
 	dir := t.TempDir()
-	data, err := os.ReadFile("../../testdata/profiles/cpu.pb.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := filepath.Join(dir, "a.pb.gz"), filepath.Join(dir, "b.pb.gz")
-	for _, f := range []string{a, b} {
-		if err := os.WriteFile(f, data, 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pgo := func(name string, args ...string) map[string]int64 {
+	a, b := "../../testdata/profiles/pgo/capture-0001.pb.gz", "../../testdata/profiles/pgo/capture-0002.pb.gz"
+	pgo := func(name string, args ...string) []byte {
 		out := filepath.Join(dir, name)
 		if code, stderr := runPGOCmd(t, append([]string{"-o", out}, args...)...); code != ExitOK {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
-		_, v := readPGO(t, out)
-		return v
-	}
-	one := pgo("one.pgo", a)
-	three := pgo("three.pgo", b+"@3")
-	flag := pgo("flag.pgo", "--weight", b+"=3", b)
-	both := pgo("both.pgo", a, b+"@3")
-	if len(one) == 0 {
-		t.Fatal("no samples")
-	}
-	for stack, v := range one {
-		if three[stack] != 3*v || flag[stack] != 3*v || both[stack] != 4*v {
-			t.Errorf("stack %s: weight 1 gives %d, @3 %d, --weight 3 %d, both %d; want x3, x3, x4", stack, v, three[stack], flag[stack], both[stack])
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return data
 	}
-	for _, m := range []map[string]int64{three, flag, both} {
-		if len(m) != len(one) {
-			t.Errorf("%d stacks, want %d", len(m), len(one))
-		}
+	at := pgo("at.pgo", a, b+"@3")
+	flag := pgo("flag.pgo", "--weight", b+"=3", a, b)
+	plain := pgo("plain.pgo", a, b)
+	if !bytes.Equal(at, flag) {
+		t.Error("PROFILE@3 and --weight PROFILE=3 give different profiles")
+	}
+	if bytes.Equal(at, plain) {
+		t.Error("weight 3 gives the profile of weight 1")
 	}
 }
 
@@ -251,8 +252,8 @@ func TestPGOGoBuild(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("profq pgo: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "kept cpu/nanoseconds") || !strings.Contains(stderr, "weight 2") {
-		t.Errorf("report %q does not say what was kept and weighted", stderr)
+	if !strings.Contains(stdoutOf(t, "pgo", "--format", "json", "-o", pgo, cpu, cpu+"@2"), `"weight": 2`) {
+		t.Errorf("the report does not say what was weighted")
 	}
 	out := goRun("build", "-pgo="+pgo, "-gcflags=-d=pgodebug=1", "-o", filepath.Join(dir, "prog-pgo"), ".")
 	if !strings.Contains(out, "hot-callsite-thres-from-CDF=") {
@@ -276,4 +277,89 @@ func TestPGORefusesTerminal(t *testing.T) {
 	if code != ExitUsage || out.Len() != 0 || !strings.Contains(errb.String(), "not to a terminal; use -o FILE") {
 		t.Errorf("exit %d, %d bytes out, stderr %q; want exit 2, nothing written", code, out.Len(), errb.String())
 	}
+}
+
+// TestPGODecisions is the end-to-end check of trimming with the Go toolchain: profq itself
+// is built with the untrimmed profile of its own fleet captures merged (each capture
+// repeated as many times as its weight, merged by profq merge as pprof -proto merges) and
+// with profq pgo --keep 99% of the same captures weighted, and the compiler's inlining and
+// PGO decisions (-m -d=pgodebug=1 on profq's packages) are compared. They are the same but
+// for devirtualizations of indirect calls whose every edge was trimmed, which the trimmed
+// profile can only lose, never add. It builds profq twice: not under -short.
+func TestPGODecisions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds profq twice with PGO (about a minute each): not under -short")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("no go command")
+	}
+	captures, err := filepath.Glob("../../testdata/profiles/pgo/capture-*.pb.gz")
+	if err != nil || len(captures) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	dir := t.TempDir()
+	var weighted, repeated []string
+	for i, c := range captures {
+		w := 2*i + 3
+		weighted = append(weighted, fmt.Sprintf("%s@%d", c, w))
+		for range w {
+			repeated = append(repeated, c)
+		}
+	}
+	merged, trimmed := filepath.Join(dir, "merged.pb.gz"), filepath.Join(dir, "trimmed.pgo")
+	stdoutOf(t, append([]string{"merge", "-o", merged}, repeated...)...)
+	var r report.PGO
+	if err := json.Unmarshal([]byte(stdoutOf(t, append([]string{"pgo", "--format", "json", "--keep", "99%", "-o", trimmed}, weighted...)...)), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Edges.Kept >= r.Edges.Total || r.Edges.Placeholders == 0 {
+		t.Fatalf("--keep 99%% kept %d of %d edges: nothing to compare", r.Edges.Kept, r.Edges.Total)
+	}
+	decisions := func(profile string) []string {
+		cmd := exec.Command(goCmd, "build", "-pgo="+profile, "-gcflags=github.com/profq/profq/...=-m -d=pgodebug=1", "-o", os.DevNull, "./cmd/profq")
+		cmd.Dir = "../.."
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build -pgo=%s: %v\n%s", profile, err, out)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if l != "" && !strings.HasPrefix(l, "# ") {
+				lines = append(lines, l)
+			}
+		}
+		slices.Sort(lines)
+		return lines
+	}
+	full, trim := decisions(merged), decisions(trimmed)
+	devirt := func(l string) bool { return strings.Contains(l, "PGO devirtualizing") }
+	var lost []string
+	i, j := 0, 0
+	for i < len(full) || j < len(trim) {
+		switch {
+		case j == len(trim) || (i < len(full) && full[i] < trim[j]):
+			if !devirt(full[i]) {
+				t.Errorf("only with the untrimmed profile: %s", full[i])
+			}
+			lost = append(lost, full[i])
+			i++
+		case i == len(full) || trim[j] < full[i]:
+			t.Errorf("only with the trimmed profile: %s", trim[j])
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	hot := 0
+	for _, l := range full {
+		if strings.HasPrefix(l, "hot-node") || strings.HasPrefix(l, "hot-budget") {
+			hot++
+		}
+	}
+	if hot == 0 {
+		t.Errorf("no PGO inlining decision in %d lines: the comparison shows nothing", len(full))
+	}
+	t.Logf("%d decisions (%d PGO inlining), %d edges kept of %d (%d placeholders), %d bytes (%d untrimmed); lost: %q",
+		len(full), hot, r.Edges.Kept, r.Edges.Total, r.Edges.Placeholders, r.Bytes.Written, r.Bytes.Untrimmed, lost)
 }

@@ -147,7 +147,16 @@ func TestJSONContract(t *testing.T) {
 			})
 		}
 	}
-	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo, KindGoroutines} {
+	// pgo: a report of profq pgo's own captures, and of a result without inputs.
+	for _, inputs := range [][]string{{"../../testdata/profiles/pgo/capture-0001.pb.gz", "../../testdata/profiles/pgo/capture-0002.pb.gz"}, {"../../testdata/profiles/labels.pb.gz"}} {
+		_, res, err := source.Options{}.PGO(inputs, source.PGOOptions{Keep: 99})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, KindPGO, NewPGO(res, 99, "default.pgo", 1, 2))
+	}
+	check(t, KindPGO, NewPGO(source.PGOResult{}, 0, "-", 0, 0))
+	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo, KindGoroutines, KindPGO} {
 		if !built[kind] {
 			t.Errorf("no %s report was checked", kind)
 		}
