@@ -394,3 +394,13 @@ func TestPGORefusals(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPGO reduces the eight committed captures of profq to their call edges, as profq
+// pgo does (scripts/bench-pgo.sh measures 1,000 captures against go tool pprof -proto).
+func BenchmarkPGO(b *testing.B) {
+	for b.Loop() {
+		if _, _, err := (Options{}).PGO(fleetCaptures, PGOOptions{Keep: 99}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
