@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/workers"
 )
 
 // Go's compiler reads a profile for profile-guided optimization (cmd/internal/pgo) as a
@@ -92,10 +96,12 @@ const (
 	PGOPlaceholderCallee = "profq: trimmed call edge"
 )
 
-// PGO reads every argument, one at a time, and returns the profile that gives Go's
-// compiler the call edges it would read from them merged, each input's values scaled by
-// its weight; o.Keep trims the lightest edges. Memory follows the largest input and the
-// number of edges, not the number of inputs.
+// PGO reads every argument and returns the profile that gives Go's compiler the call
+// edges it would read from them merged, each input's values scaled by its weight; po.Keep
+// trims the lightest edges. A few inputs are read at once, each reduced to its edges as
+// soon as it is read, and their edges are added up in argument order, so that the result
+// and the first error are those of reading them one after another. Memory follows the
+// largest inputs and the number of edges, not the number of inputs.
 func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult, error) {
 	if len(args) == 0 {
 		return nil, PGOResult{}, errors.New("no profile to read")
@@ -106,38 +112,59 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 	if !(po.Keep >= 0 && po.Keep <= 100) {
 		return nil, PGOResult{}, fmt.Errorf("keep %v%%: want a share from 0 to 100", po.Keep)
 	}
-	fetches := o.fetchAhead(args)
-	defer fetches.stop()
-	acc := newEdgeAcc()
-	res := PGOResult{Inputs: make([]PGOInput, 0, len(args))}
+	weights := make([]float64, len(args))
 	for i, arg := range args {
-		w := 1.0
+		weights[i] = 1
 		if i < len(po.Weights) {
-			w = po.Weights[i]
+			weights[i] = po.Weights[i]
 		}
-		if !(w > 0) || math.IsInf(w, 0) {
+		if w := weights[i]; !(w > 0) || math.IsInf(w, 0) {
 			return nil, PGOResult{}, &inputError{"weighting " + arg, fmt.Errorf("weight %v: want a positive number", w)}
 		}
-		p, in, err := o.parse(arg, argReader{open: fetches.open})
-		if err != nil {
-			return nil, PGOResult{}, err
+	}
+	acc := newEdgeAcc()
+	res := PGOResult{Inputs: make([]PGOInput, len(args))}
+	// turn[i] is closed when input i may be added: inputs are read concurrently but added
+	// in order. The first error stops the adding; the inputs after it are still read (a
+	// few at once) but not added.
+	turn := make([]chan struct{}, len(args)+1)
+	for i := range turn {
+		turn[i] = make(chan struct{})
+	}
+	close(turn[0])
+	var firstErr error
+	// failed is the lowest index of an input that failed: those after it need not be read.
+	var failed atomic.Int64
+	failed.Store(int64(len(args)))
+	workers.Each(len(args), min(maxLoaders, runtime.GOMAXPROCS(0)), func(i int) {
+		var (
+			part *pgoPartial
+			in   Input
+			err  error
+		)
+		if int64(i) < failed.Load() {
+			if part, in, err = o.pgoInput(args[i]); err != nil {
+				for f := failed.Load(); int64(i) < f && !failed.CompareAndSwap(f, int64(i)); f = failed.Load() {
+				}
+			}
 		}
-		if err := o.symbolize(p, []Input{in}); err != nil {
-			return nil, PGOResult{}, err
+		<-turn[i]
+		defer close(turn[i+1])
+		switch {
+		case firstErr != nil:
+		case err != nil:
+			firstErr = err
+		default:
+			acc.add(part, weights[i])
+			res.Inputs[i] = PGOInput{Input: in, Weight: weights[i]}
+			acc.inputCols = append(acc.inputCols, part.cols)
+			if acc.overflow {
+				firstErr = &inputError{"adding up " + args[i], errEdgeOverflow}
+			}
 		}
-		if err := demangleProfile(p, o.Demangle); err != nil {
-			return nil, PGOResult{}, err
-		}
-		cols := pgoColumns(p.SampleType)
-		if cols[0].index < 0 && cols[1].index < 0 {
-			return nil, PGOResult{}, noPGOType(arg, p.SampleType)
-		}
-		if err := acc.add(p, cols, w); err != nil {
-			return nil, PGOResult{}, &inputError{"reading " + arg, err}
-		}
-		pi := PGOInput{Input: in, Weight: w}
-		res.Inputs = append(res.Inputs, pi)
-		acc.inputCols = append(acc.inputCols, cols)
+	})
+	if firstErr != nil {
+		return nil, PGOResult{}, firstErr
 	}
 	col, err := acc.column(args)
 	if err != nil {
@@ -178,6 +205,27 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 		res.Untrimmed = acc.profile(edges, nil, res.SampleType)
 	}
 	return p, res, nil
+}
+
+// pgoInput reads one argument and reduces it to its call edges.
+func (o Options) pgoInput(arg string) (*pgoPartial, Input, error) {
+	p, stacks, in, doc, err := o.LoadOrDocument(arg, IsDocument)
+	if err != nil {
+		return nil, Input{}, err
+	}
+	if doc != nil {
+		doc.Close()
+		return nil, Input{}, &inputError{"reading " + arg, errors.New("a JSON document that is not a profile (a saved report?): go build -pgo reads CPU profiles")}
+	}
+	cols := pgoColumns(p.SampleType)
+	if cols[0].index < 0 && cols[1].index < 0 {
+		return nil, Input{}, noPGOType(arg, p.SampleType)
+	}
+	part, err := newPGOPartial(p, stacks, cols)
+	if err != nil {
+		return nil, Input{}, &inputError{"reading " + arg, err}
+	}
+	return part, in, nil
 }
 
 // hotPrefix is how many of edges, in the compiler's order, make up more than threshold

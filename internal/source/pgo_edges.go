@@ -2,6 +2,7 @@ package source
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -38,115 +39,154 @@ type pgoNode struct {
 	line, start int64
 }
 
-// edgeAcc adds up the call edges of the inputs, as the compiler reads them.
-type edgeAcc struct {
-	names   []string
-	nameIDs map[string]uint32
-	// start is each name's largest start line, file the file of its first function with one.
-	start []int64
-	file  []string
-	sums  map[pgoKey]*pgoSum
-	// inputCols are each input's columns (pgoColumns).
-	inputCols [][2]pgoColumn
-	// startLines says whether a node of an input with a call edge had a start line.
-	startLines bool
-	// overflow is set when an exact sum no longer fits in 64 bits.
-	overflow bool
+// pgoName is a function name with the start line and file it comes with.
+type pgoName struct {
+	name  string
+	start int64
+	file  string
+}
 
-	// Per input, per sample.
-	locNodes map[*profile.Location][]pgoNode
+// nameTable interns function names: the largest start line of each, and the first file.
+type nameTable struct {
+	list []pgoName
+	ids  map[string]uint32
+}
+
+func (ns *nameTable) intern(n pgoName) uint32 {
+	id, ok := ns.ids[n.name]
+	if !ok {
+		id = uint32(len(ns.list))
+		ns.ids[n.name] = id
+		ns.list = append(ns.list, n)
+		return id
+	}
+	e := &ns.list[id]
+	e.start = max(e.start, n.start)
+	if e.file == "" {
+		e.file = n.file
+	}
+	return id
+}
+
+// pgoPartial is one input reduced to its call edges, its names its own.
+type pgoPartial struct {
+	nameTable
+	sums map[pgoKey][2]int64
+	cols [2]pgoColumn
+	// startLines says whether a node of a call edge has a start line.
+	startLines bool
+
+	// While the input is read.
+	nodesAt  []([]pgoNode) // by location position
 	seq      []pgoNode
 	seen     []pgoNode
 	seenPair [][2]pgoNode
 }
 
-func newEdgeAcc() *edgeAcc {
-	return &edgeAcc{nameIDs: make(map[string]uint32), sums: make(map[pgoKey]*pgoSum)}
-}
-
-// name interns a function name.
-func (a *edgeAcc) name(s string, start int64, file string) uint32 {
-	id, ok := a.nameIDs[s]
-	if !ok {
-		id = uint32(len(a.names))
-		a.nameIDs[s] = id
-		a.names = append(a.names, s)
-		a.start = append(a.start, start)
-		a.file = append(a.file, file)
-		return id
-	}
-	if start > a.start[id] {
-		a.start[id] = start
-	}
-	if a.file[id] == "" {
-		a.file[id] = file
-	}
-	return id
-}
-
-// nodes are the compiler's nodes of a location, innermost (inlined) line first, as
-// Location.Line lists them; a location without lines is one node of its address.
-func (a *edgeAcc) nodes(l *profile.Location) []pgoNode {
-	if ns, ok := a.locNodes[l]; ok {
-		return ns
-	}
-	var ns []pgoNode
-	if len(l.Line) == 0 {
-		ns = []pgoNode{{addr: l.Address, name: a.name("", 0, "")}}
-	}
-	for _, ln := range l.Line {
-		if ln.Function == nil {
-			ns = append(ns, pgoNode{addr: l.Address, name: a.name("", 0, "")})
-			continue
-		}
-		f := ln.Function
-		ns = append(ns, pgoNode{addr: l.Address, name: a.name(f.Name, f.StartLine, f.Filename), line: ln.Line, start: f.StartLine})
-	}
-	a.locNodes[l] = ns
-	return ns
-}
-
-// add adds the call edges of p's samples, their values in cols multiplied by w.
-func (a *edgeAcc) add(p *profile.Profile, cols [2]pgoColumn, w float64) error {
-	a.locNodes = make(map[*profile.Location][]pgoNode, len(p.Location))
-	defer func() { a.locNodes = nil }()
+// newPGOPartial reduces p, its samples in p.Sample or stacks, to its call edges: the
+// values of the columns cols, in both of pgoTypes.
+func newPGOPartial(p *profile.Profile, stacks *Stacks, cols [2]pgoColumn) (*pgoPartial, error) {
+	a := &pgoPartial{nameTable: nameTable{ids: make(map[string]uint32)}, sums: make(map[pgoKey][2]int64), cols: cols,
+		nodesAt: make([][]pgoNode, len(p.Location))}
 	var v [2]int64
-	for _, s := range p.Sample {
+	values := func(vals []int64) (bool, error) {
 		zero := true
 		for c, col := range cols {
 			v[c] = 0
 			if col.index < 0 {
 				continue
 			}
-			x := s.Value[col.index]
+			x := vals[col.index]
 			if x < 0 {
-				return fmt.Errorf("a sample has a negative %s value (%d): go build -pgo reads CPU profiles, not differences of profiles", col.read.Type, x)
+				return false, fmt.Errorf("a sample has a negative %s value (%d): go build -pgo reads CPU profiles, not differences of profiles", col.read.Type, x)
 			}
 			if x > math.MaxInt64/col.scale {
-				return fmt.Errorf("a %s value in %s (%d) does not fit in 64 bits in nanoseconds", col.read.Type, col.read.Unit, x)
+				return false, fmt.Errorf("a %s value in %s (%d) does not fit in 64 bits in nanoseconds", col.read.Type, col.read.Unit, x)
 			}
 			v[c] = x * col.scale
 			zero = zero && v[c] == 0
 		}
-		if zero || len(s.Location) == 0 {
-			continue
+		return !zero, nil
+	}
+	if stacks == nil {
+		pos := make(map[*profile.Location]int32, len(p.Location))
+		for i, l := range p.Location {
+			pos[l] = int32(i)
 		}
-		a.sample(s.Location, v, w)
+		for _, s := range p.Sample {
+			ok, err := values(s.Value)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || len(s.Location) == 0 {
+				continue
+			}
+			caller := int32(-1)
+			if len(s.Location) > 1 {
+				caller = pos[s.Location[1]]
+			}
+			a.sample(p.Location, pos[s.Location[0]], caller, v)
+		}
+	} else {
+		n := stacks.NumValues
+		for k := range stacks.Segments {
+			seg := &stacks.Segments[k]
+			for j := range seg.Len() {
+				ok, err := values(seg.Values[j*n : (j+1)*n])
+				if err != nil {
+					return nil, err
+				}
+				stack := seg.Stack(j)
+				if !ok || len(stack) == 0 {
+					continue
+				}
+				caller := int32(-1)
+				if len(stack) > 1 {
+					caller = stack[1]
+				}
+				a.sample(p.Location, stack[0], caller, v)
+			}
+		}
 	}
-	if a.overflow {
-		return fmt.Errorf("the weight of a call edge does not fit in 64 bits")
-	}
-	return nil
+	a.nodesAt, a.seq, a.seen, a.seenPair = nil, nil, nil, nil
+	return a, nil
 }
 
-// sample adds the edges of one sample as the compiler's graph links them
-// (internal/profile.NewGraph): the nodes of the caller location (the second), outermost
-// first, then those of the leaf; each node linked to the one before it unless they are the
-// same node, each edge once a sample.
-func (a *edgeAcc) sample(locs []*profile.Location, v [2]int64, w float64) {
+// nodes are the compiler's nodes of the location at position i, innermost (inlined) line
+// first, as Location.Line lists them; a location without lines is one node of its address.
+func (a *pgoPartial) nodes(locs []*profile.Location, i int32) []pgoNode {
+	if ns := a.nodesAt[i]; ns != nil {
+		return ns
+	}
+	l := locs[i]
+	ns := make([]pgoNode, 0, max(1, len(l.Line)))
+	if len(l.Line) == 0 {
+		ns = append(ns, pgoNode{addr: l.Address, name: a.intern(pgoName{})})
+	}
+	for _, ln := range l.Line {
+		if ln.Function == nil {
+			ns = append(ns, pgoNode{addr: l.Address, name: a.intern(pgoName{})})
+			continue
+		}
+		f := ln.Function
+		ns = append(ns, pgoNode{addr: l.Address, name: a.intern(pgoName{f.Name, f.StartLine, f.Filename}), line: ln.Line, start: f.StartLine})
+	}
+	a.nodesAt[i] = ns
+	return ns
+}
+
+// sample adds the edges of one sample, its leaf at position leaf and its caller at caller
+// (-1 for none), as the compiler's graph links them (internal/profile.NewGraph): the nodes
+// of the caller, outermost first, then those of the leaf; each node linked to the one
+// before it unless they are the same node, each edge once a sample. The compiler reads no
+// other frame.
+func (a *pgoPartial) sample(locs []*profile.Location, leaf, caller int32, v [2]int64) {
 	a.seq = a.seq[:0]
-	for i := min(1, len(locs)-1); i >= 0; i-- {
-		ns := a.nodes(locs[i])
+	for _, at := range [2]int32{caller, leaf} {
+		if at < 0 {
+			continue
+		}
+		ns := a.nodes(locs, at)
 		for j := len(ns) - 1; j >= 0; j-- {
 			a.seq = append(a.seq, ns[j])
 		}
@@ -169,26 +209,57 @@ func (a *edgeAcc) sample(locs []*profile.Location, v [2]int64, w float64) {
 		if parent.start != 0 || n.start != 0 {
 			a.startLines = true
 		}
-		a.addEdge(pgoKey{caller: parent.name, callee: n.name, offset: parent.line - parent.start}, v, w)
+		k := pgoKey{caller: parent.name, callee: n.name, offset: parent.line - parent.start}
+		s := a.sums[k]
+		s[0] += v[0]
+		s[1] += v[1]
+		a.sums[k] = s
 	}
 }
 
-// addEdge adds v, weighted by w, to an edge.
-func (a *edgeAcc) addEdge(k pgoKey, v [2]int64, w float64) {
-	s := a.sums[k]
-	if s == nil {
-		s = new(pgoSum)
-		a.sums[k] = s
+// edgeAcc adds up the call edges of the inputs, in argument order.
+type edgeAcc struct {
+	nameTable
+	sums map[pgoKey]*pgoSum
+	// inputCols are each input's columns (pgoColumns).
+	inputCols [][2]pgoColumn
+	// startLines says whether a node of a call edge of an input had a start line.
+	startLines bool
+	// overflow is set when an exact sum no longer fits in 64 bits.
+	overflow bool
+}
+
+// errEdgeOverflow is a call edge whose weight does not fit in 64 bits.
+var errEdgeOverflow = errors.New("the weight of a call edge does not fit in 64 bits")
+
+func newEdgeAcc() *edgeAcc {
+	return &edgeAcc{nameTable: nameTable{ids: make(map[string]uint32)}, sums: make(map[pgoKey]*pgoSum)}
+}
+
+// add adds the edges of one input, multiplied by its weight w.
+func (a *edgeAcc) add(part *pgoPartial, w float64) {
+	ids := make([]uint32, len(part.list))
+	for i, n := range part.list {
+		ids[i] = a.intern(n)
 	}
-	for c := range v {
-		if w == 1 {
-			sum := s.exact[c] + v[c]
-			if sum < s.exact[c] {
-				a.overflow = true
+	a.startLines = a.startLines || part.startLines
+	for k, v := range part.sums {
+		k.caller, k.callee = ids[k.caller], ids[k.callee]
+		s := a.sums[k]
+		if s == nil {
+			s = new(pgoSum)
+			a.sums[k] = s
+		}
+		for c := range v {
+			if w == 1 {
+				sum := s.exact[c] + v[c]
+				if sum < s.exact[c] {
+					a.overflow = true
+				}
+				s.exact[c] = sum
+			} else {
+				s.scaled[c] += float64(v[c]) * w
 			}
-			s.exact[c] = sum
-		} else {
-			s.scaled[c] += float64(v[c]) * w
 		}
 	}
 }
@@ -258,8 +329,8 @@ func (a *edgeAcc) edges(c int) ([]pgoEdge, error) {
 
 // compareNames orders edges of the same weight as the compiler does.
 func (a *edgeAcc) compareNames(x, y pgoKey) int {
-	return cmp.Or(cmp.Compare(a.names[x.caller], a.names[y.caller]),
-		cmp.Compare(a.names[x.callee], a.names[y.callee]),
+	return cmp.Or(cmp.Compare(a.list[x.caller].name, a.list[y.caller].name),
+		cmp.Compare(a.list[x.callee].name, a.list[y.callee].name),
 		cmp.Compare(x.offset, y.offset))
 }
 
@@ -282,7 +353,8 @@ func (a *edgeAcc) profile(kept []pgoEdge, fill []int64, st profile.ValueType) *p
 		if f, ok := funcs[id]; ok {
 			return f
 		}
-		f := fn(a.names[id], a.start[id], a.file[id])
+		n := a.list[id]
+		f := fn(n.name, n.start, n.file)
 		funcs[id] = f
 		return f
 	}

@@ -404,3 +404,44 @@ func BenchmarkPGO(b *testing.B) {
 		}
 	}
 }
+
+// TestPGOStacksAndSamplesAgree checks that an input's call edges are the same whether its
+// samples were read compact (Stacks, as pprof inputs are) or as profile.Samples (as the
+// other formats are).
+func TestPGOStacksAndSamplesAgree(t *testing.T) {
+	for _, path := range fleetCaptures[:3] {
+		p, stacks, _, err := Options{}.LoadStacks([]string{path}, Bases{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stacks == nil {
+			t.Fatalf("%s: not read compact", path)
+		}
+		whole, _, err := Options{}.Load([]string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols := pgoColumns(p.SampleType)
+		fromStacks, err := newPGOPartial(p, stacks, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromSamples, err := newPGOPartial(whole, nil, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := func(part *pgoPartial) map[string][2]int64 {
+			m := make(map[string][2]int64)
+			for k, v := range part.sums {
+				m[fmt.Sprintf("%s -> %s +%d", part.list[k.caller].name, part.list[k.callee].name, k.offset)] = v
+			}
+			return m
+		}
+		if len(fromStacks.sums) == 0 {
+			t.Fatalf("%s: no edges", path)
+		}
+		if diff := cmp.Diff(named(fromSamples), named(fromStacks)); diff != "" {
+			t.Errorf("%s: edges differ (-samples +stacks):\n%s", path, diff)
+		}
+	}
+}
