@@ -38,7 +38,7 @@ or a default.pgo in the main package's directory) from any number of CPU profile
 
 The compiler reads a profile as call edges: the leaf of each sample and its caller, each
 edge named by the caller, the callee and the line of the call, weighing the samples it is
-in. profq pgo reads every input, one at a time (every format profq reads, URLs included),
+in. profq pgo reads every input (every format profq reads, URLs included; a few at once),
 adds up their call edges as the compiler would from the inputs merged, and writes one
 sample per edge: the compiler finds the same edges, weights and total, in a file a small
 part of the merged profile's size.
