@@ -3,9 +3,11 @@ module github.com/profq/profq
 go 1.26.8
 
 require (
+	connectrpc.com/connect v1.19.2
 	github.com/google/go-cmp v0.7.0
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/grafana/jfr-parser v0.19.0
+	github.com/grafana/pyroscope/api v1.6.0
 	github.com/ianlancetaylor/demangle v0.0.0-20250417193237-f615e6bd150b
 	github.com/itchyny/gojq v0.12.20
 	github.com/mattn/go-isatty v0.0.24
@@ -18,6 +20,17 @@ require (
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	gonum.org/v1/gonum v0.17.0
 	google.golang.org/protobuf v1.36.11
+)
+
+require (
+	github.com/google/gnostic v0.7.1 // indirect
+	github.com/google/gnostic-models v0.7.0 // indirect
+	github.com/gorilla/mux v1.8.1 // indirect
+	github.com/planetscale/vtprotobuf v0.6.1-0.20250313105119-ba97887b0a25 // indirect
+	go.yaml.in/yaml/v3 v3.0.4 // indirect
+	golang.org/x/net v0.59.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260720211330-0afa2a65878a // indirect
+	google.golang.org/grpc v1.82.1 // indirect
 )
 
 require (

@@ -390,7 +390,7 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options, fl
 		testHook("worker")
 		var err error
 		if l.Doc != nil {
-			out[i], err = report.ReadCaptureFrom(args[i], roles[i], l.Doc)
+			out[i], err = report.ReadCaptureFrom(source.HidePassword(args[i]), roles[i], l.Doc)
 		} else {
 			out[i], err = report.NewCaptureStacks(l.Profile, l.Stacks, reportInput(l.Input, roles[i]), cfg)
 		}

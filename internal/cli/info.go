@@ -74,7 +74,7 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 		warn(stdio.Err, in.Warnings)
 		d := report.DescribeProfile(p, in.FrameTypes)
 		d.Symbolization = symbolizationInfo(in.Symbolization)
-		inputs = append(inputs, report.InfoInput{Source: arg, Format: inputFormat(in.Format), Profile: d})
+		inputs = append(inputs, report.InfoInput{Source: in.Source, Format: inputFormat(in.Format), Profile: d})
 	}
 	merged := inputs[0].Profile
 	if len(args) > 1 {

@@ -83,6 +83,7 @@ var writers = map[string]map[Format]writer{
 	report.KindFlame:  {HTML: as(flameHTML), SVG: as(flameSVG), JSON: as(encodeJSON[*report.Flame])},
 	report.KindGoroutines: {Table: as(goroutinesTable), JSON: as(encodeJSON[*report.Goroutines]),
 		CSV: as(goroutinesCSV), Markdown: as(goroutinesMarkdown)},
+	report.KindTargets: {Table: as(targetsTable), JSON: as(encodeJSON[*report.Targets]), Markdown: as(targetsMarkdown)},
 }
 
 // Formats are the formats a kind of report (report.KindTop, ...) is written in, its

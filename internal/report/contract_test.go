@@ -129,6 +129,11 @@ func TestJSONContract(t *testing.T) {
 				}
 				check(t, KindGoroutines, goroutines)
 
+				// A server's answer is not a profile: an empty one and one whose label has
+				// no values.
+				check(t, KindTargets, NewTargets(&source.Targets{}))
+				check(t, KindTargets, NewTargets(&source.Targets{Types: []source.TargetType{{ID: name}}, Labels: []source.TargetLabel{{Name: name}}}))
+
 				dc := DefaultDiffConfig()
 				dc.Config = cfg
 				base, err := NewCapture(load(), Input{Source: name}, cfg)
@@ -156,7 +161,7 @@ func TestJSONContract(t *testing.T) {
 		check(t, KindPGO, NewPGO(res, 99, "default.pgo", 1, 2))
 	}
 	check(t, KindPGO, NewPGO(source.PGOResult{}, 0, "-", 0, 0))
-	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo, KindGoroutines, KindPGO} {
+	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo, KindGoroutines, KindTargets, KindPGO} {
 		if !built[kind] {
 			t.Errorf("no %s report was checked", kind)
 		}

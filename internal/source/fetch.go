@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,12 @@ type FetchOptions struct {
 	Header http.Header
 	// Transport makes the requests; nil means http.DefaultTransport.
 	Transport http.RoundTripper
+	// Fleet is how fleet queries (pyroscope+https://..., parca+http://...) authenticate
+	// (fleet.go).
+	Fleet FleetAuth
+	// Now is the instant the relative times of fleet queries (now-1h) count from, the same
+	// for every argument of a command; the zero time means the time of each request.
+	Now time.Time
 }
 
 // FetchError is a URL argument that could not be fetched: the connection failed, the
@@ -48,6 +55,8 @@ type FetchError struct {
 	Status string
 	// Err is the reason.
 	Err error
+	// code is the HTTP status code of the answer, 0 when there was none.
+	code int
 }
 
 func (e *FetchError) Error() string { return "fetching " + e.URL + ": " + e.Err.Error() }
@@ -55,13 +64,13 @@ func (e *FetchError) Error() string { return "fetching " + e.URL + ": " + e.Err.
 func (e *FetchError) Unwrap() error { return e.Err }
 
 // isURL reports whether a profile argument is a URL to fetch rather than a file: only the
-// http and https schemes count, so that a file whose name happens to contain a colon is
-// still read as a file. As in pprof, host:port/path without a scheme is an http URL when
+// http and https schemes count, and the fleet queries' (pyroscope+https, parca+http, ...),
+// so that a file whose name happens to contain a colon is still read as a file. As in pprof, host:port/path without a scheme is an http URL when
 // no file of that name exists.
 func isURL(arg string) bool {
 	scheme, _, ok := strings.Cut(arg, "://")
 	if ok {
-		return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
+		return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https") || isFleetURL(arg)
 	}
 	return isHostPortURL(arg)
 }
@@ -146,21 +155,57 @@ type response struct {
 // profile; nor is one whose Content-Length is over limit. The --header headers go to the
 // URL's host only: a redirect to another host gets none of them. Cancelling ctx abandons the
 // fetch; the response's own context, which ends with its timeout, lasts until it is closed.
+// A fleet query (pyroscope+https://..., parca+http://..., fleet.go) is sent as its server
+// expects it, through the same safeguards (send), and its response's body is the profile.
 func (f FetchOptions) open(ctx context.Context, arg string, limit int64) (*response, error) {
+	if isFleetURL(arg) {
+		return f.openFleet(ctx, arg, limit)
+	}
 	u, timeout, err := f.fetchURL(arg)
 	if err != nil {
 		return nil, &FetchError{URL: redactedURL(arg), Err: err}
 	}
-	shown := u.Redacted()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	return f.send(ctx, outgoing{method: http.MethodGet, url: u, shown: u.Redacted(), timeout: timeout}, limit)
+}
+
+// outgoing is one request send makes.
+type outgoing struct {
+	method string
+	url    *url.URL
+	// body is the request's body; nil for none.
+	body []byte
+	// header is sent besides the --header headers, to the URL's host only, as they are:
+	// credentials and the tenant of a fleet query.
+	header http.Header
+	// shown is the URL as errors name it, password hidden.
+	shown   string
+	timeout time.Duration
+	// explain is the reason for an answer whose status is not 200 OK; nil is statusError.
+	explain func(*http.Response) error
+}
+
+// send makes one request and returns its response once its status and headers have
+// arrived, with every safeguard of open: the timeout bounds the whole exchange, headers go
+// to the URL's host only, no Referer, at most maxRedirects redirects, only a 200 OK answer
+// and none whose Content-Length is over limit. A FetchError for another status keeps the
+// status code in code.
+func (f FetchOptions) send(ctx context.Context, o outgoing, limit int64) (*response, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	var body io.Reader
+	if o.body != nil {
+		body = bytes.NewReader(o.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, o.method, o.url.String(), body)
 	if err != nil {
 		cancel()
-		return nil, &FetchError{URL: shown, Err: err}
+		return nil, &FetchError{URL: o.shown, Err: err}
 	}
-	for name, values := range f.Header {
-		for _, v := range values {
-			req.Header.Add(name, v)
+	for _, h := range []http.Header{f.Header, o.header} {
+		for name, values := range h {
+			req.Header.Del(name)
+			for _, v := range values {
+				req.Header.Add(name, v)
+			}
 		}
 	}
 	if req.Header.Get("Accept-Encoding") == "" {
@@ -173,8 +218,10 @@ func (f FetchOptions) open(ctx context.Context, arg string, limit int64) (*respo
 			return fmt.Errorf("stopped after %d redirects", maxRedirects)
 		}
 		if next.URL.Host != via[0].URL.Host {
-			for name := range f.Header {
-				next.Header.Del(name)
+			for _, h := range []http.Header{f.Header, o.header} {
+				for name := range h {
+					next.Header.Del(name)
+				}
 			}
 		}
 		// The client would tell the next server the URL it came from, query (a token)
@@ -185,19 +232,23 @@ func (f FetchOptions) open(ctx context.Context, arg string, limit int64) (*respo
 	resp, err := client.Do(req)
 	if err != nil {
 		cancel()
-		return nil, &FetchError{URL: shown, Err: fetchReason(err, ctx, timeout)}
+		return nil, &FetchError{URL: o.shown, Err: fetchReason(err, ctx, o.timeout)}
 	}
-	r := &response{body: resp.Body, cancel: cancel, ctx: ctx, timeout: timeout, shown: shown, status: resp.Status,
+	r := &response{body: resp.Body, cancel: cancel, ctx: ctx, timeout: o.timeout, shown: o.shown, status: resp.Status,
 		gzip: strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && !resp.Uncompressed}
 	if resp.StatusCode != http.StatusOK {
-		err := &FetchError{URL: shown, Status: resp.Status, Err: statusError(resp)}
+		explain := o.explain
+		if explain == nil {
+			explain = statusError
+		}
+		err := &FetchError{URL: o.shown, Status: resp.Status, Err: explain(resp), code: resp.StatusCode}
 		r.Close()
 		return nil, err
 	}
 	if resp.ContentLength > limit {
 		// The server says how large the body is: no need to read it to refuse it.
 		r.Close()
-		return nil, &FetchError{URL: shown, Status: resp.Status, Err: &LimitError{Limit: limit}}
+		return nil, &FetchError{URL: o.shown, Status: resp.Status, Err: &LimitError{Limit: limit}}
 	}
 	return r, nil
 }
@@ -290,6 +341,40 @@ func statusError(resp *http.Response) error {
 
 // redactedURL is arg with any password replaced, for an error about a URL that did not
 // parse well enough to be fetched.
+// HidePassword is a profile argument as reports and errors name it: a URL's password, if it
+// has one, replaced by "xxxxx" (as url.URL.Redacted writes it), the rest as given, so that
+// a fleet query's selector keeps its quotes and braces. Other arguments are as given.
+func HidePassword(arg string) string {
+	if !isURL(arg) {
+		return arg
+	}
+	scheme, rest, ok := strings.Cut(arg, "://")
+	if !ok {
+		return arg
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return arg
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return arg
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
+// urlPassword is the password of a URL in a text: scheme://user:PASSWORD@.
+var urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:\s]*):[^/?#@\s]*@`)
+
+// hidePasswords replaces the password of every URL in a message with "xxxxx".
+func hidePasswords(s string) string {
+	return urlPassword.ReplaceAllString(s, "${1}:xxxxx@")
+}
+
 func redactedURL(arg string) string {
 	arg = withScheme(arg)
 	if u, err := url.Parse(arg); err == nil {

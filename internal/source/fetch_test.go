@@ -432,3 +432,24 @@ func TestFetchContentLengthOverLimit(t *testing.T) {
 		t.Fatalf("error %v, want a LimitError", err)
 	}
 }
+
+// TestHidePassword checks that reports and errors never name a URL's password: the input's
+// source in reports, and the context of an input's error.
+func TestHidePassword(t *testing.T) {
+	for arg, want := range map[string]string{
+		`https://u:secret@host/debug/pprof/profile`:                                            `https://u:xxxxx@host/debug/pprof/profile`,
+		`pyroscope+https://u:s3cr%40t@host/process_cpu:cpu:nanoseconds:cpu:nanoseconds{a="b"}`: `pyroscope+https://u:xxxxx@host/process_cpu:cpu:nanoseconds:cpu:nanoseconds{a="b"}`,
+		`parca+http://host:7070/t:a:b:c:d{x="u:p@q"}`:                                          `parca+http://host:7070/t:a:b:c:d{x="u:p@q"}`,
+		`https://user@host/p`: `https://user@host/p`,
+		`cpu.pb.gz`:           `cpu.pb.gz`,
+		`dir/u:p@x.pb.gz`:     `dir/u:p@x.pb.gz`,
+	} {
+		if got := HidePassword(arg); got != want {
+			t.Errorf("HidePassword(%q) = %q, want %q", arg, got, want)
+		}
+		err := &inputError{"parsing " + arg, errors.New("bad")}
+		if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "s3cr") {
+			t.Errorf("error %q names the password", err)
+		}
+	}
+}

@@ -425,9 +425,22 @@ func (o Options) parseDecoded(arg string, rd argReader) (decoded, Input, error) 
 		return decoded{}, Input{}, &inputError{"parsing " + arg, err}
 	}
 	addFakeMapping(p)
+	if isFleetURL(arg) {
+		samples := cmp.Or(d.samples, len(p.Sample))
+		if d.stacks != nil {
+			for _, seg := range d.stacks.Segments {
+				samples += len(seg.Ends)
+			}
+		}
+		w, err := o.Fetch.fleetCheck(arg, p, samples)
+		if err != nil {
+			return decoded{}, Input{}, err
+		}
+		d.warnings = append(d.warnings, w...)
+	}
 	// The readers validated the profile, as pprof's grabProfile does again.
 	return d, Input{
-		Source:      arg,
+		Source:      HidePassword(arg),
 		Format:      d.format,
 		SampleTypes: copyValueTypes(p.SampleType),
 		Samples:     cmp.Or(d.samples, len(p.Sample)),
@@ -501,7 +514,7 @@ const maxReason = 300
 func (e *inputError) Error() string {
 	// The profile package prefixes "parsing profile: ", which repeats the context.
 	reason := strings.TrimPrefix(e.err.Error(), "parsing profile: ")
-	return cleanLine(e.context, -1) + ": " + cleanLine(reason, maxReason)
+	return cleanLine(hidePasswords(e.context), -1) + ": " + cleanLine(reason, maxReason)
 }
 
 func (e *inputError) Unwrap() error { return e.err }

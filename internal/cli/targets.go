@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profq/profq/internal/render"
+	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/source"
+)
+
+// TargetsOptions are the options of profq targets.
+type TargetsOptions struct {
+	Output outputFlags
+	input  source.Options
+}
+
+func newCmdTargets(stdio IO, runF func(*TargetsOptions, []string) error) *cobra.Command {
+	o := &TargetsOptions{Output: outputFlags{kind: report.KindTargets}}
+	cmd := &cobra.Command{
+		Use:   "targets [flags] SERVER",
+		Short: "List what a Pyroscope or Parca server can be queried for: profile types, labels",
+		Long: `List what a continuous-profiling server holds over a window of time: its profile types,
+which name the TYPE of a fleet query, and its label names with their values, which its
+SELECTOR matches (docs/fleet.md).
+
+SERVER is pyroscope+https://HOST[:PORT][/PREFIX] for Grafana Pyroscope or
+parca+http://HOST[:PORT][/PREFIX] for Parca (http or https after the +), optionally followed
+by ?from=...&until=... (default: the last hour; now-1h, now-7d, RFC 3339 or Unix seconds)
+and, for Pyroscope, &tenant=ID. A TYPE{SELECTOR} after the server narrows the labels to
+the series it matches.
+
+Credentials: user:password@HOST in the URL, --token-file, --user with --password-file, or
+the environment: ` + source.EnvFleetToken + `, ` + source.EnvFleetUser + ` and ` + source.EnvFleetPassword + `,
+` + source.EnvFleetTenant + `.`,
+		Example: `  profq targets 'pyroscope+http://localhost:4040'
+  profq targets --format json 'parca+http://localhost:7070?from=now-24h' | jq -r '.profile_types[].id'
+  PROFQ_FLEET_USER=123456 PROFQ_FLEET_PASSWORD="$TOKEN" profq targets 'pyroscope+https://profiles-prod-001.grafana.net'`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("targets needs one SERVER argument, such as pyroscope+http://localhost:4040")
+			}
+			if !source.IsFleetServer(args[0]) {
+				return usageErrorf("targets: %q is not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST", source.Redacted(args[0]))
+			}
+			return nil
+		},
+		RunE: runE(func(_ *cobra.Command, args []string) error {
+			return runF(o, args)
+		}),
+	}
+	if runF == nil {
+		runF = func(o *TargetsOptions, args []string) error {
+			return runTargets(stdio, o, args)
+		}
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.Var((*timeoutValue)(&o.input.Fetch.Timeout), "timeout", "give up on each request after this long, in seconds or as a duration such as 1m30s (default 65s)")
+	fs.Var(&headerValue{h: &o.input.Fetch.Header}, "header", "send this HTTP header, 'Name: value' (repeatable)")
+	addFleetFlags(fs, &o.input.Fetch)
+	addOutputFlags(fs, &o.Output)
+	return cmd
+}
+
+func runTargets(stdio IO, o *TargetsOptions, args []string) error {
+	if err := o.Output.validate(); err != nil {
+		return err
+	}
+	t, err := o.input.Targets(context.Background(), args[0])
+	if err != nil {
+		return err
+	}
+	r := report.NewTargets(t)
+	return o.Output.write(stdio, func(w io.Writer) error {
+		return render.Targets(w, r, render.Options{Format: o.Output.format})
+	})
+}
