@@ -3,6 +3,8 @@ package source
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -443,5 +445,30 @@ func TestPGOStacksAndSamplesAgree(t *testing.T) {
 		if diff := cmp.Diff(named(fromSamples), named(fromStacks)); diff != "" {
 			t.Errorf("%s: edges differ (-samples +stacks):\n%s", path, diff)
 		}
+	}
+}
+
+// TestPGOFromParca makes a PGO profile from a fleet query: a real Parca server's merged CPU
+// profile of a Go program (testdata/parca), served as Parca answered it. Its sample type is
+// Parca's only one, cpu/nanoseconds, and the compiler reads the same edges from profq's
+// file as from the profile in the answer.
+func TestPGOFromParca(t *testing.T) {
+	answer := readParcaAnswer(t, "query-merge-cpu.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != parcaQueryPath || r.URL.Query().Get("merge.query") != `process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="workload"}` {
+			http.Error(w, "unexpected request", http.StatusTeapot)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	}))
+	defer srv.Close()
+	arg := "parca+" + srv.URL + `/process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="workload"}?from=2026-11-24T18:47:13Z&until=2026-11-24T18:50:01Z`
+	path, res := runPGO(t, []string{arg}, PGOOptions{})
+	if res.SampleType != pgoCPU || res.Edges == 0 {
+		t.Fatalf("sample type %v, %d edges", res.SampleType, res.Edges)
+	}
+	if diff := cmp.Diff(preprofile(t, parcaAnswerProfile(t, answer)), preprofile(t, path)); diff != "" {
+		t.Errorf("edges differ (-Parca's profile +pgo):\n%s", diff)
 	}
 }
