@@ -24,7 +24,9 @@ func (a *sampleArena) add(msg []byte) {
 	need := binary.MaxVarintLen64 + len(msg)
 	n := len(a.chunks)
 	if n == 0 || cap(a.chunks[n-1])-len(a.chunks[n-1]) < need {
-		a.chunks = append(a.chunks, make([]byte, 0, max(arenaChunk, need)))
+		// Chunks grow from arenaChunk/16 to arenaChunk: a small profile takes a small one.
+		size := arenaChunk >> max(0, 4-n)
+		a.chunks = append(a.chunks, make([]byte, 0, max(size, need)))
 		a.counts = append(a.counts, 0)
 		n++
 	}

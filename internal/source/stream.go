@@ -297,8 +297,18 @@ func (o Options) openStream(arg string) (*streamInput, error) {
 		}
 		r, in.close = f, f.Close
 	}
-	in.r = bufio.NewReaderSize(r, headWindow)
+	in.r = bufio.NewReaderSize(r, bufferSize(in))
 	return in, nil
+}
+
+// bufferSize is the size of an input's buffer: headWindow, or the size of a regular file
+// that is smaller, which a buffer of its size holds whole (a fleet's small captures, read
+// by the thousand, would otherwise each clear a 256 KiB buffer they never fill).
+func bufferSize(in *streamInput) int {
+	if in.file && in.hint < headWindow {
+		return max(int(in.hint), headSize)
+	}
+	return headWindow
 }
 
 // headWindow is how much of an input's start is buffered: what its decompressed head is
@@ -529,18 +539,27 @@ func (o Options) newInflater(src *bufio.Reader) (*inflater, error) {
 		return nil, err
 	}
 	z := &inflater{full: make(chan inflated, inflateBuffers), free: make(chan []byte, inflateBuffers), quit: make(chan struct{})}
-	for range inflateBuffers {
-		z.free <- make([]byte, inflateChunk)
-	}
 	limit, guarded := o.maxInputBytes(), o.MaxInputBytes <= 0
 	go func() {
 		var total int64
+		made := 0
 		for {
+			// The buffers are made as the stream needs them, each twice the size of the one
+			// before up to inflateChunk: a small input never fills more than its first.
 			var b []byte
 			select {
 			case b = <-z.free:
-			case <-z.quit:
-				return
+			default:
+				if made < inflateBuffers {
+					b = make([]byte, inflateChunk>>(inflateBuffers-1-made))
+					made++
+					break
+				}
+				select {
+				case b = <-z.free:
+				case <-z.quit:
+					return
+				}
 			}
 			// Filled as far as the stream goes; not io.ReadFull, which would make a
 			// truncated stream's io.ErrUnexpectedEOF look like a short last chunk.
