@@ -118,7 +118,8 @@ func profileArgHelp(what string) string {
 	return what + ` is a file, - for standard input, or a URL: http:// or https://, or
 host:port/path as pprof takes it (localhost:6060/debug/pprof/heap) when no file has that
 name, or a query on a Grafana Pyroscope or Parca server, merged by the server:
-'pyroscope+https://HOST/TYPE{SELECTOR}?from=now-1h&until=now' (docs/fleet.md). Its format is detected from its content, or forced with --input-format; the formats:
+'pyroscope+https://HOST/TYPE{SELECTOR}?from=now-1h&until=now' (docs/fleet.md). Its
+format is detected from its content, or forced with --input-format; the formats:
   ` + strings.Join(source.Formats(), ", ") + `
 pprof covers profile.proto, gzipped or not, and pprof's legacy text and binary profiles;
 folded stacks count samples unless --folded-type says what they measure.`
