@@ -325,14 +325,17 @@ var pgoTimeUnits = map[string]int64{
 
 // pgoMeaning says which of pgoTypes t means, if any, and the factor to its unit: time on
 // CPU in any time unit is cpu/nanoseconds; a count of CPU samples, or of the cycles a
-// perf cycles event counts, is samples/count: the compiler reads only the share of each
-// call edge in the whole, which both measure.
+// perf cycles event counts (as perf script text or perf_to_profile's cycles_event), is
+// samples/count: the compiler reads only the share of each call edge in the whole, which
+// both measure.
 func pgoMeaning(t profile.ValueType) (int, int64, bool) {
 	typ := strings.ToLower(strings.TrimSpace(t.Type))
 	unit := strings.ToLower(strings.TrimSpace(t.Unit))
 	if base, _, ok := strings.Cut(typ, ":"); ok { // perf modifiers: cycles:u, cpu-clock:ppp
 		typ = base
 	}
+	// perf_to_profile (perf_data_converter) names a perf event's values EVENT_event.
+	typ = strings.TrimSuffix(typ, "_event")
 	count := unit == "count" || unit == "" || unit == "samples" || unit == "sample" || unit == "events"
 	switch {
 	case slices.Contains(pgoCPUNames, typ):

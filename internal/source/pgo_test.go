@@ -311,6 +311,9 @@ func TestPGOSampleTypes(t *testing.T) {
 		{[]string{"wall/nanoseconds"}, -1, 0},
 		{[]string{"alloc_space/bytes", "inuse_space/bytes"}, -1, 0},
 		{[]string{"instructions/count"}, -1, 0},
+		{[]string{"cycles_event/count"}, 1, 1},
+		{[]string{"cpu-clock_event/count"}, 1, 1},
+		{[]string{"instructions_event/count"}, -1, 0},
 	} {
 		var types []*profile.ValueType
 		for _, s := range c.types {
