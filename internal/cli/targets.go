@@ -43,7 +43,7 @@ the environment: ` + source.EnvFleetToken + `, ` + source.EnvFleetUser + ` and `
 				return usageErrorf("targets needs one SERVER argument, such as pyroscope+http://localhost:4040")
 			}
 			if !source.IsFleetServer(args[0]) {
-				return usageErrorf("targets: %q is not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST", source.Redacted(args[0]))
+				return usageErrorf("targets: %q is not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST", source.HidePassword(args[0]))
 			}
 			return nil
 		},

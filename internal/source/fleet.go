@@ -123,7 +123,7 @@ func parseFleetQuery(arg string, now time.Time, needType bool) (*fleetQuery, err
 	}
 	q.user, base.User = base.User, nil
 	q.base = base
-	q.shown = redactedFleet(arg)
+	q.shown = HidePassword(arg)
 
 	var params string
 	prefix, typ, sel := "", "", ""
@@ -354,27 +354,6 @@ func parseLongDuration(s string) (time.Duration, error) {
 // maxFleetSpan bounds a relative time's duration, so that now minus it is still a time.
 const maxFleetSpan = 100 * 365 * 24 * time.Hour
 
-// redactedFleet is a fleet query as messages show it: a password in it is replaced.
-func redactedFleet(arg string) string {
-	scheme, rest, ok := strings.Cut(arg, "://")
-	if !ok {
-		return arg
-	}
-	authority := rest
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		authority = rest[:i]
-	}
-	at := strings.LastIndexByte(authority, '@')
-	if at < 0 {
-		return arg
-	}
-	user := authority[:at]
-	if name, _, hasPassword := strings.Cut(user, ":"); hasPassword {
-		user = name + ":xxxxx"
-	}
-	return scheme + "://" + user + authority[at:] + rest[len(authority):]
-}
-
 // now is the instant relative times count from.
 func (f FetchOptions) now() time.Time {
 	if f.Now.IsZero() {
@@ -532,7 +511,7 @@ func basicAuth(user, password string) string {
 func (f FetchOptions) openFleet(ctx context.Context, arg string, limit int64) (*response, error) {
 	q, err := parseFleetQuery(arg, f.now(), true)
 	if err != nil {
-		return nil, &FetchError{URL: redactedFleet(arg), Err: err}
+		return nil, &FetchError{URL: HidePassword(arg), Err: err}
 	}
 	h, err := f.fleetHeader(q)
 	if err != nil {
@@ -625,7 +604,7 @@ func connectError(resp *http.Response) error {
 func (f FetchOptions) fleetCheck(arg string, p *profile.Profile, samples int) ([]string, error) {
 	q, err := parseFleetQuery(arg, f.now(), true)
 	if err != nil {
-		return nil, &FetchError{URL: redactedFleet(arg), Err: err}
+		return nil, &FetchError{URL: HidePassword(arg), Err: err}
 	}
 	if samples == 0 {
 		return nil, &FetchError{URL: q.shown, Err: q.noProfiles()}
@@ -698,7 +677,7 @@ type TargetLabel struct {
 // TYPE{SELECTOR}) which profile types and labels it holds.
 func (o Options) Targets(ctx context.Context, server string) (*Targets, error) {
 	f := o.Fetch
-	shown := redactedFleet(server)
+	shown := HidePassword(server)
 	if !isFleetURL(server) {
 		return nil, &FetchError{URL: redactedURL(server), Err: errors.New("not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST")}
 	}
@@ -723,12 +702,4 @@ func (o Options) Targets(ctx context.Context, server string) (*Targets, error) {
 	slices.SortStableFunc(t.Types, func(a, b TargetType) int { return strings.Compare(a.ID, b.ID) })
 	t.Server, t.Kind, t.Start, t.End = q.shown, q.server, q.start, q.end
 	return t, nil
-}
-
-// Redacted is a URL argument as messages show it: any password replaced by xxxxx.
-func Redacted(arg string) string {
-	if isFleetURL(arg) {
-		return redactedFleet(arg)
-	}
-	return redactedURL(arg)
 }

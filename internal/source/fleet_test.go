@@ -236,8 +236,8 @@ func TestFleetRedacted(t *testing.T) {
 		"parca+http://user@h/x":                       "parca+http://user@h/x",
 		"parca+http://u:p:q@h?from=now":               "parca+http://u:xxxxx@h?from=now",
 	} {
-		if got := Redacted(arg); got != want {
-			t.Errorf("Redacted(%q) = %q, want %q", arg, got, want)
+		if got := HidePassword(arg); got != want {
+			t.Errorf("HidePassword(%q) = %q, want %q", arg, got, want)
 		}
 	}
 }
@@ -300,7 +300,7 @@ func FuzzFleetQuery(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, arg string) {
-		_ = Redacted(arg)
+		_ = HidePassword(arg)
 		for _, needType := range []bool{true, false} {
 			q, err := parseFleetQuery("pyroscope+http://"+arg, fleetNow, needType)
 			if err != nil {
