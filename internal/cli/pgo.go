@@ -187,6 +187,10 @@ func runPGO(stdio IO, o *PGOOptions, args []string) error {
 	for _, in := range res.Inputs {
 		warn(stdio.Err, in.Warnings)
 	}
+	if res.Edges == 0 {
+		// The compiler accepts a profile without call edges and optimizes nothing with it.
+		warn(stdio.Err, []string{"the inputs have no call edges (no sample has a caller): go build -pgo will find nothing to optimize"})
+	}
 	size, err := writePGO(stdio, o.Output, toStdout, p)
 	if err != nil {
 		return err
