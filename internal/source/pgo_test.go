@@ -2,7 +2,9 @@ package source
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 )
 
@@ -66,6 +69,26 @@ func runPGO(t *testing.T, args []string, po PGOOptions) (string, PGOResult) {
 	return writeProfile(t, t.TempDir(), "default.pgo", p), res
 }
 
+// pprofMerge merges the profiles at paths with pprof itself, in-process, as users make a
+// default.pgo (`pprof -proto -symbolize=none paths...`), into a file.
+func pprofMerge(t *testing.T, paths []string) string {
+	t.Helper()
+	t.Setenv("PPROF_BINARY_PATH", t.TempDir())
+	out := &memWriter{}
+	ui := &quietUI{}
+	fs := &flagSet{FlagSet: flag.NewFlagSet("pprof", flag.ContinueOnError),
+		args: append([]string{"-proto", "-symbolize=none", "-output=merged.pb.gz"}, paths...)}
+	fs.SetOutput(io.Discard)
+	if err := driver.PProf(&driver.Options{Flagset: fs, Writer: out, UI: ui}); err != nil {
+		t.Fatalf("pprof -proto: %v\n%s", err, ui.errs.String())
+	}
+	path := filepath.Join(t.TempDir(), "pprof-merged.pb.gz")
+	if err := os.WriteFile(path, out.buf.Bytes(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // mergeFiles merges the profiles at paths as profq merge does, into a file.
 func mergeFiles(t *testing.T, paths []string) string {
 	t.Helper()
@@ -83,7 +106,7 @@ var fleetCaptures = func() []string {
 
 // TestPGOEdgesAreTheCompilers checks, with the Go toolchain's own reader, that the profile
 // PGO writes gives the compiler exactly the call edges and weights that the inputs merged
-// give it: on each real capture of profq at work, on all of them, and on the repository's
+// by pprof (-proto, as users make default.pgo) give it: on each real capture of profq at work, on all of them, and on the repository's
 // Go CPU profiles.
 func TestPGOEdgesAreTheCompilers(t *testing.T) {
 	if len(fleetCaptures) < 8 {
@@ -100,11 +123,16 @@ func TestPGOEdgesAreTheCompilers(t *testing.T) {
 	}
 	for name, inputs := range cases {
 		t.Run(name, func(t *testing.T) {
-			want := preprofile(t, mergeFiles(t, inputs))
+			// The oracle: the inputs merged by pprof, as read by the toolchain; profq
+			// merge's file reads the same.
+			want := preprofile(t, pprofMerge(t, inputs))
+			if diff := cmp.Diff(want, preprofile(t, mergeFiles(t, inputs))); diff != "" {
+				t.Errorf("edges of pprof's merge and of profq merge's differ (-pprof +profq):\n%s", diff)
+			}
 			path, res := runPGO(t, inputs, PGOOptions{})
 			got := preprofile(t, path)
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("edges differ (-merged +pgo):\n%s", diff)
+				t.Errorf("edges differ (-pprof's merge +pgo):\n%s", diff)
 			}
 			if res.Edges != len(want) || res.Kept != len(want) || res.Placeholders != 0 {
 				t.Errorf("result says %d edges, %d kept, %d placeholders; want %d, all kept", res.Edges, res.Kept, res.Placeholders, len(want))
