@@ -71,67 +71,49 @@ func (f FetchOptions) openParca(ctx context.Context, q *fleetQuery, h http.Heade
 // errNoPprof is an answer without a profile: no pprof field, or an empty one.
 var errNoPprof = errors.New("the answer holds no profile")
 
-// maxJSONKey bounds the length of a key of a Parca answer.
-const maxJSONKey = 256
+// errPprofField stops reading an answer's members at its pprof field.
+var errPprofField = errors.New("at the pprof field")
 
 // parcaPprof reads r, a QueryResponse in JSON, up to the value of its top-level "pprof" field,
 // and returns a reader of the bytes it encodes: the base64 is decoded as it is read. The
-// fields before it are skipped as they are read, never held.
+// members before it are read by jsonScan, checked and skipped as they are read, never held.
 func parcaPprof(r *bufio.Reader) (io.Reader, error) {
-	if err := expectByte(r, '{'); err != nil {
-		return nil, err
+	s := &jsonScan{r: r}
+	if c, ok := s.space(); !ok || c != '{' {
+		return nil, malformedJSON(s.fail("looking for the answer's object"))
 	}
-	for first := true; ; first = false {
-		c, err := nextByte(r)
-		if err != nil {
-			return nil, err
+	err := s.members(func(name *jsonName) error {
+		if name.over || string(name.text) != "pprof" {
+			return s.skip()
 		}
-		if c == '}' {
-			return nil, errNoPprof
-		}
-		if !first {
-			if c != ',' {
-				return nil, malformedJSON(fmt.Errorf("%q between fields", c))
-			}
-			if c, err = nextByte(r); err != nil {
-				return nil, err
-			}
-		}
-		if c != '"' {
-			return nil, malformedJSON(fmt.Errorf("%q where a field name belongs", c))
-		}
-		key, err := readJSONKey(r)
-		if err != nil {
-			return nil, err
-		}
-		if err := expectByte(r, ':'); err != nil {
-			return nil, err
-		}
-		if key != "pprof" {
-			if err := skipJSONValue(r, 0); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		c, err = nextByte(r)
-		if err != nil {
-			return nil, err
+		c, ok := s.peek()
+		if !ok {
+			return s.ended()
 		}
 		switch c {
 		case 'n':
-			if err := expectLiteral(r, "ull"); err != nil {
-				return nil, err
+			if err := s.literal("null"); err != nil {
+				return err
 			}
-			return nil, errNoPprof
+			return errNoPprof
 		case '"':
-		default:
-			return nil, malformedJSON(fmt.Errorf("the pprof field is %q..., not a string", c))
+			s.i++
+			return errPprofField
 		}
-		if next, err := r.Peek(1); err == nil && next[0] == '"' {
-			return nil, errNoPprof
-		}
-		return &base64Errors{r: base64.NewDecoder(base64.StdEncoding, &jsonString{r: r})}, nil
+		return fmt.Errorf("the pprof field (byte %d) is %q..., not a string", s.pos(), c)
+	})
+	switch {
+	case err == nil, errors.Is(err, errNoPprof):
+		return nil, errNoPprof
+	case !errors.Is(err, errPprofField):
+		return nil, malformedJSON(err)
 	}
+	// The string's bytes follow what the scan has read: the rest of r.
+	r.Discard(s.i)
+	if next, err := r.Peek(1); err == nil && next[0] == '"' {
+		return nil, errNoPprof
+	}
+	return &base64Errors{r: base64.NewDecoder(base64.StdEncoding, &jsonString{r: r})}, nil
 }
 
 // base64Errors says that an error decoding the base64 of an answer is the answer's.
@@ -208,167 +190,6 @@ func unexpected(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
-}
-
-// nextByte is the next byte that is not JSON white space.
-func nextByte(r *bufio.Reader) (byte, error) {
-	for {
-		c, err := r.ReadByte()
-		if err != nil {
-			return 0, malformedJSON(unexpected(err))
-		}
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			return c, nil
-		}
-	}
-}
-
-// expectByte reads want, after white space.
-func expectByte(r *bufio.Reader, want byte) error {
-	c, err := nextByte(r)
-	if err != nil {
-		return err
-	}
-	if c != want {
-		return malformedJSON(fmt.Errorf("%q where %q belongs", c, want))
-	}
-	return nil
-}
-
-// expectLiteral reads the rest of a literal (true, false, null).
-func expectLiteral(r *bufio.Reader, rest string) error {
-	for i := 0; i < len(rest); i++ {
-		c, err := r.ReadByte()
-		if err != nil {
-			return malformedJSON(unexpected(err))
-		}
-		if c != rest[i] {
-			return malformedJSON(fmt.Errorf("%q in a literal", c))
-		}
-	}
-	return nil
-}
-
-// readJSONKey reads a field name, its opening quote read, up to maxJSONKey bytes.
-func readJSONKey(r *bufio.Reader) (string, error) {
-	var b strings.Builder
-	for {
-		c, err := r.ReadByte()
-		if err != nil {
-			return "", malformedJSON(unexpected(err))
-		}
-		switch {
-		case c == '"':
-			return b.String(), nil
-		case c == '\\':
-			// No field name of the answer needs an escape; keep it as it is, checked.
-			e, err := r.ReadByte()
-			if err != nil {
-				return "", malformedJSON(unexpected(err))
-			}
-			b.WriteByte('\\')
-			c = e
-		case c < ' ':
-			return "", malformedJSON(errors.New("a control character in a string"))
-		}
-		if b.Len() >= maxJSONKey {
-			return "", malformedJSON(errors.New("a field name too long"))
-		}
-		b.WriteByte(c)
-	}
-}
-
-// maxParcaDepth bounds the nesting of the values skipped.
-const maxParcaDepth = 1000
-
-// skipJSONValue reads one JSON value and drops it.
-func skipJSONValue(r *bufio.Reader, depth int) error {
-	if depth > maxParcaDepth {
-		return malformedJSON(errors.New("nested too deep"))
-	}
-	c, err := nextByte(r)
-	if err != nil {
-		return err
-	}
-	switch {
-	case c == '"':
-		return skipJSONString(r)
-	case c == '{' || c == '[':
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		for first := true; ; first = false {
-			c, err := nextByte(r)
-			if err != nil {
-				return err
-			}
-			if c == end {
-				return nil
-			}
-			if !first {
-				if c != ',' {
-					return malformedJSON(fmt.Errorf("%q between values", c))
-				}
-			} else if err := r.UnreadByte(); err != nil {
-				return err
-			}
-			if end == '}' {
-				if err := expectByte(r, '"'); err != nil {
-					return err
-				}
-				if err := skipJSONString(r); err != nil {
-					return err
-				}
-				if err := expectByte(r, ':'); err != nil {
-					return err
-				}
-			}
-			if err := skipJSONValue(r, depth+1); err != nil {
-				return err
-			}
-		}
-	case c == 't':
-		return expectLiteral(r, "rue")
-	case c == 'f':
-		return expectLiteral(r, "alse")
-	case c == 'n':
-		return expectLiteral(r, "ull")
-	case c == '-' || (c >= '0' && c <= '9'):
-		for {
-			c, err := r.ReadByte()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return malformedJSON(err)
-			}
-			if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-				return r.UnreadByte()
-			}
-		}
-	}
-	return malformedJSON(fmt.Errorf("%q where a value belongs", c))
-}
-
-// skipJSONString reads the rest of a string, its opening quote read.
-func skipJSONString(r *bufio.Reader) error {
-	for {
-		c, err := r.ReadByte()
-		if err != nil {
-			return malformedJSON(unexpected(err))
-		}
-		switch {
-		case c == '"':
-			return nil
-		case c == '\\':
-			if _, err := r.ReadByte(); err != nil {
-				return malformedJSON(unexpected(err))
-			}
-		case c < ' ':
-			return malformedJSON(errors.New("a control character in a string"))
-		}
-	}
 }
 
 // parcaTargets lists the profile types and labels of a Parca server over q's window.
