@@ -425,13 +425,11 @@ func (o Options) parseDecoded(arg string, rd argReader) (decoded, Input, error) 
 		return decoded{}, Input{}, &inputError{"parsing " + arg, err}
 	}
 	addFakeMapping(p)
+	samples := cmp.Or(d.samples, len(p.Sample))
+	if samples == 0 && d.stacks != nil {
+		samples = d.stacks.Len()
+	}
 	if isFleetURL(arg) {
-		samples := cmp.Or(d.samples, len(p.Sample))
-		if d.stacks != nil {
-			for _, seg := range d.stacks.Segments {
-				samples += len(seg.Ends)
-			}
-		}
 		w, err := o.Fetch.fleetCheck(arg, p, samples)
 		if err != nil {
 			return decoded{}, Input{}, err
@@ -443,7 +441,7 @@ func (o Options) parseDecoded(arg string, rd argReader) (decoded, Input, error) 
 		Source:      HidePassword(arg),
 		Format:      d.format,
 		SampleTypes: copyValueTypes(p.SampleType),
-		Samples:     cmp.Or(d.samples, len(p.Sample)),
+		Samples:     samples,
 		Warnings:    d.warnings,
 		FrameTypes:  d.frameTypes,
 	}, nil
