@@ -175,17 +175,14 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 		c := acc.inputCols[i][col]
 		res.Inputs[i].Read, res.Inputs[i].Scale = c.read, c.scale
 	}
-	edges, err := acc.edges(col)
+	edges, total, err := acc.edges(col)
 	if err != nil {
 		return nil, PGOResult{}, err
 	}
 	if len(edges) > 0 && !acc.startLines {
 		return nil, PGOResult{}, &inputError{describe(args), ErrNoStartLines}
 	}
-	res.Edges = len(edges)
-	for _, e := range edges {
-		res.Total += e.weight
-	}
+	res.Edges, res.Total = len(edges), total
 	res.HotEdges, res.HotWeight = hotPrefix(edges, res.Total, compilerCDFThreshold)
 	kept := len(edges)
 	if po.Keep > 0 && po.Keep < 100 {

@@ -296,15 +296,16 @@ func (a *edgeAcc) column(args []string) (int, error) {
 }
 
 // edges are the edges of column c with a weight, in the compiler's order: heaviest
-// first, then by caller, callee and call line (cmd/internal/pgo's sortByWeight).
-func (a *edgeAcc) edges(c int) ([]pgoEdge, error) {
+// first, then by caller, callee and call line (cmd/internal/pgo's sortByWeight), and
+// their total weight.
+func (a *edgeAcc) edges(c int) ([]pgoEdge, int64, error) {
 	edges := make([]pgoEdge, 0, len(a.sums))
 	for k, s := range a.sums {
 		w := s.exact[c]
 		if s.scaled[c] != 0 {
 			r := math.Round(s.scaled[c])
 			if r >= math.MaxInt64-float64(w) {
-				return nil, fmt.Errorf("the weight of a call edge does not fit in 64 bits")
+				return nil, 0, errEdgeOverflow
 			}
 			w += int64(r)
 		}
@@ -321,10 +322,10 @@ func (a *edgeAcc) edges(c int) ([]pgoEdge, error) {
 	var total int64
 	for _, e := range edges {
 		if total += e.weight; total < 0 {
-			return nil, fmt.Errorf("the total weight of the call edges does not fit in 64 bits")
+			return nil, 0, fmt.Errorf("the total weight of the call edges does not fit in 64 bits")
 		}
 	}
-	return edges, nil
+	return edges, total, nil
 }
 
 // compareNames orders edges of the same weight as the compiler does.
