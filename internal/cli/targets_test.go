@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,7 +17,8 @@ import (
 	querierv1 "github.com/grafana/pyroscope/api/gen/proto/go/querier/v1"
 	"github.com/grafana/pyroscope/api/gen/proto/go/querier/v1/querierv1connect"
 	typesv1 "github.com/grafana/pyroscope/api/gen/proto/go/types/v1"
-	"google.golang.org/protobuf/proto"
+
+	"github.com/profq/profq/internal/testkit/pyroscopetest"
 )
 
 // pyroscopeServer is a Pyroscope querier built from the published API's Connect handler: it
@@ -75,27 +73,8 @@ const cpuFile = "../../testdata/profiles/cpu.pb.gz"
 // pyroscope+http:// URL.
 func startPyroscopeServer(t *testing.T, token string) (*pyroscopeServer, string) {
 	t.Helper()
-	data, err := os.ReadFile(cpuFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	z, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &pyroscopeServer{profile: &googlev1.Profile{}, token: token}
-	if err := proto.Unmarshal(raw, s.profile); err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle(querierv1connect.NewQuerierServiceHandler(s))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return s, "pyroscope+" + srv.URL
+	s := &pyroscopeServer{profile: pyroscopetest.Profile(t, cpuFile), token: token}
+	return s, "pyroscope+" + pyroscopetest.Serve(t, s)
 }
 
 // withoutSource decodes a JSON report and blanks each input's source, which names the

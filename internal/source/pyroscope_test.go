@@ -3,13 +3,11 @@ package source
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +21,8 @@ import (
 	typesv1 "github.com/grafana/pyroscope/api/gen/proto/go/types/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/profq/profq/internal/testkit/pyroscopetest"
 )
 
 // fakePyroscope is a Pyroscope querier built from the published API's generated Connect
@@ -120,33 +120,13 @@ func (s *fakePyroscope) LabelValues(_ context.Context, req *connect.Request[type
 func pprofTestProfile(t *testing.T) (*googlev1.Profile, string) {
 	t.Helper()
 	path := "../../testdata/profiles/cpu.pb.gz"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	z, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p googlev1.Profile
-	if err := proto.Unmarshal(raw, &p); err != nil {
-		t.Fatal(err)
-	}
-	return &p, path
+	return pyroscopetest.Profile(t, path), path
 }
 
 // startPyroscope serves s on loopback and returns its URL's host:port.
 func startPyroscope(t *testing.T, s *fakePyroscope) string {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle(querierv1connect.NewQuerierServiceHandler(s))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(pyroscopetest.Serve(t, s), "http://")
 }
 
 const pyroscopeCPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
