@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/source"
@@ -72,21 +70,6 @@ func runMerge(stdio IO, o *MergeOptions, args []string) error {
 	for _, in := range inputs {
 		warn(stdio.Err, in.Warnings)
 	}
-	if !toStdout {
-		f, err := createAtomic(stdio, o.Output)
-		if err != nil {
-			return err
-		}
-		defer f.abort() // no-op once committed
-		if err := p.Write(f.f); err != nil {
-			return fmt.Errorf("writing %s: %w", o.Output, err)
-		}
-		return f.commit()
-	}
-	// A reader that closed the pipe early has what it wanted (see Main).
-	sink := &pipeSink{w: stdio.Out}
-	if err := p.Write(sink); err != nil && !sink.closed {
-		return fmt.Errorf("writing output: %w", err)
-	}
-	return nil
+	_, err = writeProfile(stdio, o.Output, p)
+	return err
 }

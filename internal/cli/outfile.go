@@ -3,12 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -197,4 +199,40 @@ func flagValues(f *pflag.Flag) []string {
 		return []string{v}
 	}
 	return nil
+}
+
+// writeProfile writes p, gzipped profile.proto, atomically to path, or to standard output
+// when path is "" or "-", and returns its size. A reader that closed standard output early
+// has what it wanted (see Main).
+func writeProfile(stdio IO, path string, p *profile.Profile) (int64, error) {
+	if path == "" || path == "-" {
+		sink := &pipeSink{w: stdio.Out}
+		c := &countingWriter{w: sink}
+		if err := p.Write(c); err != nil && !sink.closed {
+			return 0, fmt.Errorf("writing output: %w", err)
+		}
+		return c.n, nil
+	}
+	f, err := createAtomic(stdio, path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.abort() // no-op once committed
+	c := &countingWriter{w: f.f}
+	if err := p.Write(c); err != nil {
+		return 0, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return c.n, f.commit()
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }

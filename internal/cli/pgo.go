@@ -2,13 +2,11 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 
-	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/render"
@@ -191,7 +189,7 @@ func runPGO(stdio IO, o *PGOOptions, args []string) error {
 		// The compiler accepts a profile without call edges and optimizes nothing with it.
 		warn(stdio.Err, []string{"the inputs have no call edges (no sample has a caller): go build -pgo will find nothing to optimize"})
 	}
-	size, err := writePGO(stdio, o.Output, toStdout, p)
+	size, err := writeProfile(stdio, o.Output, p)
 	if err != nil {
 		return err
 	}
@@ -216,39 +214,4 @@ func runPGO(stdio IO, o *PGOOptions, args []string) error {
 	return o.report.write(reportIO, func(w io.Writer) error {
 		return render.PGO(w, r, render.Options{Format: o.report.format})
 	})
-}
-
-// writePGO writes p gzipped to path, or to standard output, and returns its size.
-func writePGO(stdio IO, path string, toStdout bool, p *profile.Profile) (int64, error) {
-	if toStdout {
-		// A reader that closed the pipe early has what it wanted (see Main).
-		sink := &pipeSink{w: stdio.Out}
-		c := &countingWriter{w: sink}
-		if err := p.Write(c); err != nil && !sink.closed {
-			return 0, fmt.Errorf("writing output: %w", err)
-		}
-		return c.n, nil
-	}
-	f, err := createAtomic(stdio, path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.abort() // no-op once committed
-	c := &countingWriter{w: f.f}
-	if err := p.Write(c); err != nil {
-		return 0, fmt.Errorf("writing %s: %w", path, err)
-	}
-	return c.n, f.commit()
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
 }
