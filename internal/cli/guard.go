@@ -78,7 +78,7 @@ func (s IO) testHook(point string) { s.run.testHook(point) }
 // beforeCommand runs before every command, once its flags are parsed: it refuses an output
 // that is one of the inputs (checkOutputs), then reaches the "command" test hook.
 func (s IO) beforeCommand(cmd *cobra.Command, args []string) error {
-	if err := checkOutputs(cmd, args); err != nil {
+	if err := checkOutputs(cmd, args, s.In); err != nil {
 		return err
 	}
 	s.testHook("command")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -20,7 +21,12 @@ import (
 // never see a partial report and a failed run leaves the previous file as it was. What is not
 // a regular file is never replaced:
 //
-//   - a device, a FIFO or a socket (/dev/null, /dev/stdout, a named pipe) is written in place;
+//   - a device, a FIFO or a socket (/dev/null, a named pipe) is written in place;
+//   - standard output or standard error named as a descriptor (/dev/stdout, /dev/fd/1,
+//     /proc/self/fd/2, or a link to one) is written through that descriptor, as the shell
+//     set it up: appending where it appends (profq top -o /dev/stdout >> log.txt adds to
+//     log.txt), never replacing the file it is open on; standard input and other
+//     descriptors are refused;
 //   - a symbolic link stays a link: the file it points to is written, atomically in that
 //     file's directory;
 //   - an existing file keeps its permissions; a new one gets 0666 less the umask, as any new
@@ -44,6 +50,22 @@ type atomicFile struct {
 // createAtomic creates the output file path for the run of stdio.
 func createAtomic(stdio IO, path string) (*atomicFile, error) {
 	fail := func(err error) (*atomicFile, error) { return nil, fmt.Errorf("writing %s: %w", path, err) }
+	target, fd, err := followLinks(path)
+	if err != nil {
+		return fail(err)
+	}
+	if fd > 2 {
+		// Past the standard streams, a descriptor may be one profq opened itself (an input,
+		// the runtime's own) rather than one the shell set up.
+		return fail(fmt.Errorf("descriptor %d is not standard output or standard error: redirect in the shell instead (profq ... >> FILE)", fd))
+	}
+	if fd >= 0 {
+		f, err := dupDescriptor(fd, path)
+		if err != nil {
+			return fail(err)
+		}
+		return &atomicFile{f: f, path: path, target: path, direct: true}, nil
+	}
 	fi, err := os.Stat(path) // through links
 	switch {
 	case err == nil && fi.IsDir():
@@ -56,10 +78,6 @@ func createAtomic(stdio IO, path string) (*atomicFile, error) {
 		}
 		return &atomicFile{f: f, path: path, target: path, direct: true}, nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fail(err)
-	}
-	target, err := followLinks(path)
-	if err != nil {
 		return fail(err)
 	}
 	a := &atomicFile{path: path, target: target, run: stdio.run}
@@ -78,28 +96,71 @@ func createAtomic(stdio IO, path string) (*atomicFile, error) {
 const maxLinks = 40
 
 // followLinks returns the path that the chain of symbolic links starting at path leads to:
-// path itself when it is not a link, and the missing file a dangling link names.
-func followLinks(path string) (string, error) {
+// path itself when it is not a link, and the missing file a dangling link names. When the
+// chain passes through one of profq's own descriptors (descriptorOf), it stops there and
+// returns the descriptor's number; fd is -1 otherwise.
+func followLinks(path string) (target string, fd int, err error) {
 	for range maxLinks {
+		if fd, ok := descriptorOf(path); ok {
+			return path, fd, nil
+		}
 		fi, err := os.Lstat(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return path, nil
+			return path, -1, nil
 		case err != nil:
-			return "", err
+			return "", -1, err
 		case fi.Mode()&os.ModeSymlink == 0:
-			return path, nil
+			return path, -1, nil
 		}
 		dest, err := os.Readlink(path)
 		if err != nil {
-			return "", err
+			return "", -1, err
 		}
 		if !filepath.IsAbs(dest) {
 			dest = filepath.Join(filepath.Dir(path), dest)
 		}
 		path = dest
 	}
-	return "", errors.New("too many levels of symbolic links")
+	return "", -1, errors.New("too many levels of symbolic links")
+}
+
+// descriptorOf says whether path names a descriptor of this process, and which: /dev/stdin,
+// /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N or
+// /proc/PID/fd/N with profq's PID, through whatever links its directories are. Opening such
+// a path opens the file the descriptor is open on anew, from its start and without its
+// O_APPEND; following it as a link leads to that file's name, which an atomic write would
+// replace. Either loses what the shell meant to keep.
+func descriptorOf(path string) (int, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return 0, false
+	}
+	switch abs {
+	case "/dev/stdin":
+		return 0, true
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	}
+	dir, name := filepath.Split(abs)
+	n, err := strconv.Atoi(name)
+	if err != nil || n < 0 || strconv.Itoa(n) != name {
+		return 0, false
+	}
+	dir = filepath.Clean(dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real // /dev/fd is a link to /proc/self/fd, /proc/self one to /proc/PID
+	}
+	pid := strconv.Itoa(os.Getpid())
+	switch {
+	case dir == "/dev/fd", dir == "/proc/self/fd", dir == "/proc/thread-self/fd", dir == "/proc/"+pid+"/fd":
+		return n, true
+	case strings.HasPrefix(dir, "/proc/"+pid+"/task/") && strings.HasSuffix(dir, "/fd"):
+		return n, true
+	}
+	return 0, false
 }
 
 func (a *atomicFile) commit() error {
@@ -143,7 +204,7 @@ var inputFlags = []string{"base", "diff-base", "base-bench", "new-bench"}
 // file as one of the command's inputs: the report would replace what it is made from. It runs
 // before the command, as a usage error. Outputs and inputs that are not regular files (a device,
 // standard input, a URL, a file that does not exist yet) cannot be the same file.
-func checkOutputs(cmd *cobra.Command, args []string) error {
+func checkOutputs(cmd *cobra.Command, args []string, stdin io.Reader) error {
 	var outputs []string
 	if f := cmd.Flags().Lookup("output"); f != nil && f.Value.String() != "" {
 		if isDir(f.Value.String()) {
@@ -169,14 +230,30 @@ func checkOutputs(cmd *cobra.Command, args []string) error {
 	}
 	for _, out := range outputs {
 		ofi, err := os.Stat(out)
-		if err != nil || !ofi.Mode().IsRegular() {
+		if err != nil {
 			continue
 		}
 		for _, in := range inputs {
-			if in == "-" || strings.Contains(in, "://") {
+			var ifi fs.FileInfo
+			switch {
+			case in == "-":
+				// Standard input, whatever it is (a file, a pipe), is the same as an output
+				// that names it (/dev/stdin, /proc/self/fd/0) or the file it was opened on.
+				f, ok := stdin.(*os.File)
+				if !ok {
+					continue
+				}
+				if ifi, err = f.Stat(); err != nil {
+					continue
+				}
+			case strings.Contains(in, "://") || !ofi.Mode().IsRegular():
 				continue
+			default:
+				if ifi, err = os.Stat(in); err != nil {
+					continue
+				}
 			}
-			if ifi, err := os.Stat(in); err == nil && os.SameFile(ofi, ifi) {
+			if os.SameFile(ofi, ifi) {
 				return usageErrorf("%s is an input and the output: writing the report would destroy it", out)
 			}
 		}
