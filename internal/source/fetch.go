@@ -2,7 +2,9 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"github.com/profq/profq/internal/option"
@@ -13,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -109,7 +112,7 @@ const pprofDefaultTimeout = 60 * time.Second
 func (f FetchOptions) fetchURL(arg string) (*url.URL, time.Duration, error) {
 	u, err := url.Parse(withScheme(arg))
 	if err != nil {
-		return nil, 0, fmt.Errorf("parsing URL: %w", err)
+		return nil, 0, fmt.Errorf("parsing URL: %w", urlParseReason(arg))
 	}
 	if u.Host == "" {
 		return nil, 0, errors.New("URL has no host")
@@ -134,6 +137,102 @@ func (f FetchOptions) fetchURL(arg string) (*url.URL, time.Duration, error) {
 	return u, timeout, nil
 }
 
+// urlParseReason says why arg does not parse as a URL without quoting its user information:
+// Go's own error quotes the whole URL, password included, and its reason quotes the bad
+// escape or character, which may be part of the password. The reason given is that of the
+// URL with its user information hidden, or, when that one parses, that the user information
+// is what is wrong.
+func urlParseReason(arg string) error {
+	arg = withScheme(arg)
+	if scheme, rest, ok := strings.Cut(arg, "://"); ok {
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			arg = scheme + "://xxxxx" + rest[at:]
+			if _, err := url.Parse(arg); err == nil {
+				return errors.New("the user name or password is not valid in a URL: write reserved characters, spaces and % as %XX escapes")
+			}
+		}
+	}
+	_, err := url.Parse(arg)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return ue.Err
+	}
+	if err == nil {
+		return errors.New("not a valid URL")
+	}
+	return err
+}
+
+// secrets are the credentials a request carried, which no message may quote: a server's
+// error page may echo them (a 401 that repeats the Authorization header, a Connect error
+// that quotes the token it refused).
+type secrets []string
+
+// requestSecrets are the secrets of a request to u with header: every value of header (the
+// --header headers, a fleet query's Authorization and tenant), each word of a value after its
+// first (the token of "Bearer TOKEN"), the user name and password of Basic credentials, and
+// the URL's user information. Longest first, so that "user:password" is hidden before
+// "password" is; strings shorter than minSecret are left, as hiding them would garble the
+// message more than quoting them reveals.
+func requestSecrets(u *url.URL, headers ...http.Header) secrets {
+	var out secrets
+	add := func(v string) {
+		if len(v) >= minSecret {
+			out = append(out, v)
+		}
+	}
+	addUser := func(user, password string) {
+		add(user)
+		add(password)
+		add(user + ":" + password)
+		add(url.UserPassword(user, password).String())
+		add(base64.StdEncoding.EncodeToString([]byte(user + ":" + password))) // Go's client sends a URL's as Basic
+	}
+	for _, h := range headers {
+		for _, values := range h {
+			for _, v := range values {
+				add(v)
+				fields := strings.Fields(v)
+				for i, f := range fields {
+					if i > 0 || len(fields) == 1 {
+						add(f)
+					}
+				}
+				if len(fields) == 2 && strings.EqualFold(fields[0], "Basic") {
+					if b, err := base64.StdEncoding.DecodeString(fields[1]); err == nil {
+						user, password, _ := strings.Cut(string(b), ":")
+						addUser(user, password)
+					}
+				}
+			}
+		}
+	}
+	if u != nil && u.User != nil {
+		password, _ := u.User.Password()
+		addUser(u.User.Username(), password)
+	}
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return slices.Compact(out)
+}
+
+// minSecret is the length from which a credential is hidden in messages.
+const minSecret = 3
+
+// hide returns err with every secret in its message replaced by "xxxxx", nil for nil.
+func (s secrets) hide(err error) error {
+	if err == nil || len(s) == 0 {
+		return err
+	}
+	msg := err.Error()
+	hidden := msg
+	for _, secret := range s {
+		hidden = strings.ReplaceAll(hidden, secret, "xxxxx")
+	}
+	if hidden == msg {
+		return err
+	}
+	return errors.New(hidden)
+}
+
 // maxRedirects is how many redirects a fetch follows, as Go's HTTP client does by default.
 const maxRedirects = 10
 
@@ -148,6 +247,8 @@ type response struct {
 	// gzip says that the body is sent with Content-Encoding gzip, which the client left
 	// for profq to undo within its limits.
 	gzip bool
+	// secrets are the request's credentials, hidden in every message about the answer.
+	secrets secrets
 }
 
 // open requests one URL argument and returns its response once its status and headers have
@@ -235,13 +336,14 @@ func (f FetchOptions) send(ctx context.Context, o outgoing, limit int64) (*respo
 		return nil, &FetchError{URL: o.shown, Err: fetchReason(err, ctx, o.timeout)}
 	}
 	r := &response{body: resp.Body, cancel: cancel, ctx: ctx, timeout: o.timeout, shown: o.shown, status: resp.Status,
-		gzip: strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && !resp.Uncompressed}
+		gzip:    strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && !resp.Uncompressed,
+		secrets: requestSecrets(o.url, f.Header, o.header)}
 	if resp.StatusCode != http.StatusOK {
 		explain := o.explain
 		if explain == nil {
 			explain = statusError
 		}
-		err := &FetchError{URL: o.shown, Status: resp.Status, Err: explain(resp), code: resp.StatusCode}
+		err := &FetchError{URL: o.shown, Status: resp.Status, Err: r.secrets.hide(explain(resp)), code: resp.StatusCode}
 		r.Close()
 		return nil, err
 	}
@@ -264,7 +366,7 @@ func (r *response) Read(p []byte) (int, error) {
 
 // fail is the FetchError for err, met reading the response.
 func (r *response) fail(err error) error {
-	return &FetchError{URL: r.shown, Status: r.status, Err: err}
+	return &FetchError{URL: r.shown, Status: r.status, Err: r.secrets.hide(err)}
 }
 
 // Close closes the body and ends the response's context.

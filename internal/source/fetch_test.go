@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -450,6 +451,91 @@ func TestHidePassword(t *testing.T) {
 		err := &inputError{"parsing " + arg, errors.New("bad")}
 		if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "s3cr") {
 			t.Errorf("error %q names the password", err)
+		}
+	}
+}
+
+// TestURLParseErrorsHideCredentials: a URL that does not parse (a bad escape, a DEL or a
+// space in its user information or host) is refused without quoting its user name or
+// password, not even the part of it Go's parser names.
+func TestURLParseErrorsHideCredentials(t *testing.T) {
+	for arg, want := range map[string]string{
+		"http://user:PW%zz@host/x":       "the user name or password is not valid in a URL",
+		"http://user:PW\x7f@host/x":      "the user name or password is not valid in a URL",
+		"http://us er:PW@host/x":         "the user name or password is not valid in a URL",
+		"http://user:PW@ho st/x":         `invalid character " " in host name`,
+		"https://tok%zzen@host:6060/x":   "the user name or password is not valid in a URL",
+		"http://user:PW@[::1/x":          `missing ']' in host`,
+		"http://host/%zz":                `invalid URL escape "%zz"`,
+	} {
+		_, err := Options{Fetch: FetchOptions{Timeout: time.Second}}.fetch(t.Context(), arg)
+		if err == nil {
+			t.Errorf("%q: fetched", arg)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q: error %q, want %q in it", arg, msg, want)
+		}
+		for _, secret := range []string{"PW", "us er", "tok"} {
+			if strings.Contains(msg, secret) {
+				t.Errorf("%q: error %q quotes %q", arg, msg, secret)
+			}
+		}
+	}
+}
+
+// hiddenAuth is an echoed Authorization header without its credentials, or none.
+var hiddenAuth = regexp.MustCompile(`Authorization=((Basic |Bearer )?xxxxx)? `)
+
+// TestServerErrorsHideCredentials: a server whose error answer echoes what it was sent (a
+// pprof handler's text, a Connect error of a fleet server) has every credential profq sent
+// hidden from the message: --header values, Bearer tokens, Basic credentials decoded or
+// not, the URL's user information and the tenant.
+func TestServerErrorsHideCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, password, _ := r.BasicAuth()
+		echo := fmt.Sprintf("refused: Authorization=%s X-Api-Key=%s X-Scope-OrgID=%s user=%s password=%s pair=%s:%s",
+			r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("X-Scope-OrgID"), user, password, user, password)
+		if strings.HasPrefix(r.URL.Path, "/debug/") {
+			w.Header().Set("X-Go-Pprof", "1")
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, echo)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"code":"unauthenticated","message":%q}`, echo)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	tests := []struct {
+		name string
+		arg  string
+		f    FetchOptions
+	}{
+		{"header", srv.URL + "/debug/pprof/heap", FetchOptions{Header: http.Header{"Authorization": {"Bearer hdr-t0ken-s3cr3t"}, "X-Api-Key": {"key-s3cr3t"}}}},
+		{"URL user information", "http://url-user-s3cr3t:url-pw-s3cr3t@" + host + "/debug/pprof/heap", FetchOptions{}},
+		{"fleet URL", "pyroscope+http://fleet-user-s3cr3t:fleet-pw-s3cr3t@" + host + "/a:b:c:d:e{}?tenant=tenant-s3cr3t", FetchOptions{}},
+		{"fleet token", "parca+http://" + host + "/a:b:c:d:e{}", FetchOptions{Fleet: FleetAuth{Getenv: func(k string) string {
+			return map[string]string{EnvFleetToken: "env-t0ken-s3cr3t", EnvFleetTenant: "env-tenant-s3cr3t"}[k]
+		}}}},
+	}
+	for _, tt := range tests {
+		tt.f.Timeout = 10 * time.Second
+		_, err := Options{Fetch: tt.f}.fetch(t.Context(), tt.arg)
+		if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "refused:") {
+			t.Errorf("%s: error %v, want the server's 401 quoted", tt.name, err)
+			continue
+		}
+		// The URL is named as given, its password hidden; what the server said hides all.
+		_, quoted, _ := strings.Cut(err.Error(), "refused:")
+		if strings.Contains(quoted, "s3cr3t") || !hiddenAuth.MatchString(quoted) {
+			t.Errorf("%s: the error quotes a credential: %v", tt.name, err)
+		}
+		if _, shown, _ := strings.Cut(err.Error(), "@"); strings.Contains(err.Error(), "pw-s3cr3t") {
+			t.Errorf("%s: the URL is named with its password: %v", tt.name, shown)
 		}
 	}
 }
