@@ -104,7 +104,8 @@ func listRegexp(fv filterValues) string {
 func profqList(path, src string, flags []string) (string, error) {
 	cfg := report.DefaultConfig()
 	cfg.SourcePath = src
-	files := &srcfile.Finder{SearchPath: src}
+	// pprof reads any file a profile names: the lookup is what is compared.
+	files := &srcfile.Finder{SearchPath: src, Allow: []string{"/"}}
 	var re *regexp.Regexp
 	for _, f := range flags {
 		name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "=")

@@ -102,7 +102,7 @@ func profqDivided(kind string, flags []string, path string, fv filterValues) (st
 		write = func() error { return render.Peek(&b, pk, o) }
 	case "list":
 		cfg.SourcePath = "/nonexistent"
-		l, err := report.NewList(p, nil, nil, cfg, regexp.MustCompile("."), &srcfile.Finder{SearchPath: cfg.SourcePath})
+		l, err := report.NewList(p, nil, nil, cfg, regexp.MustCompile("."), &srcfile.Finder{SearchPath: cfg.SourcePath, Allow: []string{"/"}})
 		if err != nil {
 			return "", err
 		}

@@ -460,13 +460,13 @@ func TestHidePassword(t *testing.T) {
 // password, not even the part of it Go's parser names.
 func TestURLParseErrorsHideCredentials(t *testing.T) {
 	for arg, want := range map[string]string{
-		"http://user:PW%zz@host/x":       "the user name or password is not valid in a URL",
-		"http://user:PW\x7f@host/x":      "the user name or password is not valid in a URL",
-		"http://us er:PW@host/x":         "the user name or password is not valid in a URL",
-		"http://user:PW@ho st/x":         `invalid character " " in host name`,
-		"https://tok%zzen@host:6060/x":   "the user name or password is not valid in a URL",
-		"http://user:PW@[::1/x":          `missing ']' in host`,
-		"http://host/%zz":                `invalid URL escape "%zz"`,
+		"http://user:PW%zz@host/x":     "the user name or password is not valid in a URL",
+		"http://user:PW\x7f@host/x":    "the user name or password is not valid in a URL",
+		"http://us er:PW@host/x":       "the user name or password is not valid in a URL",
+		"http://user:PW@ho st/x":       `invalid character " " in host name`,
+		"https://tok%zzen@host:6060/x": "the user name or password is not valid in a URL",
+		"http://user:PW@[::1/x":        `missing ']' in host`,
+		"http://host/%zz":              `invalid URL escape "%zz"`,
 	} {
 		_, err := Options{Fetch: FetchOptions{Timeout: time.Second}}.fetch(t.Context(), arg)
 		if err == nil {

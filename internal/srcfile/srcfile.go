@@ -2,7 +2,8 @@
 // show source lines (profq list). It looks where pprof looks (the search path and its
 // parents, with the trim path and pprof's heuristic), then, for Go, where the files of a
 // Go toolchain and of Go modules live on this machine: a profile made elsewhere names
-// GOROOT and module cache paths of that machine.
+// GOROOT and module cache paths of that machine. A profile can name any file, so it reads
+// only files inside the directories the user allows (Finder.allowed).
 package srcfile
 
 import (
@@ -28,8 +29,12 @@ type Finder struct {
 	TrimPath string
 	// GOROOT and ModCache are where Go's own sources and the module cache are, "" for none.
 	GOROOT, ModCache string
+	// Allow are more directories whose files may be read, besides the search path's, their
+	// modules', GOROOT and ModCache (allowed).
+	Allow []string
 
 	files map[string]*File
+	roots []string // where files may be read from (allowed), made on first use
 }
 
 // File is a source file as the Finder read it.
@@ -75,20 +80,30 @@ func (fd *Finder) read(name string) *File {
 	return &File{Path: path, Lines: lines}
 }
 
-// find locates name as pprof does, then in GOROOT and the module cache.
+// find locates name as pprof does, then in GOROOT and the module cache, and returns the
+// first file found that may be read (allowed). A file found only outside is refused.
 func (fd *Finder) find(name string) (string, error) {
-	search := fd.SearchPath
-	if search == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
+	search, err := fd.search()
+	if err != nil {
+		return "", err
+	}
+	var outside string // a file found where it may not be read
+	found := func(c string) bool {
+		if !isFile(c) {
+			return false
 		}
-		search = wd
+		if fd.allowed(c) {
+			return true
+		}
+		if outside == "" {
+			outside = c
+		}
+		return false
 	}
 	p := TrimPath(name, fd.TrimPath, search)
 	var absErr error // what opening an absolute path said, as pprof says it
 	if filepath.IsAbs(p) {
-		if isFile(p) {
+		if found(p) {
 			return p, nil
 		}
 		if f, err := os.Open(p); err != nil {
@@ -100,7 +115,7 @@ func (fd *Finder) find(name string) (string, error) {
 	} else {
 		for _, dir := range filepath.SplitList(search) {
 			for {
-				if c := filepath.Join(dir, p); isFile(c) {
+				if c := filepath.Join(dir, p); found(c) {
 					return c, nil
 				}
 				parent := filepath.Dir(dir)
@@ -111,13 +126,111 @@ func (fd *Finder) find(name string) (string, error) {
 			}
 		}
 	}
-	if c := fd.goFile(name); c != "" {
+	if c := fd.goFile(name); c != "" && found(c) {
 		return c, nil
 	}
-	if absErr != nil {
+	switch {
+	case outside != "":
+		return "", &OutsideError{Path: outside}
+	case absErr != nil:
 		return "", absErr
 	}
 	return "", fmt.Errorf("could not find file %s on path %s", p, search)
+}
+
+// search is the search path: SearchPath, or the current directory.
+func (fd *Finder) search() (string, error) {
+	if fd.SearchPath != "" {
+		return fd.SearchPath, nil
+	}
+	return os.Getwd()
+}
+
+// OutsideError is a source file that a profile names and that exists, but outside the
+// directories files are read from: profq list does not print it.
+type OutsideError struct {
+	// Path is where the file is.
+	Path string
+}
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("%s is outside the source path (--source-path, else the current directory and its module; GOROOT; the module cache): not read; add its directory to --source-path to read it", e.Path)
+}
+
+// allowed reports whether the file at path, links resolved, is inside a directory that
+// files may be read from: a directory of the search path (the current directory when there
+// is none), the Go module each of those is in (the nearest directory above with a go.mod),
+// GOROOT and the module cache. A profile can name any file (/etc/shadow, ~/.ssh/id_rsa,
+// another user's secrets), and may come from anyone: a file outside these is not read.
+func (fd *Finder) allowed(path string) bool {
+	if fd.roots == nil {
+		fd.roots = fd.allowedRoots()
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return false
+	}
+	for _, root := range fd.roots {
+		if within(real, root) {
+			return true
+		}
+	}
+	return false
+}
+
+// allowedRoots are the directories allowed reads files from, links resolved.
+func (fd *Finder) allowedRoots() []string {
+	roots := []string{}
+	add := func(dir string) {
+		if dir == "" {
+			return
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			if real, err = filepath.Abs(real); err == nil {
+				roots = append(roots, real)
+			}
+		}
+	}
+	search, err := fd.search()
+	if err == nil {
+		for _, dir := range filepath.SplitList(search) {
+			add(dir)
+			add(moduleRoot(dir))
+		}
+	}
+	add(fd.GOROOT)
+	add(fd.ModCache)
+	for _, dir := range fd.Allow {
+		add(dir)
+	}
+	return roots
+}
+
+// moduleRoot is the directory of the go.mod that dir is in, "" when there is none.
+func moduleRoot(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		if isFile(filepath.Join(dir, "go.mod")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// within reports whether path is root or inside it; both are absolute and clean.
+func within(path, root string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // goFile is where a Go file of another machine's toolchain or module cache is on this

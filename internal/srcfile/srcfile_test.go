@@ -1,6 +1,7 @@
 package srcfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,7 +88,60 @@ func TestReadBounded(t *testing.T) {
 	if err := os.Truncate(big, maxFileBytes+1); err != nil {
 		t.Fatal(err)
 	}
-	if got := (&Finder{}).Read(big); got.Err == nil || got.Path != big || len(got.Lines) != 0 {
+	if got := (&Finder{SearchPath: dir}).Read(big); got.Err == nil || got.Path != big || len(got.Lines) != 0 {
 		t.Errorf("a file over the limit: %v, %d lines", got.Err, len(got.Lines))
+	}
+}
+
+// TestReadsOnlyAllowedFiles: a profile can name any file; only those inside the search path,
+// the module of each of its directories, GOROOT and the module cache are read, links
+// resolved. Others are refused with an OutsideError, whichever way they were named.
+func TestReadsOnlyAllowedFiles(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "mod")
+	write(t, filepath.Join(mod, "go.mod"), "module example.com/m\n")
+	write(t, filepath.Join(mod, "pkg", "a.go"), "package pkg\n")
+	write(t, filepath.Join(mod, "cmd", "app", "main.go"), "package main\n")
+	secret := filepath.Join(dir, "home", "secret.txt")
+	write(t, secret, "s3cr3t\n")
+	goroot := filepath.Join(dir, "goroot")
+	write(t, filepath.Join(goroot, "src", "fmt", "print.go"), "package fmt\n")
+	if err := os.Symlink(secret, filepath.Join(mod, "pkg", "link.go")); err != nil {
+		t.Fatal(err)
+	}
+
+	f := &Finder{SearchPath: filepath.Join(mod, "cmd", "app"), GOROOT: goroot}
+	for name, want := range map[string]string{
+		filepath.Join(mod, "pkg", "a.go"):       filepath.Join(mod, "pkg", "a.go"), // in the search path's module
+		"main.go":                               filepath.Join(mod, "cmd", "app", "main.go"),
+		"pkg/a.go":                              filepath.Join(mod, "pkg", "a.go"), // a parent's, inside the module
+		"/elsewhere/go/src/fmt/print.go":        filepath.Join(goroot, "src", "fmt", "print.go"),
+		secret:                                  "outside",
+		"home/secret.txt":                       "outside", // found in a parent above the module
+		filepath.Join(mod, "pkg", "link.go"):    "outside", // a link out of the module
+		"../../../home/secret.txt":              "outside",
+		filepath.Join(dir, "home", "nothing.c"): "missing",
+	} {
+		got := f.Read(name)
+		var outside *OutsideError
+		switch want {
+		case "outside":
+			if !errors.As(got.Err, &outside) || len(got.Lines) != 0 {
+				t.Errorf("%s: read from %q (%d lines, error %v), want it refused", name, got.Path, len(got.Lines), got.Err)
+			}
+		case "missing":
+			if got.Err == nil || errors.As(got.Err, &outside) {
+				t.Errorf("%s: error %v, want not found", name, got.Err)
+			}
+		default:
+			if got.Path != want || got.Err != nil {
+				t.Errorf("%s: found at %q (error %v), want %q", name, got.Path, got.Err, want)
+			}
+		}
+	}
+	// Named in the search path, the same file is read.
+	g := &Finder{SearchPath: filepath.Join(dir, "home")}
+	if got := g.Read(secret); got.Err != nil || len(got.Lines) != 1 {
+		t.Errorf("a file in --source-path: %v", got.Err)
 	}
 }
