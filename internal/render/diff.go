@@ -552,6 +552,8 @@ func ViolationLines(d *report.Diff, unit string) []string {
 			units.ScaledLabel(x.Base, d.SampleType.Unit, unit), units.ScaledLabel(x.New, d.SampleType.Unit, unit), violationChange(&x))
 		switch est, bounds := violationEstimate(&x); {
 		case est == "":
+		case x.Exact && x.RunToRun > 0:
+			l += "; exact, beyond a run-to-run movement of " + units.ScaledLabel(x.RunToRun, d.SampleType.Unit, unit)
 		case x.Exact:
 			l += "; exact"
 		default:

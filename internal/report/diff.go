@@ -305,9 +305,9 @@ func rowKey(r *Row) nodeKey {
 // capture c's (flat, cum) of node n, 0 where the capture lacks the node.
 type table struct {
 	keys []nodeKey
-	// recorded is true for a capture that recorded every allocation: a heap profile whose
-	// period is 1, whose values carry no sampling noise.
-	recorded []bool
+	// counted is true for a capture whose values count every event rather than sample them
+	// (counted), and so carry no sampling noise.
+	counted []bool
 	// quantum is each capture's period when it is in the unit of the values, else 0.
 	quantum []int64
 	// frameTypes are the nodes' frame types: the captures' when they agree, or "".
@@ -337,7 +337,7 @@ func newTable(captures []*Capture) *table {
 	}
 	for _, c := range captures {
 		pi := c.Top.Profile
-		t.recorded = append(t.recorded, pi.Period == 1 && pi.PeriodType.Type == "space")
+		t.counted = append(t.counted, counted(pi))
 		q := int64(0)
 		if pi.Period > 0 && pi.PeriodType.Unit == c.Top.SampleType.Unit && !c.Top.Options.Mean {
 			q = pi.Period
@@ -352,6 +352,13 @@ func newTable(captures []*Capture) *table {
 		t.flat, t.cum, t.present = append(t.flat, flat), append(t.cum, cum), append(t.present, present)
 	}
 	return t
+}
+
+// counted reports whether a profile's values count every event rather than sample them: a
+// heap profile that recorded every allocation (-memprofilerate=1: period 1 of space) and
+// callgrind's counts (period 1 of instructions).
+func counted(pi ProfileInfo) bool {
+	return pi.Period == 1 && (pi.PeriodType.Type == "space" || pi.PeriodType.Type == "instructions")
 }
 
 // side is one side of a diff: which captures of the table it holds, their totals, and the
@@ -507,6 +514,9 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		}
 		cands = append(cands, candidate{row: row, node: n})
 	}
+	if err := checkCoverage(cands, cfg.Rules, cfg.Watch, d.DroppedNodes); err != nil {
+		return nil, err
+	}
 	a := newAnalysis(tbl, &bs, &ns, cands, cfg.Alpha)
 	d.Total.Effect = a.totalEffect(&d.Total)
 	for i := range cands {
@@ -525,6 +535,52 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		d.Rows = append(d.Rows, cands[i].row)
 	}
 	return d, nil
+}
+
+// checkCoverage refuses a --watch, or a rule's pattern, that matches none of the nodes the
+// rules look at: the gate would pass without testing anything, which a CI script cannot
+// tell from a pass. (A module's root package names its functions PATH.Func, not PATH/...:
+// such a slip must not pass silently.) Both are usage errors.
+func checkCoverage(cands []candidate, rules []*gate.Rule, watch []*regexp.Regexp, dropped int) error {
+	nodeRules := false
+	for _, r := range rules {
+		nodeRules = nodeRules || r.Subject != gate.Total
+	}
+	if !nodeRules {
+		return nil
+	}
+	seen := fmt.Sprintf("none of the %d nodes the rules look at", len(cands))
+	if dropped > 0 {
+		seen += fmt.Sprintf(" (%d more are under %s)", dropped, option.Flag("nodefraction"))
+	}
+	if len(watch) > 0 && !slices.ContainsFunc(cands, func(c candidate) bool { return watches(watch, c.row.Name) }) {
+		return option.Errorf("watch", "%s matches %s: the gate would test nothing", quotedList(watch), seen)
+	}
+	for _, r := range rules {
+		if r.Match == nil {
+			continue
+		}
+		if !slices.ContainsFunc(cands, func(c candidate) bool { return r.Covers(c.row.Name) && watches(watch, c.row.Name) }) {
+			return option.Errorf("fail-on", "%q: its pattern matches %s%s: the rule would test nothing", r.String(), seen, watchedToo(watch))
+		}
+	}
+	return nil
+}
+
+// quotedList is regexps quoted and joined with " or ".
+func quotedList(res []*regexp.Regexp) string {
+	q := make([]string, len(res))
+	for i, re := range res {
+		q[i] = strconv.Quote(re.String())
+	}
+	return strings.Join(q, " or ")
+}
+
+func watchedToo(watch []*regexp.Regexp) string {
+	if len(watch) == 0 {
+		return ""
+	}
+	return " that " + option.Flag("watch") + " watches"
 }
 
 // DefaultDiffRows is how many rows profq diff shows in a table when no node count is asked

@@ -259,6 +259,11 @@ type Violation struct {
 	Threshold float64 `json:"threshold"`
 	// Exact is true when the values carry no noise and were compared as they are.
 	Exact bool `json:"exact"`
+	// RunToRun is, for exact values, how much the watched value moved between runs of the
+	// same code: the largest difference between two captures of one side, in the sample
+	// unit (scaled as the values are compared). A change counts only beyond it; 0 with one
+	// capture per side, for a value that repeats, and for values that are not exact.
+	RunToRun int64 `json:"run_to_run"`
 	// PValue is the Holm-adjusted one-sided p-value of the test that the value grew, or null
 	// for exact values.
 	PValue *float64 `json:"p_value"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/profq/profq/internal/option"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -176,7 +177,6 @@ func TestDiffRules(t *testing.T) {
 		{rules: []string{"cum>19%"}, want: []string{"cum>19% a", "cum>19% main"}},
 		{rules: []string{"cum>20%"}, want: []string{"cum>20% a"}},
 		{rules: []string{"cum>19%:^main$"}, want: []string{"cum>19%:^main$ main"}},
-		{rules: []string{"cum>19%:^x"}, want: []string{}},
 		// Shares: a 30% -> 50% (+20pp), main's flat 0% -> 16.7% (+16.7pp), c 0% -> 33.3% (+33.3pp).
 		{rules: []string{"flat>16pp"}, want: []string{"flat>16pp c", "flat>16pp a", "flat>16pp main"}},
 		{rules: []string{"flat>20pp"}, want: []string{"flat>20pp c"}},
@@ -216,6 +216,50 @@ func TestDiffRules(t *testing.T) {
 				t.Errorf("%d tests: %d passed, %d violations", d.Verdict.Tests, d.Verdict.PassedTests, len(d.Verdict.Violations))
 			}
 		})
+	}
+}
+
+// TestDiffCoverageChecked: a --watch or a rule's pattern that matches none of the nodes the
+// rules look at is a usage error, never a pass that tested nothing (a module's root package
+// names its functions example.com/app.F, which '^example\.com/app/' misses).
+func TestDiffCoverageChecked(t *testing.T) {
+	watch := func(res ...string) func(*DiffConfig) {
+		return func(c *DiffConfig) {
+			c.Rules = rules(t, "flat>10%", "total>10%")
+			for _, re := range res {
+				c.Watch = append(c.Watch, regexp.MustCompile(re))
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*DiffConfig)
+		want string // "" for no error
+	}{
+		{"watch matches", watch(`^x`, `^a$`), ""},
+		{"watch matches nothing", watch(`^example\.com/app/`), `--watch: "^example\\.com/app/" matches none of the 4 nodes the rules look at: the gate would test nothing`},
+		{"rule pattern matches nothing", func(c *DiffConfig) { c.Rules = rules(t, "cum>19%:^x") }, `--fail-on: "cum>19%:^x": its pattern matches none of the 4 nodes the rules look at: the rule would test nothing`},
+		{"rule pattern outside the watch", func(c *DiffConfig) {
+			c.Rules = rules(t, "cum>19%:^main$")
+			c.Watch = []*regexp.Regexp{regexp.MustCompile(`^a$`)}
+		}, `matches none of the 4 nodes the rules look at that --watch watches`},
+		{"total rules only", func(c *DiffConfig) {
+			c.Rules = rules(t, "total>10%")
+			c.Watch = []*regexp.Regexp{regexp.MustCompile(`^nothing$`)}
+		}, ""},
+	} {
+		cfg := DefaultDiffConfig()
+		cfg.NodeFraction = 0
+		tc.edit(&cfg)
+		_, err := NewDiff([]*Capture{capture(t, "base", RoleBase, baseText, cfg.Config)},
+			[]*Capture{capture(t, "new", RoleNew, newText, cfg.Config)}, cfg)
+		var oe *option.Error
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (!errors.As(err, &oe) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want a usage error with %q", tc.name, err, tc.want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -14,9 +15,13 @@ import (
 // The gate judges every (rule, watched node) pair, and every total rule, as one test whose
 // outcome is a regression, a pass or undecided (docs/ci.md, "How profq decides"):
 //
-//   - Exact values (no sampling noise: a heap profile recorded with period 1, or captures
-//     that repeat every node's values exactly) are compared as they are: the change breaks
-//     the rule or it does not.
+//   - Exact values (counted, not sampled: a heap profile recorded with period 1, callgrind's
+//     instruction counts; or captures that repeat every node's values exactly) are compared
+//     as they are: the change of the medians breaks the rule or it does not. With several
+//     captures per side, a node whose count moves from run to run (the runtime's share, a
+//     pool emptied by a collection) has its change counted only beyond that movement: the
+//     largest difference between two captures of one side. More captures never decide
+//     less than one.
 //   - Otherwise each value is compared on a log scale with a moderated t-test: the variance of
 //     a node from capture to capture is its own, shrunk towards what the comparison's other
 //     nodes show for nodes of its size (stats.FitPrior). A test is a regression when the
@@ -66,8 +71,8 @@ type analysis struct {
 	tbl    *table
 	bs, ns *side
 	alpha  float64
-	// exact is true when every value carries no noise: each node is compared as it is unless
-	// its values differ between the captures of one side.
+	// exact is true when every value carries no noise: each node is compared as it is, its
+	// run-to-run movement (runToRun) aside.
 	exact bool
 	// single is true when each side has one capture and the values are not exact: nothing can
 	// be decided.
@@ -125,8 +130,8 @@ func newAnalysis(tbl *table, bs, ns *side, cands []candidate, alpha float64) *an
 	}
 	a.exact = a.allExact()
 	a.single = !a.exact && (len(bs.captures) < 2 && len(ns.captures) < 2)
-	if a.single {
-		return a
+	if a.single || a.exact {
+		return a // nothing to estimate
 	}
 	for _, sc := range []scaleKind{valueScale, shareScale} {
 		var features []stats.Feature
@@ -134,10 +139,8 @@ func newAnalysis(tbl *table, bs, ns *side, cands []candidate, alpha float64) *an
 			for _, m := range []metric{metricFlat, metricCum} {
 				f, ok := a.feature(m, c.node, sc)
 				// A value that is 0 in every capture (the flat of a node that only calls
-				// others) says nothing of variation. With exact values, only the nodes that vary
-				// are evidence of how much varying nodes vary: the others are not low draws of
-				// a variance.
-				if ok && !a.allZero(m, c.node) && (!a.exact || !a.repeats(m, c.node)) {
+				// others) says nothing of variation.
+				if ok && !a.allZero(m, c.node) {
 					features = append(features, f)
 				}
 			}
@@ -178,17 +181,17 @@ func pseudocount(flat, cum []int64, quantum int64) float64 {
 	return float64(smallest) / 2
 }
 
-// allExact reports whether the diff's values carry no noise: every capture is a heap profile
-// that recorded every allocation (period 1), or each side has at least two captures and they
-// repeat every value of every node.
+// allExact reports whether the diff's values carry no noise: every capture counted its
+// events (table.counted), or each side has at least two captures and they repeat every value
+// of every node.
 func (a *analysis) allExact() bool {
-	recorded := true
+	counted := true
 	for _, s := range []*side{a.bs, a.ns} {
 		for _, c := range s.captures {
-			recorded = recorded && a.tbl.recorded[c]
+			counted = counted && a.tbl.counted[c]
 		}
 	}
-	if recorded {
+	if counted {
 		return true
 	}
 	if len(a.bs.captures) < 2 || len(a.ns.captures) < 2 {
@@ -202,10 +205,34 @@ func (a *analysis) allExact() bool {
 	return true
 }
 
-// exactValue reports whether node n's value m is compared as it is: the values are exact
-// and repeat across the captures of each side (as one capture a side always does).
+// exactValue reports whether node n's value m is compared as it is: the values are exact.
+// (Every value of an exact diff is: m and n say which one a caller means.)
 func (a *analysis) exactValue(m metric, n int) bool {
-	return a.exact && a.repeats(m, n)
+	return a.exact
+}
+
+// runToRun is how much node n's value m moves between runs of the same code, as the captures
+// show it: the largest difference between two captures of one side, on the scale the values
+// are compared (scaled to the same work, or normalized). 0 with one capture per side, or
+// for a value that repeats.
+func (a *analysis) runToRun(m metric, n int) int64 {
+	values := a.values(m)
+	var most int64
+	for _, s := range []*side{a.bs, a.ns} {
+		scaled := s.scaled(s.raw(values, n), s.scale)
+		most = max(most, sub64(slices.Max(scaled), slices.Min(scaled)))
+	}
+	return most
+}
+
+// totalRunToRun is runToRun for the totals, scaled to the same work (never normalized).
+func (a *analysis) totalRunToRun() int64 {
+	var most int64
+	for _, s := range []*side{a.bs, a.ns} {
+		scaled := s.scaled(s.totals, s.work)
+		most = max(most, sub64(slices.Max(scaled), slices.Min(scaled)))
+	}
+	return most
 }
 
 // baseZero reports whether node n's value m is 0 in every base capture.
@@ -399,6 +426,7 @@ type test struct {
 	hasInterval  bool
 	threshold    float64
 	exact        bool
+	runToRun     int64 // an exact value's movement between runs (analysis.runToRun)
 	statistical  bool
 	p, pAdjusted float64
 	result       outcome
@@ -556,6 +584,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 
 	if a.exactValue(m, c.node) {
 		t.exact, t.hasEstimate, t.hasInterval = true, true, true
+		t.runToRun = a.runToRun(m, c.node)
 		switch {
 		case r.Subject == gate.New:
 			t.est = deref(ch.NewShare)
@@ -567,7 +596,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 		}
 		t.lo, t.hi = t.est, t.est
 		t.result = passes
-		if exactBreaks(r, ch, minDelta) {
+		if exactBreaks(r, ch, minDelta, t.runToRun) {
 			t.result = breaks
 		}
 		return t
@@ -635,22 +664,15 @@ func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
 		t.threshold = relThreshold(r, float64(ch.Base), minDelta)
 	}
 	f, ok := a.totalFeature()
-	repeats := true
-	if ok {
-		for _, side := range [][]float64{f.Base, f.New} {
-			for _, x := range side {
-				repeats = repeats && x == side[0]
-			}
-		}
-	}
-	if a.exact && repeats {
+	if a.exact {
 		t.exact = true
+		t.runToRun = a.totalRunToRun()
 		if ch.DeltaPct != nil {
 			t.est, t.hasEstimate, t.hasInterval = *ch.DeltaPct, true, true
 		}
 		t.lo, t.hi = t.est, t.est
 		t.result = passes
-		if r != nil && exactBreaks(r, ch, minDelta) {
+		if r != nil && exactBreaks(r, ch, minDelta, t.runToRun) {
 			t.result = breaks
 		}
 		return t
@@ -686,9 +708,10 @@ func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
 	return t
 }
 
-// exactBreaks reports whether the change ch, taken as exact, breaks rule r.
-func exactBreaks(r *gate.Rule, ch *Change, minDelta float64) bool {
-	if ch.Delta <= 0 || math.Abs(float64(ch.Delta)) < minDelta {
+// exactBreaks reports whether the change ch, taken as exact, breaks rule r: it grows beyond
+// the rule's threshold, by at least minDelta and by more than the value moves from run to run.
+func exactBreaks(r *gate.Rule, ch *Change, minDelta float64, runToRun int64) bool {
+	if ch.Delta <= 0 || math.Abs(float64(ch.Delta)) < minDelta || ch.Delta <= runToRun {
 		return false
 	}
 	switch {
@@ -733,7 +756,7 @@ func (t *test) violation(cands []candidate) Violation {
 		Rule: t.rule.String(), Node: t.node(cands), Metric: t.metric,
 		Base: ch.Base, New: ch.New, Delta: ch.Delta, DeltaPct: ch.DeltaPct,
 		BaseShare: ch.BaseShare, NewShare: ch.NewShare, ShareDeltaPP: ch.ShareDeltaPP,
-		Threshold: t.threshold, Exact: t.exact,
+		Threshold: t.threshold, Exact: t.exact, RunToRun: t.runToRun,
 	}
 	if t.hasEstimate {
 		v.Estimate, v.Low, v.High = ptr(finite(t.est)), ptr(finite(t.lo)), ptr(finite(t.hi))
