@@ -121,6 +121,7 @@ Rules (--fail-on, repeatable), SUBJECT>THRESHOLD[:REGEXP]:
 	fs.StringArrayVar(&o.newBench, "new-bench", nil, "go test -bench output of the new captures, one result per capture in order (repeatable)")
 	fs.Float64Var(&o.Report.Alpha, "alpha", o.Report.Alpha, "error rate of the gate: of a false regression over all tests, and of each pass")
 	fs.BoolVar(&o.Report.Normalize, "normalize", false, "scale every capture to the base's total: compare shares rather than raw values")
+	fs.BoolVar(&o.Report.Paired, "paired", false, "the i-th --base and the i-th NEW were captured together (back to back): compare sampled values pair by pair")
 	addGraphFlags(fs, &o.Report.Config, &o.sort)
 	fs.Lookup("nodecount").Usage = fmt.Sprintf("show at most this many nodes, those that changed most (default: %d in the table; all in json, csv and markdown, whose full list is folded; 0: all)", report.DefaultDiffRows)
 	addInputFlags(fs, &o.input)

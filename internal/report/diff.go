@@ -31,6 +31,11 @@ type DiffConfig struct {
 	Config
 	// Normalize scales every capture to the base's total before comparing.
 	Normalize bool
+	// Paired says that the i-th base capture and the i-th new one were taken together, back
+	// to back, so that they share the machine's load: sampled values are then compared pair
+	// by pair (the differences' variance leaves out what a pair shares). Both sides must have
+	// as many captures.
+	Paired bool
 	// Alpha is the significance level of the Mann-Whitney U test, in (0, 1).
 	Alpha float64
 	// MinDelta is the noise floor: a change smaller than it breaks no rule.
@@ -439,6 +444,9 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 	if len(base) == 0 || len(new) == 0 {
 		return nil, errors.New("a diff needs at least one capture on each side")
 	}
+	if cfg.Paired && len(base) != len(new) {
+		return nil, option.Errorf("paired", "%d base and %d new captures cannot be paired: give as many of each, the i-th base taken with the i-th new", len(base), len(new))
+	}
 	all := append(slices.Clone(base), new...)
 	st := all[0].Top.SampleType
 	for _, c := range all {
@@ -517,7 +525,7 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 	if err := checkCoverage(cands, cfg.Rules, cfg.Watch, d.DroppedNodes); err != nil {
 		return nil, err
 	}
-	a := newAnalysis(tbl, &bs, &ns, cands, cfg.Alpha)
+	a := newAnalysis(tbl, &bs, &ns, cands, cfg.Alpha, cfg.Paired)
 	d.Total.Effect = a.totalEffect(&d.Total)
 	for i := range cands {
 		c := &cands[i]
@@ -779,6 +787,7 @@ func diffOptions(cfg *DiffConfig, minDelta float64) DiffOptions {
 		Filters:             top.Filters,
 		RelativePercentages: cfg.RelativePercentages,
 		Normalize:           cfg.Normalize,
+		Paired:              cfg.Paired,
 		Alpha:               cfg.Alpha,
 		MinDelta:            minDelta,
 		FailOn:              []string{},

@@ -68,6 +68,9 @@ type DiffOptions struct {
 	RelativePercentages bool `json:"relative_percentages"`
 	// Normalize scales every capture to the base's total, so that changes are changes of share.
 	Normalize bool `json:"normalize"`
+	// Paired is true when the i-th base and the i-th new capture were compared as a pair
+	// (taken back to back): sampled values are tested on the pairs' differences.
+	Paired bool `json:"paired"`
 	// Alpha is the gate's error rate: the family-wise error rate of its regression tests, and
 	// the error rate of each test that rules a change out.
 	Alpha float64 `json:"alpha"`

@@ -74,6 +74,9 @@ type analysis struct {
 	// exact is true when every value carries no noise: each node is compared as it is, its
 	// run-to-run movement (runToRun) aside.
 	exact bool
+	// paired is true when the i-th base capture and the i-th new one were taken together
+	// (DiffConfig.Paired): sampled values are compared pair by pair.
+	paired bool
 	// single is true when each side has one capture and the values are not exact: nothing can
 	// be decided.
 	single bool
@@ -122,8 +125,8 @@ type fittedPrior struct {
 	why   string
 }
 
-func newAnalysis(tbl *table, bs, ns *side, cands []candidate, alpha float64) *analysis {
-	a := &analysis{tbl: tbl, bs: bs, ns: ns, alpha: alpha, quantiles: map[[2]float64]float64{}}
+func newAnalysis(tbl *table, bs, ns *side, cands []candidate, alpha float64, paired bool) *analysis {
+	a := &analysis{tbl: tbl, bs: bs, ns: ns, alpha: alpha, paired: paired, quantiles: map[[2]float64]float64{}}
 	a.pseudo = make([]float64, len(tbl.flat))
 	for c := range tbl.flat {
 		a.pseudo[c] = pseudocount(tbl.flat[c], tbl.cum[c], tbl.quantum[c])
@@ -295,7 +298,7 @@ func (a *analysis) perCapture(value func(s *side, i int) (float64, bool)) (stats
 			out[k][i] = x
 		}
 	}
-	return stats.Feature{Base: out[0], New: out[1]}, true
+	return stats.Feature{Base: out[0], New: out[1], Paired: a.paired}, true
 }
 
 // feature returns node n's value m on a scale, or false when a value is negative (a log

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -355,5 +356,80 @@ func BenchmarkDiffGate(b *testing.B) {
 		if _, err := NewDiff(base, new, cfg); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// synthPairs makes n base and n new captures on the model of synthCaptures, the i-th of each
+// taken together: they share the machine's load of their moment, a factor that moves every
+// node's values (shared is its log-scale spread), as captures taken back to back do.
+func synthPairs(t *testing.T, rng *rand.Rand, n int, rates, grown, cvs []float64, shared float64) (base, new []*Capture) {
+	capture := func(role string, c int, rates []float64, common float64) *Capture {
+		var b strings.Builder
+		for i, r := range rates {
+			mean := r * common * math.Exp(cvs[i]*rng.NormFloat64()-cvs[i]*cvs[i]/2)
+			fmt.Fprintf(&b, "main;work;f%02d %d\n", i, 10_000_000*poisson(rng, mean))
+		}
+		return sampledCapture(t, fmt.Sprintf("%s-%d", role, c), role, b.String(), DefaultConfig())
+	}
+	for c := range n {
+		common := math.Exp(shared * rng.NormFloat64())
+		base = append(base, capture(RoleBase, c, rates, common))
+		new = append(new, capture(RoleNew, c, grown, common))
+	}
+	return base, new
+}
+
+// TestGatePaired: on captures whose pairs share a large load factor, comparing pair by pair
+// finds a node that grew by 30% more often than comparing the sides as wholes does, and
+// without a change it raises no more false alarms than alpha allows.
+func TestGatePaired(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	const trials = 40
+	found := map[bool]int{}
+	alarms := 0
+	for range trials {
+		rates, cvs := synthProgram(rng)
+		for i := range cvs {
+			cvs[i] = 0.03 // little of a node's own variation: the load is what varies
+		}
+		rates[0] = 200
+		grown := slices.Clone(rates)
+		grown[0] *= 1.3
+		base, new := synthPairs(t, rng, 6, rates, grown, cvs, 0.3)
+		for _, paired := range []bool{false, true} {
+			cfg := DefaultDiffConfig()
+			cfg.Rules = rules(t, "flat>10%:^f00$")
+			cfg.Paired = paired
+			d, err := NewDiff(base, new, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Verdict.Status == VerdictRegression {
+				found[paired]++
+			}
+		}
+		base, new = synthPairs(t, rng, 6, rates, rates, cvs, 0.3)
+		cfg := DefaultDiffConfig()
+		cfg.Rules = rules(t, "flat>10%", "cum>10%")
+		cfg.Paired = true
+		d, err := NewDiff(base, new, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict.Status == VerdictRegression {
+			alarms++
+		}
+	}
+	t.Logf("30%% growth found in %d (paired) and %d (unpaired) of %d; %d false alarms", found[true], found[false], trials, alarms)
+	if found[true] < trials*3/4 || found[true] <= found[false] {
+		t.Errorf("found %d paired, %d unpaired of %d", found[true], found[false], trials)
+	}
+	// Binomial(40, 0.05) exceeds 6 with probability 0.01.
+	if alarms > 6 {
+		t.Errorf("%d false alarms in %d comparisons without a change", alarms, trials)
+	}
+	if _, err := NewDiff(synthCaptures(t, rng, RoleBase, 3, []float64{5}, []float64{0.1}, 0), synthCaptures(t, rng, RoleNew, 2, []float64{5}, []float64{0.1}, 0),
+		DiffConfig{Config: DefaultConfig(), Alpha: 0.05, Paired: true}); err == nil {
+		t.Error("3 base and 2 new captures were paired")
 	}
 }

@@ -16,6 +16,10 @@ import (
 // log scale: the log of a node's flat or cum value in each capture.
 type Feature struct {
 	Base, New []float64
+	// Paired says that Base[i] and New[i] were captured together (back to back, sharing the
+	// machine's load): the comparison is then of the differences New[i]-Base[i], whose
+	// variance leaves out what each pair shares. Both sides have the same length.
+	Paired bool
 }
 
 // Prior is what the features of one comparison say together about how much a feature
@@ -36,8 +40,12 @@ type Prior struct {
 	Scale float64
 	// D0 is the prior's degrees of freedom, in [0, +Inf].
 	D0 float64
-	// DF is the residual degrees of freedom of every feature: captures minus 2.
+	// DF is the residual degrees of freedom of every feature: captures minus 2, or pairs
+	// minus 1 for paired features.
 	DF int
+	// Paired says that the prior was fitted to paired features: its variances are those of
+	// the pairs' differences.
+	Paired bool
 	// Features is how many features had a variance to fit the prior to.
 	Features int
 	// OutlierP makes the comparison robust to features that vary much more than the others
@@ -86,16 +94,19 @@ func fitPrior(features []Feature, trend bool) (Prior, error) {
 	if len(features) == 0 {
 		return Prior{}, fmt.Errorf("%w: no features", ErrNoVariance)
 	}
-	nb, nn := len(features[0].Base), len(features[0].New)
-	df := nb + nn - 2
+	nb, nn, paired := len(features[0].Base), len(features[0].New), features[0].Paired
+	df := degrees(nb, nn, paired)
 	if nb == 0 || nn == 0 || df < 1 {
 		return Prior{}, fmt.Errorf("%w: %d base and %d new captures leave no degree of freedom", ErrNoVariance, nb, nn)
+	}
+	if paired && nb != nn {
+		return Prior{}, fmt.Errorf("stats: %d base and %d new values cannot be paired", nb, nn)
 	}
 	levels := make([]float64, 0, len(features))
 	vars := make([]float64, 0, len(features))
 	for i, f := range features {
-		if len(f.Base) != nb || len(f.New) != nn {
-			return Prior{}, fmt.Errorf("stats: feature %d has %d base and %d new values, feature 0 has %d and %d", i, len(f.Base), len(f.New), nb, nn)
+		if len(f.Base) != nb || len(f.New) != nn || f.Paired != paired {
+			return Prior{}, fmt.Errorf("stats: feature %d has %d base and %d new values (paired %t), feature 0 has %d and %d (paired %t)", i, len(f.Base), len(f.New), f.Paired, nb, nn, paired)
 		}
 		level, v, err := pooled(f)
 		if err != nil {
@@ -111,7 +122,7 @@ func fitPrior(features []Feature, trend bool) (Prior, error) {
 	if median <= 0 {
 		return Prior{}, fmt.Errorf("%w: no feature varies", ErrNoVariance)
 	}
-	p := Prior{DF: df, Features: len(vars)}
+	p := Prior{DF: df, Paired: paired, Features: len(vars)}
 	if len(vars) < minPriorFeatures {
 		p.Floor, p.Scale, p.D0 = median, 1, 0
 		return p, nil
@@ -161,7 +172,16 @@ func (p Prior) Trend(a float64) float64 {
 	return p.Scale * (p.Sampling*math.Exp(-a) + p.Floor)
 }
 
-// pooled returns the mean of all values of f and the pooled within-side variance.
+// degrees is the residual degrees of freedom of a feature of nb base and nn new values.
+func degrees(nb, nn int, paired bool) int {
+	if paired {
+		return nb - 1
+	}
+	return nb + nn - 2
+}
+
+// pooled returns the mean of all values of f and the pooled within-side variance, or for a
+// paired feature the variance of its differences.
 func pooled(f Feature) (level, variance float64, err error) {
 	var sum float64
 	for _, side := range [][]float64{f.Base, f.New} {
@@ -173,6 +193,18 @@ func pooled(f Feature) (level, variance float64, err error) {
 		}
 	}
 	n := len(f.Base) + len(f.New)
+	if f.Paired {
+		d := make([]float64, len(f.New))
+		for i := range d {
+			d[i] = f.New[i] - f.Base[i]
+		}
+		m := mean(d)
+		var ss float64
+		for _, v := range d {
+			ss += (v - m) * (v - m)
+		}
+		return sum / float64(n), ss / float64(len(d)-1), nil
+	}
 	var ss float64
 	for _, side := range [][]float64{f.Base, f.New} {
 		m := mean(side)
@@ -268,8 +300,8 @@ type Comparison struct {
 
 // Compare returns the moderated comparison of f, whose sizes must be those p was fitted to.
 func (p Prior) Compare(f Feature) (Comparison, error) {
-	if len(f.Base)+len(f.New)-2 != p.DF || len(f.Base) == 0 || len(f.New) == 0 {
-		return Comparison{}, fmt.Errorf("stats: a feature of %d and %d values, the prior was fitted to %d degrees of freedom", len(f.Base), len(f.New), p.DF)
+	if f.Paired != p.Paired || degrees(len(f.Base), len(f.New), f.Paired) != p.DF || len(f.Base) == 0 || len(f.New) == 0 || (f.Paired && len(f.Base) != len(f.New)) {
+		return Comparison{}, fmt.Errorf("stats: a feature of %d and %d values (paired %t), the prior was fitted to %d degrees of freedom (paired %t)", len(f.Base), len(f.New), f.Paired, p.DF, p.Paired)
 	}
 	level, s2, err := pooled(f)
 	if err != nil {
@@ -291,12 +323,19 @@ func (p Prior) Compare(f Feature) (Comparison, error) {
 	}
 	nb, nn := float64(len(f.Base)), float64(len(f.New))
 	c.SE = math.Sqrt(c.Variance * (1/nb + 1/nn))
+	// A paired feature's variance is its differences': the sampling term of their trend
+	// holds both sides' (halved below to be each side's).
+	sampling := p.Sampling
+	if f.Paired {
+		c.SE = math.Sqrt(c.Variance / nb)
+		sampling /= 2
+	}
 	// Sampling noise is a floor no capture can go below, and it depends on each side's own
 	// level: a node of 1 sample in the base and 4 in the new captures is as noisy as 1 sample
 	// on the base side, however alike its values happen to be, which the pooled variance at
 	// the mean level misses.
-	if p.Sampling > 0 {
-		floor := p.Scale * p.Sampling * (math.Exp(-mean(f.Base))/nb + math.Exp(-mean(f.New))/nn)
+	if sampling > 0 {
+		floor := p.Scale * sampling * (math.Exp(-mean(f.Base))/nb + math.Exp(-mean(f.New))/nn)
 		if floor > c.SE*c.SE {
 			c.SE, c.SamplingFloor = math.Sqrt(floor), true
 		}

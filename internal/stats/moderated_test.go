@@ -283,3 +283,40 @@ func TestFewFeatures(t *testing.T) {
 		t.Errorf("PAbove(0) = %v, want 0.01705471", p)
 	}
 }
+
+// TestPairedIsPairedT: a paired feature alone (no prior weight) is the paired t-test of its
+// differences: for these values t = 0.45/sqrt(0.05/3/4) = 6.9714, df = 3, and the one-sided
+// p-value Student's t with 3 degrees of freedom gives in closed form,
+// 1/2 - (atan(t/√3) + t√3/(t²+3))/π = 0.0030284.
+func TestPairedIsPairedT(t *testing.T) {
+	f := Feature{Base: []float64{1, 2, 3, 4}, New: []float64{1.5, 2.4, 3.6, 4.3}, Paired: true}
+	p, err := FitPrior([]Feature{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Compare(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(c.Diff-0.45) > 1e-12 || c.DF != 3 || math.Abs(c.Diff/c.SE-6.971) > 1e-3 || math.Abs(c.PAbove(0)-0.0030284244) > 1e-9 {
+		t.Errorf("comparison %+v: t %v, p %v", c, c.Diff/c.SE, c.PAbove(0))
+	}
+	// Unpaired, the same values are far from significant: the pairs' shared level (a busy
+	// machine slowing both captures of a pair) is what pairing removes.
+	f.Paired = false
+	up, err := FitPrior([]Feature{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := up.Compare(f)
+	if u.PAbove(0) < 0.2 {
+		t.Errorf("unpaired p = %v, want it large", u.PAbove(0))
+	}
+	// A prior fitted to paired features compares only paired ones.
+	if _, err := p.Compare(f); err == nil {
+		t.Error("a paired prior compared an unpaired feature")
+	}
+	if _, err := FitPrior([]Feature{{Base: []float64{1, 2}, New: []float64{1, 2, 3}, Paired: true}}); err == nil {
+		t.Error("paired sides of different lengths accepted")
+	}
+}
