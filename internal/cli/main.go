@@ -107,6 +107,10 @@ func exitCode(err error) int {
 	if errors.As(err, &inconclusive) {
 		return ExitInconclusive
 	}
+	var verdict *benchError
+	if errors.As(err, &verdict) {
+		return verdict.code
+	}
 	// Usage errors are marked as such by whatever package finds them (option.Usage).
 	if option.IsUsage(err) {
 		return ExitUsage
@@ -173,7 +177,7 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.SetGlobalNormalizationFunc(underscoreToDash)
 	root.AddCommand(newCmdTop(stdio, nil), newCmdDiff(stdio, nil), newCmdTraces(stdio, nil), newCmdTags(stdio, nil), newCmdInfo(stdio, nil),
-		newCmdPeek(stdio, nil), newCmdList(stdio, nil), newCmdTree(stdio, nil), newCmdGraph(stdio, nil), newCmdConvert(stdio, nil), newCmdMerge(stdio, nil), newCmdPGO(stdio, nil), newCmdFlame(stdio, nil),
+		newCmdPeek(stdio, nil), newCmdList(stdio, nil), newCmdTree(stdio, nil), newCmdGraph(stdio, nil), newCmdConvert(stdio, nil), newCmdMerge(stdio, nil), newCmdPGO(stdio, nil), newCmdFlame(stdio, nil), newCmdBench(stdio, nil),
 		newCmdGoroutines(stdio, nil), newCmdTargets(stdio, nil))
 	return root
 }

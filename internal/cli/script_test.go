@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -36,6 +37,11 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
 			env.Setenv("PROFILES", filepath.Join(repo, "testdata", "profiles"))
+			// profq bench builds test binaries: the go command needs its caches, which
+			// testscript's empty HOME would hide.
+			for _, v := range goEnv(t) {
+				env.Setenv(v[0], v[1])
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -63,4 +69,18 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
+}
+
+// goEnv is the go command's cache and module directories here, for scripts that build.
+func goEnv(t *testing.T) [][2]string {
+	t.Helper()
+	var out [][2]string
+	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		v, err := exec.Command("go", "env", name).Output()
+		if err != nil {
+			return nil // no go command: the scripts that build skip
+		}
+		out = append(out, [2]string{name, strings.TrimSpace(string(v))})
+	}
+	return append(out, [2]string{"GOFLAGS", "-mod=mod"}, [2]string{"GOTOOLCHAIN", "local"})
 }

@@ -22,10 +22,11 @@ const (
 	CSV      Format = "csv"      // RFC 4180 rows of raw values
 	Markdown Format = "markdown" // a heading and GitHub-flavoured tables
 	Folded   Format = "folded"   // folded stacks: one line a stack
+	JUnit    Format = "junit"    // JUnit XML, as CI systems show test results
 )
 
 // order is the order of the formats in help texts and errors.
-var order = []Format{Table, DOT, HTML, SVG, JSON, NDJSON, CSV, Markdown, Folded}
+var order = []Format{Table, DOT, HTML, SVG, JSON, NDJSON, CSV, Markdown, Folded, JUnit}
 
 // Terminal says whether output in f is text for people to read in a terminal, which
 // SafeText should filter: tables, markdown and DOT. Data formats (JSON, CSV, folded stacks,
@@ -84,6 +85,8 @@ var writers = map[string]map[Format]writer{
 	report.KindGoroutines: {Table: as(goroutinesTable), JSON: as(encodeJSON[*report.Goroutines]),
 		CSV: as(goroutinesCSV), Markdown: as(goroutinesMarkdown)},
 	report.KindTargets: {Table: as(targetsTable), JSON: as(encodeJSON[*report.Targets]), Markdown: as(targetsMarkdown)},
+	report.KindBench: {Table: as(benchTable), JSON: as(encodeJSON[*report.Bench]), Markdown: as(benchMarkdown),
+		JUnit: as(benchJUnit)},
 }
 
 // Formats are the formats a kind of report (report.KindTop, ...) is written in, its

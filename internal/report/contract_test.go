@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/bench"
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/srcfile"
 )
@@ -161,7 +162,33 @@ func TestJSONContract(t *testing.T) {
 		check(t, KindPGO, NewPGO(res, 99, "default.pgo", 1, 2))
 	}
 	check(t, KindPGO, NewPGO(source.PGOResult{}, 0, "-", 0, 0))
-	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo, KindGoroutines, KindTargets, KindPGO} {
+	// bench: a run that compared nothing, and one that compared one benchmark on a real
+	// allocation capture per side, with a gate skipped.
+	check(t, KindBench, NewBench(&bench.Result{}, "HEAD", "/tmp/x", nil, nil))
+	alloc := func(path string) *Capture {
+		p, _, err := source.Load([]string{path}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.SampleIndex = "alloc_objects"
+		c, err := NewCapture(p, Input{Source: path}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	dc := DefaultDiffConfig()
+	dc.SampleIndex = "alloc_objects"
+	d, err := NewDiff([]*Capture{alloc("../../testdata/profiles/diff/alloc-base.pb.gz")}, []*Capture{alloc("../../testdata/profiles/diff/alloc-new.pb.gz")}, dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &bench.Result{Benchmarks: []*bench.Benchmark{{Package: "p", Name: "BenchmarkX", Captures: map[bench.Gate]*bench.Captures{bench.Alloc: {}}}},
+		Skipped: map[bench.Gate]string{bench.Instructions: "no valgrind"}}
+	check(t, KindBench, NewBench(res, "HEAD", "/tmp/x", []BenchGateConfig{{Gate: bench.Alloc, Diff: dc}, {Gate: bench.Instructions, Diff: DefaultDiffConfig()}},
+		[]map[bench.Gate]*Diff{{bench.Alloc: d}}))
+	for _, kind := range []string{KindTop, KindTopByLabel, KindDiff, KindTags, KindPeek, KindList, KindGraph, KindFlame, KindTraces, KindInfo, KindGoroutines, KindTargets, KindPGO, KindBench} {
 		if !built[kind] {
 			t.Errorf("no %s report was checked", kind)
 		}
