@@ -164,5 +164,5 @@ func reportInput(s source.Input, role string) report.Input {
 		types[j] = report.SampleType{Type: st.Type, Unit: st.Unit}
 	}
 	return report.Input{Source: s.Source, Role: role, Format: inputFormat(s.Format), SampleTypes: types, Samples: s.Samples,
-		Warnings: append([]string{}, s.Warnings...), FrameTypes: s.FrameTypes}
+		Warnings: append([]string{}, s.Warnings...), FrameTypes: s.FrameTypes, SelfCostsOnly: s.SelfCostsOnly}
 }

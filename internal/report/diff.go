@@ -211,14 +211,16 @@ func checkCapture(source, role string, t *Top) (*Capture, error) {
 		}
 		seen[k] = true
 	}
-	samples := 0
+	samples, selfOnly := 0, false
 	for _, in := range t.Inputs {
 		if in.Role != RoleProfile {
 			return nil, fmt.Errorf("reading %s: the top report was made against a base (%q); save one of the profile alone", source, in.Source)
 		}
 		samples += in.Samples
+		selfOnly = selfOnly || in.SelfCostsOnly
 	}
-	in := Input{Source: source, Role: role, Format: FormatTopJSON, SampleTypes: []SampleType{t.SampleType}, Samples: samples, Warnings: []string{}}
+	in := Input{Source: source, Role: role, Format: FormatTopJSON, SampleTypes: []SampleType{t.SampleType}, Samples: samples, Warnings: []string{},
+		SelfCostsOnly: selfOnly}
 	return &Capture{Input: in, Top: t}, nil
 }
 
@@ -453,6 +455,9 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		if err := checkSummary(c, &cfg); err != nil {
 			return nil, err
 		}
+		if err := checkCumRules(c, cfg.Rules); err != nil {
+			return nil, err
+		}
 		if c.Top.SampleType != st {
 			return nil, fmt.Errorf("mismatched sample types: %s has %s, %s has %s",
 				all[0].Input.Source, typeUnit(st), c.Input.Source, typeUnit(c.Top.SampleType))
@@ -543,6 +548,22 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		d.Rows = append(d.Rows, cands[i].row)
 	}
 	return d, nil
+}
+
+// checkCumRules refuses a cum rule on a capture that states self costs only: its cum values
+// are its flat values, so the rule would test what a flat rule does and never name a caller,
+// which its user means it to.
+func checkCumRules(c *Capture, rules []*gate.Rule) error {
+	if !c.Input.SelfCostsOnly {
+		return nil
+	}
+	for _, r := range rules {
+		if r.Subject == gate.Cum {
+			return option.Errorf("fail-on", "%q: %s states each function's own cost but not its callers (callgrind cannot follow a Go program's goroutine stacks), so its cum values are its flat values: use flat rules",
+				r.String(), c.Input.Source)
+		}
+	}
+	return nil
 }
 
 // checkCoverage refuses a --watch, or a rule's pattern, that matches none of the nodes the

@@ -635,3 +635,35 @@ func TestDiffRefusesSavedReportsWithOtherOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffRefusesCumRulesOnSelfCosts: a capture that states self costs only (callgrind of a Go
+// program) has cum values equal to its flat values: a cum rule on it is a usage error, flat
+// rules work, and a saved top report of such an input carries the fact.
+func TestDiffRefusesCumRulesOnSelfCosts(t *testing.T) {
+	cfg := DefaultDiffConfig()
+	cfg.NodeFraction = 0
+	selfOnly := func(role, text string) *Capture {
+		c := capture(t, role, role, text, cfg.Config)
+		c.Input.SelfCostsOnly = true
+		return c
+	}
+	base, new := selfOnly(RoleBase, "f 100\ng 50\n"), selfOnly(RoleNew, "f 120\ng 50\n")
+	cfg.Rules = rules(t, "flat>10%", "cum>10%")
+	var oe *option.Error
+	if _, err := NewDiff([]*Capture{base}, []*Capture{new}, cfg); !errors.As(err, &oe) || !strings.Contains(err.Error(), `"cum>10%": base states each function's own cost but not its callers`) {
+		t.Errorf("cum rule: %v", err)
+	}
+	cfg.Rules = rules(t, "flat>10%")
+	d, err := NewDiff([]*Capture{base}, []*Capture{new}, cfg)
+	if err != nil || d.Verdict.Status != VerdictRegression {
+		t.Fatalf("flat rule: %v, %+v", err, d)
+	}
+	top, err := json.Marshal(&Top{SchemaVersion: SchemaVersion, Kind: KindTop, Inputs: []Input{{Source: "x", Role: RoleProfile, SelfCostsOnly: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadCapture("saved.json", RoleBase, top)
+	if err != nil || !c.Input.SelfCostsOnly {
+		t.Errorf("saved report: %v, %+v", err, c)
+	}
+}

@@ -47,8 +47,10 @@ const (
 	// FormatPerf is the text output of Linux `perf script`.
 	FormatPerf = "perf"
 	// FormatJFR is a Java Flight Recorder recording (the JDK's, async-profiler's).
-	FormatJFR     = "jfr"
-	FormatTopJSON = "top-json" // a saved profq top JSON document (diff only)
+	FormatJFR = "jfr"
+	// FormatCallgrind is the output of Valgrind's callgrind tool (or its cachegrind tool).
+	FormatCallgrind = "callgrind"
+	FormatTopJSON   = "top-json" // a saved profq top JSON document (diff only)
 )
 
 // Input describes one profile that went into a report.
@@ -70,6 +72,10 @@ type Input struct {
 	// FrameTypes are the frame types the input states, by mapping file; reports show them on
 	// their nodes (Row.FrameType) rather than here.
 	FrameTypes map[string]string `json:"-"`
+	// SelfCostsOnly is true when the input states each function's own cost but not who
+	// called it (callgrind's output of a Go program, or without call chains): its cum values
+	// are its flat values and its callers are unknown.
+	SelfCostsOnly bool `json:"self_costs_only"`
 }
 
 // ProfileInfo carries the profile-level facts that pprof prints above a report.

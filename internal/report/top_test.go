@@ -230,7 +230,7 @@ func TestInputJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.TrimSpace(b.String())
-	want := `{"In":{"source":"a<b&c.pb.gz","role":"","format":"","sample_types":[],"samples":0,"warnings":[]}}`
+	want := `{"In":{"source":"a<b&c.pb.gz","role":"","format":"","sample_types":[],"samples":0,"warnings":[],"self_costs_only":false}}`
 	if got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
