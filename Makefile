@@ -3,7 +3,7 @@ GO ?= go
 PPROF_VERSION := v0.0.0-20260906184651-6331bc6350fe
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test test-short lint bench gate-eval golden fuzz tools
+.PHONY: build test test-short lint bench gate-eval gate-eval-cpu golden fuzz tools
 
 build:
 	$(GO) build -o profq ./cmd/profq
@@ -28,10 +28,16 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
 	./scripts/bench-pprof.sh
 
-## gate-eval: profq diff's gate on real captures under load (docs/performance.md#gate-evaluation):
-## about 45 minutes of captures the first time (kept in .bench/gate), then 20 of draws.
+## gate-eval: profq bench's gates on the workloads of tools/benchapps, each in a git repository
+## the script makes, with and without calibrated regressions: first the variants' sizes measured
+## with valgrind directly, then RUNS (default 5) profq bench runs per variant (in .bench/bencheval).
 gate-eval:
 	./scripts/gate-eval.sh
+
+## gate-eval-cpu: profq diff's gate on real CPU captures under load (docs/performance.md#gate-evaluation):
+## about 45 minutes of captures the first time (kept in .bench/gate), then 20 of draws.
+gate-eval-cpu:
+	./scripts/gate-eval-cpu.sh
 
 ## golden: regenerate golden files and testscript expectations after an intended change.
 golden:

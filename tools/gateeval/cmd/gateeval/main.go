@@ -4,7 +4,7 @@
 //	gateeval capture -dir .bench/gate -binary .bench/gate/gateapp.test
 //	gateeval evaluate -dir .bench/gate -profq .bench/profq
 //
-// scripts/gate-eval.sh builds what it needs and runs both.
+// scripts/gate-eval-cpu.sh builds what it needs and runs both.
 package main
 
 import (

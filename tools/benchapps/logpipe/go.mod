@@ -1,0 +1,3 @@
+module example.com/logpipe
+
+go 1.26
