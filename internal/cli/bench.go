@@ -110,7 +110,6 @@ type benchPlan struct {
 	plan    bench.Plan
 	gates   []report.BenchGateConfig
 	reports []extraReport
-	ownDir  bool // the directory is a temporary one profq made
 }
 
 func (o *BenchOptions) check(args []string) (*benchPlan, error) {

@@ -328,6 +328,14 @@ func TestHostileInputs(t *testing.T) {
 		"1: 100 [1: 100] @ 0x1000 0x2000\n" +
 		"2: 200 [2: 200] @ 0x1000 0x3000 0x4000\n"
 
+	// Callgrind output: main calls f (the cost line after calls= is the call's inclusive
+	// cost, no self cost), f written with its caller (--separate-callers).
+	callgrind := "# callgrind format\nevents: Ir\nfl=(1) a.c\nfn=(1) main\n3 10\ncfn=(2) f'main\ncalls=2 7\n4 100\nfn=(2)\n7 100\ntotals: 110\n"
+	callgrindRows := wantRows(110, report.Row{Name: "f", Flat: 100, Cum: 100}, report.Row{Name: "main", Flat: 10, Cum: 110})
+	callgrindName := func(n int) []byte {
+		return fmt.Appendf(nil, "# callgrind format\nevents: Ir\nfn=%s\n1 1\n", bytes.Repeat([]byte("x"), n))
+	}
+
 	rows := []hostileRow{
 		{name: "empty file", args: top(file("empty", nil)), code: ExitInput, msg: "empty input"},
 		{name: "random bytes", args: top(file("random", random)), code: ExitInput, msg: "parsing " + dir + "/random: "},
@@ -345,6 +353,20 @@ func TestHostileInputs(t *testing.T) {
 		{name: "perf script over --max-stack-depth", args: top(file("deep.perf", append([]byte("a 1 1.0: 5 cycles:\n"), bytes.Repeat([]byte("\t1 f (/x)\n"), 10_001)...))), code: ExitInput, msg: "more than 10000 frames; raise the limit with --max-stack-depth"},
 		{name: "perf script, malformed lines only", args: top("--input-format", "perf", file("bad.perf", []byte("a 1 x\n\t1 f (/x)\n"))), code: ExitInput, msg: "no line is an event header"},
 		{name: "perf script, one event", args: top(file("one.perf", []byte("a 1 1.0: 5 cycles:\n\t1 f (/x)\n\t2 main (/x)\n"))), code: ExitOK, check: wantRows(5, report.Row{Name: "f", Flat: 5, Cum: 5})},
+		{name: "callgrind, detected", args: top(file("cg.out", []byte(callgrind))), code: ExitOK, check: callgrindRows},
+		{name: "callgrind, forced", args: top("--input-format", "callgrind", dir+"/cg.out"), code: ExitOK, check: callgrindRows},
+		{name: "callgrind forced on folded stacks", args: top("--input-format", "callgrind", file("not.callgrind", []byte("main;f 1\n"))), code: ExitInput, msg: `not callgrind output: line 1 is "main;f 1"`},
+		{name: "callgrind, malformed line", args: top(file("bad.callgrind", []byte("# callgrind format\nevents: Ir\nfn=main\n3 x\n"))), code: ExitInput, msg: `bad.callgrind: callgrind: line 4: want a cost (a number), got "x"`},
+		{name: "callgrind, totals mismatch", args: top(file("totals.callgrind", []byte(strings.Replace(callgrind, "totals: 110", "totals: 120", 1)))), code: ExitOK, check: func(t *testing.T, stdout []byte) {
+			callgrindRows(t, stdout)
+			want := "callgrind: the cost lines of part 1 add up to Ir 110, but its totals: line (line 11) says Ir 120"
+			if w := decodeTop(t, stdout).Inputs[0].Warnings; len(w) != 1 || w[0] != want {
+				t.Errorf("warnings %q, want %q", w, want)
+			}
+		}},
+		{name: "callgrind over --max-stack-depth with contexts", args: top("--max-stack-depth", "3", file("deep.callgrind", []byte("# callgrind format\nevents: Ir\nfn=a'b'c'd\n1 1\n"))), code: ExitInput, msg: "more than 3 frames; raise the limit with --max-stack-depth"},
+		{name: "callgrind, a name of 1 MiB", args: top(file("name.callgrind", callgrindName(1<<20))), code: ExitOK, check: wantRows(1, report.Row{Name: strings.Repeat("x", 1<<20), Flat: 1, Cum: 1})},
+		{name: "callgrind, a name of 17 MiB", args: top(file("huge.callgrind", callgrindName(17<<20))), code: ExitInput, msg: "huge.callgrind: callgrind: line 3: a line longer than 16777216 bytes"},
 		{name: "speedscope over --max-samples", args: top("--max-samples", "2", file("three.speedscope.json", []byte(`{"shared":{"frames":[{"name":"a"}]},"profiles":[{"type":"sampled","name":"p","unit":"none","startValue":0,"endValue":3,"samples":[[0],[0],[0]],"weights":[1,1,1]}]}`))), code: ExitInput, msg: "more than 2 samples"},
 		{name: "speedscope over --max-stack-depth", args: top("--max-stack-depth", "3", file("deep.speedscope.json", []byte(`{"shared":{"frames":[{"name":"a"}]},"profiles":[{"type":"evented","name":"p","unit":"none","startValue":0,"endValue":1,"events":[{"type":"O","at":0,"frame":0},{"type":"O","at":0,"frame":0},{"type":"O","at":0,"frame":0},{"type":"O","at":0,"frame":0}]}]}`))), code: ExitInput, msg: "more than 3 frames; raise the limit with --max-stack-depth"},
 		{name: "speedscope events out of order", args: top(file("crossed.speedscope.json", []byte(`{"shared":{"frames":[{"name":"a"},{"name":"b"}]},"profiles":[{"type":"evented","name":"p","unit":"none","startValue":0,"endValue":1,"events":[{"type":"O","at":0,"frame":0},{"type":"O","at":0,"frame":1},{"type":"C","at":1,"frame":0}]}]}`))), code: ExitInput, msg: "closes frame 0 while frame 1 is open"},

@@ -3,6 +3,7 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/profq/profq/internal/text"
@@ -407,11 +408,12 @@ func quoteLine(s string) string {
 
 // streamLines is a lineSource over a stream: only the current line is held. A line is
 // refused as it is read once it has more frames than the depth limit allows or more than
-// maxFoldedLine bytes, before the rest of it is.
+// max bytes (maxFoldedLine when 0), before the rest of it is.
 type streamLines struct {
 	r    *bufio.Reader
 	line []byte
 	lim  limits
+	max  int
 }
 
 // maxFoldedLine bounds the length of one line of folded stacks: ten thousand frames (the
@@ -428,8 +430,9 @@ func (s *streamLines) next() ([]byte, error) {
 				return nil, &DepthLimitError{Limit: s.lim.depth}
 			}
 		}
-		if len(line)+len(chunk) > maxFoldedLine {
-			return nil, fmt.Errorf("a line longer than %d bytes", maxFoldedLine)
+		// The line break aside.
+		if limit := cmp.Or(s.max, maxFoldedLine); len(line)+len(chunk) > limit+1 {
+			return nil, fmt.Errorf("a line longer than %d bytes", limit)
 		}
 		line = append(line, chunk...)
 		switch {

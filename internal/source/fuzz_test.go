@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 )
 
@@ -74,7 +76,8 @@ func FuzzLoad(f *testing.F) {
 		}
 	}
 	// The other formats Load detects, plain and gzipped: OTLP protobuf, length-prefixed
-	// streams, OTLP/JSON and JSON lines, and folded stacks.
+	// streams, OTLP/JSON and JSON lines, folded stacks, and callgrind output (longer than a
+	// head too, so that it streams).
 	otlp := legacyTestMessage(f)
 	others := [][]byte{
 		otlp,
@@ -84,6 +87,8 @@ func FuzzLoad(f *testing.F) {
 		[]byte("main;a;b 10\nmain;a 5\n"),
 		[]byte("main;a 1\nnot folded\n"),
 		[]byte("main;a 99999999999999999999\n"),
+		[]byte(callgrindSeed),
+		[]byte(callgrindSeed + strings.Repeat("+1 1\n", 1200)),
 	}
 	for _, name := range []string{"proto-v1.11/java.cpu.otlp.pb", "proto-v1.11/java.cpu.otlp.json"} {
 		if data, err := os.ReadFile(filepath.Join("/work/shared/corpus/otlp", name)); err == nil {
@@ -197,4 +202,99 @@ func gzipBytes(data []byte) []byte {
 	zw.Write(data)
 	zw.Close()
 	return buf.Bytes()
+}
+
+// callgrindSeed is callgrind output that FuzzLoad and FuzzGzip start from: main calls f,
+// written with its caller.
+const callgrindSeed = "# callgrind format\nevents: Ir Dr\nfl=(1) a.c\nfn=(1) main\n3 10\ncfn=(2) f'main\ncalls=2 7\n4 100\nfn=(2)\n7 100 1\ntotals: 110 1\n"
+
+// FuzzCallgrind reads callgrind output, in memory and as a stream through a 16-byte buffer,
+// with small limits. It must never panic; an error is one printable line; a read profile
+// passes CheckValid, is within the limits, holds as many values in each sample type as the
+// self costs its cost lines hold (the inclusive costs after calls= never count), and is the
+// same read either way.
+//
+//	go test ./internal/source -run '^$' -fuzz FuzzCallgrind -fuzztime 5m -fuzzminimizetime 200x
+func FuzzCallgrind(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "callgrind", "*.gz"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		raw, err := gunzip(data)
+		if err != nil {
+			f.Fatal(err)
+		}
+		// Small seeds: minimizing an input grown from a large one stalls fuzzing.
+		if len(raw) < 4<<10 {
+			f.Add(raw)
+		} else {
+			f.Add(raw[:4<<10]) // cut: a call or a part left open
+		}
+	}
+	for _, s := range []string{
+		"", "events: Ir\n", "# callgrind format\npositions: instr line\nevents: Ir Dr\nfn=(1) f\n0x10 1 2\n+3 * 1\n-1 +2 4 5\n",
+		"events: Ir\nfl=(1) a.c\nfn=(1) main\n1 1\nfn=(2) f'main\n2 3\nfn=(3) f'2'main\n2 4\ncfn=(4) g'f'main\ncalls=1 5\n* 9\n",
+		"events: Ir\nfn=(1) main\nfn=(2) f\nfn=(3) (2)'(1)\n1 4\nfn=(4) (2)'2'(1)\n1 1\n",
+		"events: Ir\nfn=runtime.mcall\n1 1\nfn=a'b'c\n1 2\n", "events: Ir\nfn=f\njcnd=1/2 3\n* \n+1 9223372036854775807\n",
+		"part: 1\nevents: Ir\nfn=f\n1 1\ntotals: 2\npart: 2\nevents: Dr Ir\nfn=f\n1 1 1\nsummary: 1 1\n",
+	} {
+		f.Add([]byte(s))
+	}
+	o := Options{MaxStackDepth: 4, MaxSamples: 1000, MaxEntries: 3000}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, total, err := readCallgrindChecked(o, &textLines{text: data})
+		sl := &streamLines{r: bufio.NewReaderSize(bytes.NewReader(data), 16), max: maxCallgrindLine}
+		ds, _, serr := readCallgrindChecked(o, sl)
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("in memory: %v; as a stream: %v", err, serr)
+		}
+		if err != nil {
+			if msg := err.Error(); strings.ContainsFunc(msg, func(r rune) bool { return !unicode.IsPrint(r) }) {
+				t.Errorf("error is not one printable line: %q", msg)
+			}
+			return
+		}
+		p := d.p
+		if err := p.CheckValid(); err != nil {
+			t.Fatalf("invalid profile: %v", err)
+		}
+		if len(p.Sample) > o.MaxSamples || len(p.Location) > o.MaxEntries || len(p.Function) > o.MaxEntries || len(p.Mapping) > o.MaxEntries {
+			t.Errorf("over the limits: %d samples, %d locations, %d functions, %d mappings", len(p.Sample), len(p.Location), len(p.Function), len(p.Mapping))
+		}
+		for i, st := range p.SampleType {
+			var sum uint64
+			for _, s := range p.Sample {
+				if len(s.Location) > o.MaxStackDepth || len(s.Location) == 0 {
+					t.Fatalf("a stack of %d frames", len(s.Location))
+				}
+				sum += uint64(s.Value[i])
+			}
+			var want uint64
+			if i < len(total) {
+				want = total[i]
+			}
+			if sum != want {
+				t.Errorf("%s: the samples add up to %d, the self costs read to %d", st.Type, sum, want)
+			}
+			if diff := cmp.Diff(cgStacks(p, i), cgStacks(ds.p, i)); diff != "" {
+				t.Errorf("%s, in memory and as a stream:\n%s", st.Type, diff)
+			}
+		}
+		if strings.Join(d.warnings, "\n") != strings.Join(ds.warnings, "\n") {
+			t.Errorf("warnings in memory %q, as a stream %q", d.warnings, ds.warnings)
+		}
+	})
+}
+
+// readCallgrindChecked reads callgrind output and returns, besides the profile, the self
+// costs the reader tallied as it read the cost lines, by sample type.
+func readCallgrindChecked(o Options, src lineSource) (decoded, []uint64, error) {
+	r, err := o.readCallgrind(src)
+	if err != nil {
+		return decoded{}, nil, err
+	}
+	d, err := r.finish()
+	return d, r.total, err
 }

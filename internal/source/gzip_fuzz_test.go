@@ -30,6 +30,7 @@ func FuzzGzip(f *testing.F) {
 	f.Add([]byte("--- contention:\ncycles/second=1000\n5 10 @ 0x1 0x2\n"))
 	f.Add([]byte("not a profile\n"))
 	f.Add(gzipBytes([]byte("main 1\n")))
+	f.Add([]byte(callgrindSeed))
 	if dir, err := pprofTestdataDir(); err == nil {
 		for _, name := range []string{"gobench.heap", "java.contention", "go.godoc.thread", "cppbench.thread"} {
 			if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {

@@ -118,7 +118,7 @@ const (
 
 // Formats returns the input formats Options.Format accepts, for flag validation and help.
 func Formats() []string {
-	return []string{FormatPprof, FormatFolded, FormatOTLP, FormatGoroutine, FormatSpeedscope, FormatV8, FormatPerf, FormatJFR}
+	return []string{FormatPprof, FormatFolded, FormatOTLP, FormatGoroutine, FormatSpeedscope, FormatV8, FormatPerf, FormatJFR, FormatCallgrind}
 }
 
 // LimitError is an input larger than Options.MaxInputBytes allows.
@@ -373,6 +373,8 @@ func (o Options) decode(data []byte) (decoded, error) {
 		return o.parseOTLP(raw)
 	case FormatPerf:
 		return o.parsePerf(raw)
+	case FormatCallgrind:
+		return o.parseCallgrind(raw)
 	case FormatSpeedscope:
 		p, warnings, err := o.parseSpeedscope(raw)
 		return decoded{p: p, format: format, warnings: warnings}, err
@@ -410,6 +412,9 @@ type decoded struct {
 	labelsCounted bool
 	// stacks are the samples when the reader left them compact; p then has none.
 	stacks *Stacks
+	// selfCostsOnly says that the input states each function's own cost but not who called
+	// it (Input.SelfCostsOnly).
+	selfCostsOnly bool
 }
 
 // materialize gives d's profile the samples its stacks hold, if it has stacks.
@@ -436,6 +441,11 @@ func detect(raw []byte) string {
 	}
 	if looksGoroutineDump(raw[:min(len(raw), headSize)]) {
 		return FormatGoroutine
+	}
+	// Before perf script and folded stacks: callgrind's cost lines ("16 20") read as
+	// folded stacks.
+	if looksCallgrind(raw[:min(len(raw), headSize)]) {
+		return FormatCallgrind
 	}
 	if looksPerfScript(raw[:min(len(raw), headSize)]) {
 		return FormatPerf

@@ -52,7 +52,8 @@ import (
 type Input struct {
 	// Source is the argument as given ("-" for standard input).
 	Source string
-	// Format is the format the input was read in: FormatPprof, FormatOTLP or FormatFolded.
+	// Format is the format the input was read in: one of Formats (FormatPprof, FormatOTLP,
+	// FormatFolded, FormatCallgrind...).
 	Format string
 	// SampleTypes are the input's own sample types, before merging.
 	SampleTypes []*profile.ValueType
@@ -65,6 +66,11 @@ type Input struct {
 	// mapping file: "kernel" for "vmlinux", "native" for "libc.so.6", "jvm" for "[jvm]". A
 	// mapping whose frames disagree maps to "". nil when the input states none.
 	FrameTypes map[string]string
+	// SelfCostsOnly says that the input states each function's own cost but not who called
+	// it: each sample is one frame, so that cum values equal flat values and callers are
+	// unknown (callgrind output without call chains, or of a Go program, whose call chains
+	// callgrind gets wrong). One of the Warnings says so to the user.
+	SelfCostsOnly bool
 	// Symbolization says what --symbolize did to each mapping of the profile that the
 	// inputs make once combined (symbolize.go): set on the first input only, as the
 	// combined profile is symbolized once; nil when not asked for.
@@ -438,12 +444,13 @@ func (o Options) parseDecoded(arg string, rd argReader) (decoded, Input, error) 
 	}
 	// The readers validated the profile, as pprof's grabProfile does again.
 	return d, Input{
-		Source:      HidePassword(arg),
-		Format:      d.format,
-		SampleTypes: copyValueTypes(p.SampleType),
-		Samples:     samples,
-		Warnings:    d.warnings,
-		FrameTypes:  d.frameTypes,
+		Source:        HidePassword(arg),
+		Format:        d.format,
+		SampleTypes:   copyValueTypes(p.SampleType),
+		Samples:       samples,
+		Warnings:      d.warnings,
+		FrameTypes:    d.frameTypes,
+		SelfCostsOnly: d.selfCostsOnly,
 	}, nil
 }
 

@@ -405,6 +405,9 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		// JSON, read whole and parsed by decode; before folded stacks, which a one-line
 		// profile with a ';' in a URL could look like.
 		format = ""
+	case (format == "" || format == FormatCallgrind) && looksCallgrind(head):
+		// Before perf script and folded stacks, as detect tries it first.
+		format = FormatCallgrind
 	case (format == "" || format == FormatPerf) && looksPerfScript(head):
 		format = FormatPerf
 	case (format == "" || format == FormatFolded) && (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head):
@@ -436,6 +439,13 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 			br.Discard(3)
 		}
 		d, err := o.perfLines(&streamLines{r: br})
+		return d, nil, err == nil, err
+	}
+	if format == FormatCallgrind {
+		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
+			br.Discard(3)
+		}
+		d, err := o.callgrindLines(&streamLines{r: br, max: maxCallgrindLine})
 		return d, nil, err == nil, err
 	}
 	if format == FormatFolded {
@@ -647,6 +657,9 @@ func checkPlausible(head []byte) error {
 		return nil
 	case isGzip(head):
 		return fmt.Errorf("%w: gzip inside gzip (one layer is decompressed, as pprof does)%s", ErrNotProfile, want)
+	case looksCallgrind(head):
+		// Before isText: callgrind output may name files in other encodings than UTF-8.
+		return nil
 	case isText(head):
 		if looksFolded(head) || longFoldedLine(head) || legacyText(head) || looksGoroutineDump(head) || looksPerfScript(head) {
 			return nil
