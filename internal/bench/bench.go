@@ -175,7 +175,8 @@ func (r *runner) git(ctx context.Context, args ...string) (string, error) {
 }
 
 // run runs name with args in dir and returns its standard output, trimmed; an error says
-// what the command printed on standard error.
+// what the command printed last, on standard error or else on standard output (where a
+// test binary reports a failing benchmark).
 func run(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
@@ -185,7 +186,11 @@ func run(ctx context.Context, dir string, env []string, name string, args ...str
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", commandError(name, args, stderr.Bytes(), err)
+		said := stderr.Bytes()
+		if len(bytes.TrimSpace(said)) == 0 {
+			said = stdout.Bytes()
+		}
+		return "", commandError(name, args, said, err)
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }
@@ -431,7 +436,7 @@ func (r *runner) take(ctx context.Context, g Gate, b *Benchmark, side string, i 
 		// what one thread does.
 		out = base + ".callgrind"
 		env = withGODEBUG(env, "asyncpreemptoff=1")
-		args = append([]string{"--tool=callgrind", "--callgrind-out-file=" + out, bin}, args...)
+		args = append([]string{"-q", "--tool=callgrind", "--callgrind-out-file=" + out, bin}, args...)
 		name = "valgrind"
 	}
 	r.progress("%s: %s capture %d of %s", b.Name, g, i, side)
