@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -116,14 +115,11 @@ func (o *BenchOptions) check(args []string) (*benchPlan, error) {
 	if err := o.Output.validate(); err != nil {
 		return nil, err
 	}
-	bp := &benchPlan{}
-	for _, s := range o.reports {
-		format, path, ok := strings.Cut(s, "=")
-		if !ok || path == "" || !render.Supports(report.KindBench, render.Format(format)) {
-			return nil, usageErrorf("--report %q: want FORMAT=PATH with FORMAT one of %s", s, strings.Join(render.FormatNames(report.KindBench), ", "))
-		}
-		bp.reports = append(bp.reports, extraReport{format, path})
+	reports, err := parseReports(o.reports, render.FormatNames(report.KindBench))
+	if err != nil {
+		return nil, err
 	}
+	bp := &benchPlan{reports: reports}
 	if !slices.Contains(inconclusiveActions, o.inconclusive) {
 		return nil, usageErrorf("--inconclusive %q: want one of %s", o.inconclusive, strings.Join(inconclusiveActions, ", "))
 	}
@@ -285,12 +281,9 @@ func runBench(stdio IO, o *BenchOptions, args []string) error {
 		return err
 	}
 	for _, x := range bp.reports {
-		var buf bytes.Buffer
-		format := render.Format(x.format)
-		if err := safeRender(&buf, format, func(w io.Writer) error { return render.Bench(w, r, render.Options{Format: format, Unit: o.Unit}) }); err != nil {
-			return err
-		}
-		if err := writeFileAtomic(stdio, x.path, buf.Bytes()); err != nil {
+		if err := x.write(stdio, func(w io.Writer, format render.Format) error {
+			return render.Bench(w, r, render.Options{Format: format, Unit: o.Unit})
+		}); err != nil {
 			return err
 		}
 	}

@@ -139,8 +139,8 @@ func diffReportFormats() []string {
 	return append(render.FormatNames(report.KindDiff), flameReportFormats()...)
 }
 
-func parseReports(specs []string) ([]extraReport, error) {
-	formats := diffReportFormats()
+// parseReports parses --report FORMAT=PATH values, FORMAT one of formats.
+func parseReports(specs, formats []string) ([]extraReport, error) {
 	var out []extraReport
 	for _, s := range specs {
 		format, path, ok := strings.Cut(s, "=")
@@ -213,7 +213,7 @@ func (o *DiffOptions) check() ([]extraReport, error) {
 	if err := o.Output.validate(); err != nil {
 		return nil, err
 	}
-	reports, err := parseReports(o.reports)
+	reports, err := parseReports(o.reports, diffReportFormats())
 	if err != nil {
 		return nil, err
 	}
@@ -256,18 +256,24 @@ func writeDiffReports(stdio IO, d *report.Diff, o *DiffOptions, reports []extraR
 		if isFlameReport(r.format) {
 			continue
 		}
-		var buf bytes.Buffer
-		format := render.Format(r.format)
-		if err := safeRender(&buf, format, func(w io.Writer) error {
+		if err := r.write(stdio, func(w io.Writer, format render.Format) error {
 			return render.Diff(w, o.rowsFor(d, format), render.Options{Format: format, Unit: o.Unit})
 		}); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(stdio, r.path, buf.Bytes()); err != nil {
-			return err
-		}
 	}
 	return nil
+}
+
+// write renders a report in r's format, as for a terminal where the format is one, and
+// writes it to r's path atomically.
+func (r extraReport) write(stdio IO, renderTo func(w io.Writer, format render.Format) error) error {
+	var buf bytes.Buffer
+	format := render.Format(r.format)
+	if err := safeRender(&buf, format, func(w io.Writer) error { return renderTo(w, format) }); err != nil {
+		return err
+	}
+	return writeFileAtomic(stdio, r.path, buf.Bytes())
 }
 
 // rowsFor is d as the format shows it: the first report.DefaultDiffRows rows in a table when
