@@ -36,6 +36,7 @@ type BenchOptions struct {
 	reports      []string
 	alpha        float64
 	inconclusive string
+	policy       gate.Inconclusive
 }
 
 // benchDefaults are each gate's settings unless flags say otherwise.
@@ -120,8 +121,8 @@ func (o *BenchOptions) check(args []string) (*benchPlan, error) {
 		return nil, err
 	}
 	bp := &benchPlan{reports: reports}
-	if !slices.Contains(inconclusiveActions, o.inconclusive) {
-		return nil, usageErrorf("--inconclusive %q: want one of %s", o.inconclusive, strings.Join(inconclusiveActions, ", "))
+	if o.policy, err = gate.ParseInconclusive(o.inconclusive); err != nil {
+		return nil, err
 	}
 	re, err := regexp.Compile(o.bench)
 	if err != nil {
@@ -332,11 +333,11 @@ func benchVerdictError(stdio IO, r *report.Bench, o *BenchOptions) error {
 	case report.VerdictInconclusive:
 		n, of := count(report.VerdictInconclusive)
 		msg := fmt.Sprintf("bench inconclusive: %d of %d gate verdicts undecided", n, of)
-		switch o.inconclusive {
-		case "pass":
+		switch o.policy.Outcome(r.Verdict) {
+		case gate.Passed:
 			fmt.Fprintf(stdio.Err, "profq: warning: %s (--inconclusive pass)\n", msg)
 			return nil
-		case "fail":
+		case gate.Regressed:
 			return &benchError{msg: msg + " (--inconclusive fail)", code: ExitRegression}
 		}
 		return &benchError{msg: msg, code: ExitInconclusive}

@@ -31,17 +31,16 @@ type DiffOptions struct {
 	reports  []string
 	input    source.Options
 	watch    []string
-	// inconclusive is what an inconclusive verdict exits with: exit4, pass or fail.
+	// inconclusive is what an inconclusive verdict exits with: exit4, pass or fail; policy
+	// is it parsed.
 	inconclusive string
+	policy       gate.Inconclusive
 	baseBench    []string
 	newBench     []string
 	// allRows is true when --nodecount was given: then every format shows the rows it asks
 	// for, and otherwise the table shows report.DefaultDiffRows (rowsFor).
 	allRows bool
 }
-
-// Actions of --inconclusive.
-var inconclusiveActions = []string{"exit4", "pass", "fail"}
 
 func newCmdDiff(stdio IO, runF func(*DiffOptions, []string) error) *cobra.Command {
 	o := &DiffOptions{
@@ -239,8 +238,8 @@ func (o *DiffOptions) check() ([]extraReport, error) {
 		}
 		o.Report.Watch = append(o.Report.Watch, re)
 	}
-	if !slices.Contains(inconclusiveActions, o.inconclusive) {
-		return nil, usageErrorf("--inconclusive %q: want one of %s", o.inconclusive, strings.Join(inconclusiveActions, ", "))
+	if o.policy, err = gate.ParseInconclusive(o.inconclusive); err != nil {
+		return nil, err
 	}
 	return reports, o.Report.Validate()
 }
@@ -301,11 +300,11 @@ func verdictError(stdio IO, d *report.Diff, o *DiffOptions) error {
 			fmt.Fprintf(stdio.Err, "profq: undecided: %s\n", l)
 		}
 		e := &inconclusiveError{undecided: len(d.Verdict.Undecided), tests: d.Verdict.Tests}
-		switch o.inconclusive {
-		case "pass":
+		switch o.policy.Outcome(d.Verdict.Status) {
+		case gate.Passed:
 			fmt.Fprintf(stdio.Err, "profq: warning: %s (--inconclusive pass)\n", e.Error())
 			return nil
-		case "fail":
+		case gate.Regressed:
 			return &regressionError{inconclusive: e}
 		}
 		return e

@@ -1,6 +1,8 @@
-// Package gate parses what `profq diff BASE NEW` gates on: the rules of --fail-on, which
-// say which change between the base and the new profile is a regression, and the noise
-// floor of --min-delta, below which a change does not count.
+// Package gate is profq diff's gate, in one place: the rules of --fail-on, which say which
+// change between the base and the new profile is a regression, the noise floor of
+// --min-delta, below which a change does not count, the analysis that tests every rule on
+// every watched node and gives the verdict (analysis.go), the verdict as reports hold it
+// (verdict.go), and what an inconclusive verdict exits with (policy.go).
 //
 // # Rules
 //
@@ -104,20 +106,33 @@ type Rule struct {
 
 // Covers reports whether the rule looks at a node with this name: Match is nil or
 // matches it.
-func (r *Rule) Covers(name string) bool {
+func (r Rule) Covers(name string) bool {
 	return r.Match == nil || r.Match.MatchString(name)
 }
 
 // String returns the rule in canonical form, without white space, the threshold in its
 // shortest decimal form and the pattern verbatim: "cum>10%:^main\.". Parse(r.String())
 // gives a rule equal to r but for Text.
-func (r *Rule) String() string {
+func (r Rule) String() string {
 	s := r.Subject.String() + ">" + strconv.FormatFloat(r.Threshold, 'f', -1, 64) + r.Kind.String()
 	// An empty pattern matches every node, like none, and "cum>1%:" would not parse.
 	if r.Match != nil && r.Match.String() != "" {
 		s += ":" + r.Match.String()
 	}
 	return s
+}
+
+// MarshalText writes the rule in canonical form (String), as reports hold it.
+func (r Rule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads a rule as Parse does.
+func (r *Rule) UnmarshalText(text []byte) error {
+	p, err := Parse(string(text))
+	if err != nil {
+		return err
+	}
+	*r = *p
+	return nil
 }
 
 // SyntaxError reports a --fail-on rule or a --min-delta amount that does not parse. It is

@@ -341,7 +341,7 @@ func diffMarkdown(w io.Writer, d *report.Diff, o Options) error {
 				p = strconv.FormatFloat(*x.PValue, 'g', 3, 64)
 			}
 			est, bounds := violationEstimate(&x)
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCode(x.Rule), mdNode(x.Node),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCode(x.Rule.String()), mdNode(x.Node),
 				mdEscape(c.value(x.Base)), mdEscape(c.value(x.New)), mdEscape(est), mdEscape(bounds), p)
 		}
 		b.WriteString("\n")
@@ -364,7 +364,7 @@ func diffMarkdown(w io.Writer, d *report.Diff, o Options) error {
 			if u.Low != nil {
 				captures, length = capturesText(u.CapturesNeeded), lengthText(u.LengthFactor)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCode(u.Rule), mdNode(u.Node), mdEscape(est), mdEscape(bounds),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCode(u.Rule.String()), mdNode(u.Node), mdEscape(est), mdEscape(bounds),
 				mdEscape(thresholdText(u.Threshold, unit)), mdEscape(optText(u.Detectable, unit, u.Rule)), captures, length)
 		}
 		if r := undecidedReason(v.Undecided); r != "" {
@@ -444,22 +444,21 @@ func violationEstimate(x *report.Violation) (est, bounds string) {
 }
 
 // ruleUnit is the unit of a rule's quantity: "pp" for a points rule, "%" otherwise (for new,
-// a share of the total). Rules in a report are in canonical form, which gate.Parse reads.
-func ruleUnit(rule string) string {
-	if r, err := gate.Parse(rule); err == nil && r.Kind == gate.Points {
+// a share of the total).
+func ruleUnit(rule gate.Rule) string {
+	if rule.Kind == gate.Points {
 		return "pp"
 	}
 	return "%"
 }
 
 // isShareRule reports whether a rule's quantity is a share of the total (new>N%), not a change.
-func isShareRule(rule string) bool {
-	r, err := gate.Parse(rule)
-	return err == nil && r.Subject == gate.New
+func isShareRule(rule gate.Rule) bool {
+	return rule.Subject == gate.New
 }
 
 // estimateText formats a rule's estimate: a signed change, or a share for new>N%.
-func estimateText(v float64, unit, rule string) string {
+func estimateText(v float64, unit string, rule gate.Rule) string {
 	if isShareRule(rule) {
 		return shareText(v)
 	}
@@ -474,7 +473,7 @@ func shareText(v float64) string {
 }
 
 // boundsText formats an estimate's confidence bounds, or "exact".
-func boundsText(lo, hi float64, exact bool, unit, rule string) string {
+func boundsText(lo, hi float64, exact bool, unit string, rule gate.Rule) string {
 	if exact {
 		return "exact"
 	}
@@ -488,7 +487,7 @@ func thresholdText(v float64, unit string) string {
 	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + unit
 }
 
-func optText(v *float64, unit, rule string) string {
+func optText(v *float64, unit string, rule gate.Rule) string {
 	if v == nil {
 		return ""
 	}
@@ -548,7 +547,7 @@ func ViolationLines(d *report.Diff, unit string) []string {
 		if x.Node != nil {
 			what = *x.Node + ": " + x.Metric
 		}
-		l := fmt.Sprintf("%s: %s %s -> %s (%s", x.Rule, what,
+		l := fmt.Sprintf("%s: %s %s -> %s (%s", x.Rule.String(), what,
 			units.ScaledLabel(x.Base, d.SampleType.Unit, unit), units.ScaledLabel(x.New, d.SampleType.Unit, unit), violationChange(&x))
 		switch est, bounds := violationEstimate(&x); {
 		case est == "":
@@ -586,7 +585,7 @@ func UndecidedLines(d *report.Diff, unit string, limit int) []string {
 			what = *u.Node + ": " + u.Metric
 		}
 		ru := ruleUnit(u.Rule)
-		l := u.Rule + ": " + what
+		l := u.Rule.String() + ": " + what
 		if u.Estimate != nil {
 			l += " estimate " + estimateText(*u.Estimate, ru, u.Rule)
 		}

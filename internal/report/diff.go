@@ -368,16 +368,9 @@ func counted(pi ProfileInfo) bool {
 	return pi.Period == 1 && (pi.PeriodType.Type == "space" || pi.PeriodType.Type == "instructions")
 }
 
-// side is one side of a diff: which captures of the table it holds, their totals, and the
-// factor each capture's values are multiplied by.
+// side is one side of a diff: the gate's Side, and its reference total.
 type side struct {
-	captures []int
-	// totals are the captures' totals, raw.
-	totals []int64
-	// work is each capture's factor to the reference number of iterations (1 when the
-	// iterations are not known); scale is the factor of its values: work, or under
-	// --normalize the factor that makes its total the base's.
-	work, scale []float64
+	gate.Side
 	// total is the side's reference total: the median of the capture totals, per reference
 	// iterations.
 	total int64
@@ -386,55 +379,52 @@ type side struct {
 func newSide(first int, cs []*Capture, reference int64) side {
 	s := side{}
 	for i, c := range cs {
-		s.captures = append(s.captures, first+i)
-		s.totals = append(s.totals, c.Top.Total)
+		s.Captures = append(s.Captures, first+i)
+		s.Totals = append(s.Totals, c.Top.Total)
 		w := 1.0
 		if reference > 0 && c.Iterations > 0 {
 			w = float64(reference) / float64(c.Iterations)
 		}
-		s.work = append(s.work, w)
-		s.scale = append(s.scale, w)
+		s.Work = append(s.Work, w)
+		s.Scale = append(s.Scale, w)
 	}
-	s.total = medianInt(s.scaled(s.totals, s.work))
+	s.total = medianInt(s.Scaled(s.Totals, s.Work))
 	return s
 }
 
 // normalizeTo sets every capture's factor so that its total becomes total.
 func (s *side) normalizeTo(total int64) {
-	for i, t := range s.totals {
+	for i, t := range s.Totals {
 		if t != 0 {
-			s.scale[i] = float64(total) / float64(t)
+			s.Scale[i] = float64(total) / float64(t)
 		}
 	}
-}
-
-// raw returns the values of node n in values[capture][node] for the side's captures.
-func (s *side) raw(values [][]int64, n int) []int64 {
-	out := make([]int64, len(s.captures))
-	for i, c := range s.captures {
-		out[i] = values[c][n]
-	}
-	return out
-}
-
-// scaled returns raw values multiplied by each capture's factor, rounded to integers.
-func (s *side) scaled(raw []int64, factors []float64) []int64 {
-	out := slices.Clone(raw)
-	for i, f := range factors {
-		if f != 1 {
-			out[i] = roundInt64(float64(out[i]) * f)
-		}
-	}
-	return out
 }
 
 func (s *side) has(present [][]bool, n int) bool {
-	for _, c := range s.captures {
+	for _, c := range s.Captures {
 		if present[c][n] {
 			return true
 		}
 	}
 	return false
+}
+
+// gateChange is what the gate reads of a change.
+func gateChange(c *Change) gate.Change {
+	return gate.Change{Base: c.Base, New: c.New, Delta: c.Delta, DeltaPct: c.DeltaPct,
+		BaseShare: c.BaseShare, NewShare: c.NewShare, ShareDeltaPP: c.ShareDeltaPP}
+}
+
+// gateNodes are the candidates as the gate sees them, in their order.
+func gateNodes(cands []candidate) []gate.Node {
+	out := make([]gate.Node, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		out[i] = gate.Node{Name: c.row.Name, Index: c.node, Appeared: c.row.Status == StatusAppeared,
+			Flat: gateChange(&c.row.Flat), Cum: gateChange(&c.row.Cum)}
+	}
+	return out
 }
 
 // NewDiff compares the base captures with the new ones and checks the rules. Every capture must
@@ -500,14 +490,14 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 		nodes.newTotal = bs.total
 	}
 	raw := comparer{alpha: cfg.Alpha, stats: d.Statistics}
-	d.Total = raw.change(bs.scaled(bs.totals, bs.work), ns.scaled(ns.totals, ns.work))
+	d.Total = raw.change(bs.Scaled(bs.Totals, bs.Work), ns.Scaled(ns.Totals, ns.Work))
 	d.Total.BaseShare, d.Total.NewShare = percent(bs.total, bs.total), percent(ns.total, ns.total)
 	d.Total.ShareDeltaPP = ppDelta(d.Total.BaseShare, d.Total.NewShare)
 
 	d.NodeCutoff = SidePair{cutoff(bs.total, cfg.NodeFraction), cutoff(ns.total, cfg.NodeFraction)}
 	var cands []candidate
 	for n, k := range tbl.keys {
-		baseCum, newCum := bs.scaled(bs.raw(tbl.cum, n), bs.work), ns.scaled(ns.raw(tbl.cum, n), ns.work)
+		baseCum, newCum := bs.Scaled(bs.Raw(tbl.cum, n), bs.Work), ns.Scaled(ns.Raw(tbl.cum, n), ns.Work)
 		if !above(baseCum, d.NodeCutoff.Base) && !above(newCum, d.NodeCutoff.New) {
 			d.DroppedNodes++
 			continue
@@ -516,8 +506,8 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 			Name: k.name, NodeIdentity: k.NodeIdentity,
 			FrameType: tbl.frameTypes[n],
 			Status:    StatusBoth,
-			Flat:      nodes.change(bs.scaled(bs.raw(tbl.flat, n), bs.scale), ns.scaled(ns.raw(tbl.flat, n), ns.scale)),
-			Cum:       nodes.change(bs.scaled(bs.raw(tbl.cum, n), bs.scale), ns.scaled(ns.raw(tbl.cum, n), ns.scale)),
+			Flat:      nodes.change(bs.Scaled(bs.Raw(tbl.flat, n), bs.Scale), ns.Scaled(ns.Raw(tbl.flat, n), ns.Scale)),
+			Cum:       nodes.change(bs.Scaled(bs.Raw(tbl.cum, n), bs.Scale), ns.Scaled(ns.Raw(tbl.cum, n), ns.Scale)),
 		}
 		switch {
 		case !bs.has(tbl.present, n):
@@ -530,17 +520,19 @@ func NewDiff(base, new []*Capture, cfg DiffConfig) (*Diff, error) {
 	if err := checkCoverage(cands, cfg.Rules, cfg.Watch, d.DroppedNodes); err != nil {
 		return nil, err
 	}
-	a := newAnalysis(tbl, &bs, &ns, cands, cfg.Alpha, cfg.Paired)
-	d.Total.Effect = a.totalEffect(&d.Total)
-	for i := range cands {
-		c := &cands[i]
-		c.row.Flat.Effect = a.effect(metricFlat, c.node, &c.row.Flat, c.row.Status)
-		c.row.Cum.Effect = a.effect(metricCum, c.node, &c.row.Cum, c.row.Status)
+	gn := gateNodes(cands)
+	a := gate.NewAnalysis(&gate.Comparison{Flat: tbl.flat, Cum: tbl.cum, Counted: tbl.counted, Quantum: tbl.quantum,
+		Base: &bs.Side, New: &ns.Side, Normalize: cfg.Normalize, Paired: cfg.Paired, Alpha: cfg.Alpha}, gn)
+	total := gateChange(&d.Total)
+	d.Total.Effect = a.TotalEffect(&total)
+	for i := range gn {
+		cands[i].row.Flat.Effect = a.FlatEffect(&gn[i])
+		cands[i].row.Cum.Effect = a.CumEffect(&gn[i])
 	}
 	sortCandidates(cands, cfg.Sort == "cum")
 	d.CandidateNodes = len(cands)
-	d.Verdict = a.judge(d, cands, cfg.Rules, cfg.Watch, minDelta)
-	d.Warnings = append(d.Warnings, a.warnings(len(cfg.Rules))...)
+	d.Verdict = a.Judge(gateNodes(cands), total, cfg.Rules, cfg.Watch, minDelta)
+	d.Warnings = append(d.Warnings, a.Warnings(len(cfg.Rules))...)
 	for i := range cands {
 		if cfg.NodeCount > 0 && i == cfg.NodeCount {
 			break
@@ -582,14 +574,14 @@ func checkCoverage(cands []candidate, rules []*gate.Rule, watch []*regexp.Regexp
 	if dropped > 0 {
 		seen += fmt.Sprintf(" (%d more are under %s)", dropped, option.Flag("nodefraction"))
 	}
-	if len(watch) > 0 && !slices.ContainsFunc(cands, func(c candidate) bool { return watches(watch, c.row.Name) }) {
+	if len(watch) > 0 && !slices.ContainsFunc(cands, func(c candidate) bool { return gate.Watches(watch, c.row.Name) }) {
 		return option.Errorf("watch", "%s matches %s: the gate would test nothing", quotedList(watch), seen)
 	}
 	for _, r := range rules {
 		if r.Match == nil {
 			continue
 		}
-		if !slices.ContainsFunc(cands, func(c candidate) bool { return r.Covers(c.row.Name) && watches(watch, c.row.Name) }) {
+		if !slices.ContainsFunc(cands, func(c candidate) bool { return r.Covers(c.row.Name) && gate.Watches(watch, c.row.Name) }) {
 			return option.Errorf("fail-on", "%q: its pattern matches %s%s: the rule would test nothing", r.String(), seen, watchedToo(watch))
 		}
 	}
@@ -703,7 +695,7 @@ type comparer struct {
 
 func (c comparer) change(base, new []int64) Change {
 	ch := Change{Base: medianInt(base), New: medianInt(new)}
-	ch.Delta = sub64(ch.New, ch.Base)
+	ch.Delta = num.Sub(ch.New, ch.Base)
 	ch.DeltaPct = relative(ch.Delta, ch.Base)
 	ch.BaseShare, ch.NewShare = percent(ch.Base, c.baseTotal), percent(ch.New, c.newTotal)
 	ch.ShareDeltaPP = ppDelta(ch.BaseShare, ch.NewShare)
@@ -749,7 +741,7 @@ func medianInt(values []int64) int64 {
 	if len(values) == 1 {
 		return values[0]
 	}
-	return roundInt64(stats.Median(floats(values)))
+	return num.RoundInt64(stats.Median(floats(values)))
 }
 
 // sortCandidates orders rows by |delta| of the sort value, then of the other value,
@@ -768,32 +760,6 @@ func sortCandidates(cands []candidate, cumSort bool) {
 			a.NodeIdentity.Compare(b.NodeIdentity),
 		)
 	})
-}
-
-// roundInt64 rounds v to an int64, held to ±math.MaxInt64: Go leaves the conversion of a
-// float beyond int64's range undefined (amd64 gives math.MinInt64 whatever the sign), and
-// a scaled or median value of a saved report with extreme values must keep its sign.
-func roundInt64(v float64) int64 {
-	switch v = math.Round(v); {
-	case v >= math.MaxInt64:
-		return math.MaxInt64
-	case v <= -math.MaxInt64:
-		return -math.MaxInt64
-	}
-	return int64(v)
-}
-
-// sub64 is new - base, held to ±math.MaxInt64 where it would overflow, so that a saved
-// report with extreme values cannot turn a growth into a drop (and pass a gate).
-func sub64(new, base int64) int64 {
-	d := new - base
-	switch {
-	case new > base && d <= 0:
-		return math.MaxInt64
-	case new < base && (d >= 0 || d == math.MinInt64):
-		return -math.MaxInt64
-	}
-	return d
 }
 
 func diffOptions(cfg *DiffConfig, minDelta float64) DiffOptions {

@@ -157,7 +157,7 @@ func violations(d *Diff) []string {
 		if v.Node != nil {
 			node = *v.Node
 		}
-		out = append(out, v.Rule+" "+node)
+		out = append(out, v.Rule.String()+" "+node)
 	}
 	return out
 }
@@ -266,11 +266,11 @@ func TestDiffCoverageChecked(t *testing.T) {
 func TestDiffViolationCarriesTheChange(t *testing.T) {
 	d := diffOf(t, baseText, newText, func(c *DiffConfig) { c.Rules = rules(t, "cum>50%") })
 	want := []Violation{{
-		Rule: "cum>50%", Node: func() *string { s := "a"; return &s }(), Metric: MetricCum,
+		Rule: *rules(t, "cum>50%")[0], Node: func() *string { s := "a"; return &s }(), Metric: MetricCum,
 		Base: 30, New: 60, Delta: 30, DeltaPct: f64(100), BaseShare: f64(30), NewShare: f64(50), ShareDeltaPP: f64(20),
 		Estimate: f64(100), Low: f64(100), High: f64(100), Threshold: 50, Exact: true,
 	}}
-	if diff := cmp.Diff(want, d.Verdict.Violations); diff != "" {
+	if diff := cmp.Diff(want, d.Verdict.Violations, cmp.Comparer(func(a, b gate.Rule) bool { return a.String() == b.String() })); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

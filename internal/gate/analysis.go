@@ -1,4 +1,4 @@
-package report
+package gate
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/num"
 	"github.com/profq/profq/internal/stats"
 )
 
@@ -50,11 +50,11 @@ const (
 )
 
 // values returns every capture's values of metric m: values[capture][node].
-func (a *analysis) values(m metric) [][]int64 {
+func (a *Analysis) values(m metric) [][]int64 {
 	if m == metricFlat {
-		return a.tbl.flat
+		return a.c.Flat
 	}
-	return a.tbl.cum
+	return a.c.Cum
 }
 
 // scaleKind is the scale a test's values are compared on.
@@ -65,11 +65,80 @@ const (
 	shareScale                  // each capture's values as a fraction of its total
 )
 
-// analysis holds what the tests of one diff read: the per-capture values of every candidate
+// Comparison is what the gate's tests read: every capture's values of every node, and how
+// the captures make up the two sides.
+type Comparison struct {
+	// Flat and Cum are each capture's values: Flat[capture][node].
+	Flat, Cum [][]int64
+	// Counted says of each capture that its values count every event rather than sample
+	// them (an allocation profile with period 1, callgrind's instructions): no sampling noise.
+	Counted []bool
+	// Quantum is each capture's period when it is in the unit of the values, else 0.
+	Quantum []int64
+	// Base and New are the sides.
+	Base, New *Side
+	// Normalize says that the values are compared as shares of each capture's total (the
+	// sides' Scale make every total the base's).
+	Normalize bool
+	// Paired says that the i-th base capture and the i-th new one were taken together.
+	Paired bool
+	// Alpha is the gate's error rate.
+	Alpha float64
+}
+
+// Side is one side of a comparison: which captures it holds, their totals, and the factor
+// each capture's values are multiplied by.
+type Side struct {
+	Captures []int
+	// Totals are the captures' totals, raw.
+	Totals []int64
+	// Work is each capture's factor to the reference number of iterations (1 when the
+	// iterations are not known); Scale is the factor of its values: Work, or under
+	// --normalize the factor that makes its total the base's.
+	Work, Scale []float64
+}
+
+// Raw returns the values of node n in values[capture][node] for the side's captures.
+func (s *Side) Raw(values [][]int64, n int) []int64 {
+	out := make([]int64, len(s.Captures))
+	for i, c := range s.Captures {
+		out[i] = values[c][n]
+	}
+	return out
+}
+
+// Scaled returns raw values multiplied by each capture's factor, rounded to integers.
+func (s *Side) Scaled(raw []int64, factors []float64) []int64 {
+	out := slices.Clone(raw)
+	for i, f := range factors {
+		if f != 1 {
+			out[i] = num.RoundInt64(float64(out[i]) * f)
+		}
+	}
+	return out
+}
+
+// Change is what a rule reads of a value's change (a node's flat or cum, or the total):
+// report.Change's medians and shares.
+type Change struct {
+	Base, New, Delta                            int64
+	DeltaPct, BaseShare, NewShare, ShareDeltaPP *float64
+}
+
+// Node is one node the rules may watch: its name, its index in the Comparison's values,
+// whether it appeared (absent from every base capture), and the changes of its values.
+type Node struct {
+	Name      string
+	Index     int
+	Appeared  bool
+	Flat, Cum Change
+}
+
+// Analysis holds what the tests of one comparison read: the per-capture values of every
 // node and the priors fitted to them.
-type analysis struct {
-	tbl    *table
-	bs, ns *side
+type Analysis struct {
+	c      *Comparison
+	bs, ns *Side
 	alpha  float64
 	// exact is true when every value carries no noise: each node is compared as it is, its
 	// run-to-run movement (runToRun) aside.
@@ -100,7 +169,7 @@ type comparison struct {
 }
 
 // critical is c.Critical(alpha), cached.
-func (a *analysis) critical(c stats.Comparison, alpha float64) float64 {
+func (a *Analysis) critical(c stats.Comparison, alpha float64) float64 {
 	if c.SE == 0 {
 		return 0
 	}
@@ -114,7 +183,7 @@ func (a *analysis) critical(c stats.Comparison, alpha float64) float64 {
 }
 
 // bounds is c.Bounds(alpha), with the cached quantile.
-func (a *analysis) bounds(c stats.Comparison, alpha float64) (lo, hi float64) {
+func (a *Analysis) bounds(c stats.Comparison, alpha float64) (lo, hi float64) {
 	w := a.critical(c, alpha) * c.SE
 	return c.Diff - w, c.Diff + w
 }
@@ -125,25 +194,27 @@ type fittedPrior struct {
 	why   string
 }
 
-func newAnalysis(tbl *table, bs, ns *side, cands []candidate, alpha float64, paired bool) *analysis {
-	a := &analysis{tbl: tbl, bs: bs, ns: ns, alpha: alpha, paired: paired, quantiles: map[[2]float64]float64{}}
-	a.pseudo = make([]float64, len(tbl.flat))
-	for c := range tbl.flat {
-		a.pseudo[c] = pseudocount(tbl.flat[c], tbl.cum[c], tbl.quantum[c])
+// NewAnalysis makes the analysis of a comparison of the nodes: it fits the priors of
+// sampled values.
+func NewAnalysis(cmp *Comparison, nodes []Node) *Analysis {
+	a := &Analysis{c: cmp, bs: cmp.Base, ns: cmp.New, alpha: cmp.Alpha, paired: cmp.Paired, quantiles: map[[2]float64]float64{}}
+	a.pseudo = make([]float64, len(cmp.Flat))
+	for c := range cmp.Flat {
+		a.pseudo[c] = pseudocount(cmp.Flat[c], cmp.Cum[c], cmp.Quantum[c])
 	}
 	a.exact = a.allExact()
-	a.single = !a.exact && (len(bs.captures) < 2 && len(ns.captures) < 2)
+	a.single = !a.exact && (len(a.bs.Captures) < 2 && len(a.ns.Captures) < 2)
 	if a.single || a.exact {
 		return a // nothing to estimate
 	}
 	for _, sc := range []scaleKind{valueScale, shareScale} {
 		var features []stats.Feature
-		for _, c := range cands {
+		for _, n := range nodes {
 			for _, m := range []metric{metricFlat, metricCum} {
-				f, ok := a.feature(m, c.node, sc)
+				f, ok := a.feature(m, n.Index, sc)
 				// A value that is 0 in every capture (the flat of a node that only calls
 				// others) says nothing of variation.
-				if ok && !a.allZero(m, c.node) {
+				if ok && !a.allZero(m, n.Index) {
 					features = append(features, f)
 				}
 			}
@@ -187,20 +258,20 @@ func pseudocount(flat, cum []int64, quantum int64) float64 {
 // allExact reports whether the diff's values carry no noise: every capture counted its
 // events (table.counted), or each side has at least two captures and they repeat every value
 // of every node.
-func (a *analysis) allExact() bool {
+func (a *Analysis) allExact() bool {
 	counted := true
-	for _, s := range []*side{a.bs, a.ns} {
-		for _, c := range s.captures {
-			counted = counted && a.tbl.counted[c]
+	for _, s := range []*Side{a.bs, a.ns} {
+		for _, c := range s.Captures {
+			counted = counted && a.c.Counted[c]
 		}
 	}
 	if counted {
 		return true
 	}
-	if len(a.bs.captures) < 2 || len(a.ns.captures) < 2 {
+	if len(a.bs.Captures) < 2 || len(a.ns.Captures) < 2 {
 		return false
 	}
-	for n := range a.tbl.keys {
+	for n := range a.c.Flat[0] {
 		if !a.repeats(metricFlat, n) || !a.repeats(metricCum, n) {
 			return false
 		}
@@ -210,7 +281,7 @@ func (a *analysis) allExact() bool {
 
 // exactValue reports whether node n's value m is compared as it is: the values are exact.
 // (Every value of an exact diff is: m and n say which one a caller means.)
-func (a *analysis) exactValue(m metric, n int) bool {
+func (a *Analysis) exactValue(m metric, n int) bool {
 	return a.exact
 }
 
@@ -218,30 +289,30 @@ func (a *analysis) exactValue(m metric, n int) bool {
 // show it: the largest difference between two captures of one side, on the scale the values
 // are compared (scaled to the same work, or normalized). 0 with one capture per side, or
 // for a value that repeats.
-func (a *analysis) runToRun(m metric, n int) int64 {
+func (a *Analysis) runToRun(m metric, n int) int64 {
 	values := a.values(m)
 	var most int64
-	for _, s := range []*side{a.bs, a.ns} {
-		scaled := s.scaled(s.raw(values, n), s.scale)
-		most = max(most, sub64(slices.Max(scaled), slices.Min(scaled)))
+	for _, s := range []*Side{a.bs, a.ns} {
+		scaled := s.Scaled(s.Raw(values, n), s.Scale)
+		most = max(most, num.Sub(slices.Max(scaled), slices.Min(scaled)))
 	}
 	return most
 }
 
 // totalRunToRun is runToRun for the totals, scaled to the same work (never normalized).
-func (a *analysis) totalRunToRun() int64 {
+func (a *Analysis) totalRunToRun() int64 {
 	var most int64
-	for _, s := range []*side{a.bs, a.ns} {
-		scaled := s.scaled(s.totals, s.work)
-		most = max(most, sub64(slices.Max(scaled), slices.Min(scaled)))
+	for _, s := range []*Side{a.bs, a.ns} {
+		scaled := s.Scaled(s.Totals, s.Work)
+		most = max(most, num.Sub(slices.Max(scaled), slices.Min(scaled)))
 	}
 	return most
 }
 
 // baseZero reports whether node n's value m is 0 in every base capture.
-func (a *analysis) baseZero(m metric, n int) bool {
+func (a *Analysis) baseZero(m metric, n int) bool {
 	values := a.values(m)
-	for _, c := range a.bs.captures {
+	for _, c := range a.bs.Captures {
 		if values[c][n] != 0 {
 			return false
 		}
@@ -250,7 +321,7 @@ func (a *analysis) baseZero(m metric, n int) bool {
 }
 
 // allZero reports whether node n's value m is 0 in every capture.
-func (a *analysis) allZero(m metric, n int) bool {
+func (a *Analysis) allZero(m metric, n int) bool {
 	values := a.values(m)
 	for c := range values {
 		if values[c][n] != 0 {
@@ -261,11 +332,11 @@ func (a *analysis) allZero(m metric, n int) bool {
 }
 
 // repeats reports whether node n's value m is the same in every capture of each side.
-func (a *analysis) repeats(m metric, n int) bool {
+func (a *Analysis) repeats(m metric, n int) bool {
 	values := a.values(m)
-	for _, s := range []*side{a.bs, a.ns} {
-		for _, c := range s.captures[1:] {
-			if values[c][n] != values[s.captures[0]][n] {
+	for _, s := range []*Side{a.bs, a.ns} {
+		for _, c := range s.Captures[1:] {
+			if values[c][n] != values[s.Captures[0]][n] {
 				return false
 			}
 		}
@@ -275,22 +346,22 @@ func (a *analysis) repeats(m metric, n int) bool {
 
 // logValue is the log of one capture's value of a node on a scale: with the capture's
 // pseudocount, times its scale factor or divided by its total.
-func (a *analysis) logValue(s *side, i int, v int64, sc scaleKind) float64 {
-	c := s.captures[i]
+func (a *Analysis) logValue(s *Side, i int, v int64, sc scaleKind) float64 {
+	c := s.Captures[i]
 	x := math.Log(float64(v) + a.pseudo[c])
 	if sc == shareScale {
-		return x - math.Log(math.Max(math.Abs(float64(s.totals[i])), 1))
+		return x - math.Log(math.Max(math.Abs(float64(s.Totals[i])), 1))
 	}
-	return x + math.Log(s.scale[i])
+	return x + math.Log(s.Scale[i])
 }
 
 // perCapture makes a feature of one number per capture, the base side's then the new
 // side's; false when value refuses one of them.
-func (a *analysis) perCapture(value func(s *side, i int) (float64, bool)) (stats.Feature, bool) {
+func (a *Analysis) perCapture(value func(s *Side, i int) (float64, bool)) (stats.Feature, bool) {
 	var out [2][]float64
-	for k, s := range []*side{a.bs, a.ns} {
-		out[k] = make([]float64, len(s.captures))
-		for i := range s.captures {
+	for k, s := range []*Side{a.bs, a.ns} {
+		out[k] = make([]float64, len(s.Captures))
+		for i := range s.Captures {
 			x, ok := value(s, i)
 			if !ok {
 				return stats.Feature{}, false
@@ -303,27 +374,27 @@ func (a *analysis) perCapture(value func(s *side, i int) (float64, bool)) (stats
 
 // feature returns node n's value m on a scale, or false when a value is negative (a log
 // scale has no place for it).
-func (a *analysis) feature(m metric, n int, sc scaleKind) (stats.Feature, bool) {
+func (a *Analysis) feature(m metric, n int, sc scaleKind) (stats.Feature, bool) {
 	values := a.values(m)
-	return a.perCapture(func(s *side, i int) (float64, bool) {
-		v := values[s.captures[i]][n]
+	return a.perCapture(func(s *Side, i int) (float64, bool) {
+		v := values[s.Captures[i]][n]
 		return a.logValue(s, i, v, sc), v >= 0
 	})
 }
 
 // totalFeature is the captures' totals on the value scale, without --normalize's factor (the
 // total is compared raw, per iteration when the work is known).
-func (a *analysis) totalFeature() (stats.Feature, bool) {
-	return a.perCapture(func(s *side, i int) (float64, bool) {
-		t := s.totals[i]
-		return math.Log(float64(t)+0.5) + math.Log(s.work[i]), t >= 0
+func (a *Analysis) totalFeature() (stats.Feature, bool) {
+	return a.perCapture(func(s *Side, i int) (float64, bool) {
+		t := s.Totals[i]
+		return math.Log(float64(t)+0.5) + math.Log(s.Work[i]), t >= 0
 	})
 }
 
 // compare returns node n's value m compared on a scale. A row's effect and the rules that
 // watch its value each compare it again: caching the comparisons measured slower than
 // making them (BenchmarkDiffGate).
-func (a *analysis) compare(m metric, n int, sc scaleKind) comparison {
+func (a *Analysis) compare(m metric, n int, sc scaleKind) comparison {
 	var c comparison
 	fp := &a.priors[sc]
 	f, ok := a.feature(m, n, sc)
@@ -346,30 +417,36 @@ func (a *analysis) compare(m metric, n int, sc scaleKind) comparison {
 // poissonP is the p-value of the exact Poisson test that node n grew, counting its values in
 // samples (each capture's quantum) over the exposure of the scale: the work each capture
 // stands for, or its total. It is 1 when a capture's quantum is not known.
-func (a *analysis) poissonP(m metric, n int, sc scaleKind) float64 {
+func (a *Analysis) poissonP(m metric, n int, sc scaleKind) float64 {
 	values := a.values(m)
 	var counts [2]int64
 	var exposure [2]float64
-	for k, s := range []*side{a.bs, a.ns} {
-		for i, c := range s.captures {
-			q := a.tbl.quantum[c]
+	for k, s := range []*Side{a.bs, a.ns} {
+		for i, c := range s.Captures {
+			q := a.c.Quantum[c]
 			if q <= 0 {
 				return 1
 			}
 			counts[k] += int64(math.Round(float64(values[c][n]) / float64(q)))
 			if sc == shareScale {
-				exposure[k] += math.Abs(float64(s.totals[i])) / float64(q)
+				exposure[k] += math.Abs(float64(s.Totals[i])) / float64(q)
 			} else {
-				exposure[k] += 1 / s.scale[i]
+				exposure[k] += 1 / s.Scale[i]
 			}
 		}
 	}
 	return stats.PoissonGrowthP(counts[0], counts[1], exposure[0], exposure[1])
 }
 
-// effect is the relative change of node n's value m, as rows show it, or nil.
-func (a *analysis) effect(m metric, n int, ch *Change, status string) *Effect {
-	if status == StatusAppeared || a.allZero(m, n) {
+// FlatEffect and CumEffect are the relative change of a node's flat and cum value, as a
+// report's rows show it, or nil.
+func (a *Analysis) FlatEffect(n *Node) *Effect { return a.effect(metricFlat, n, &n.Flat) }
+func (a *Analysis) CumEffect(n *Node) *Effect  { return a.effect(metricCum, n, &n.Cum) }
+
+// effect is the relative change of node n's value m, or nil.
+func (a *Analysis) effect(m metric, node *Node, ch *Change) *Effect {
+	n := node.Index
+	if node.Appeared || a.allZero(m, n) {
 		return nil
 	}
 	if a.exactValue(m, n) {
@@ -389,8 +466,8 @@ func (a *analysis) effect(m metric, n int, ch *Change, status string) *Effect {
 	return &Effect{Pct: finite(pctOf(c.cmp.Diff)), LowPct: finite(pctOf(lo)), HighPct: finite(pctOf(hi)), Confidence: 1 - 2*a.alpha}
 }
 
-// totalEffect is the relative change of the totals, or nil.
-func (a *analysis) totalEffect(ch *Change) *Effect {
+// TotalEffect is the relative change of the totals, whose change is ch, or nil.
+func (a *Analysis) TotalEffect(ch *Change) *Effect {
 	t := a.totalTest(nil, ch, 0)
 	switch {
 	case !t.hasInterval:
@@ -417,8 +494,8 @@ const (
 
 // test is one rule applied to one node (or to the total).
 type test struct {
-	rule   *gate.Rule
-	cand   int // the candidate's index, -1 for the total
+	rule   *Rule
+	node   *Node // nil for the total
 	metric string
 	change *Change
 
@@ -448,10 +525,11 @@ type test struct {
 	detect func(logGrowth float64) float64
 }
 
-// judge runs every test of the rules against the total and the candidates, decides them,
-// and returns the verdict.
-func (a *analysis) judge(d *Diff, cands []candidate, rules []*gate.Rule, watch []*regexp.Regexp, minDelta float64) Verdict {
-	v := Verdict{Status: VerdictPass, Rules: []string{}, Watched: []string{}, Violations: []Violation{}, Undecided: []Undecided{}}
+// Judge runs every test of the rules against the total (whose change is total) and the
+// nodes, in their order, decides them, and returns the verdict. watch restricts the rules to
+// the nodes it matches (none: every node); minDelta is the noise floor in the values' unit.
+func (a *Analysis) Judge(nodes []Node, total Change, rules []*Rule, watch []*regexp.Regexp, minDelta float64) Verdict {
+	v := Verdict{Status: VerdictPass, Rules: []Rule{}, Watched: []string{}, Violations: []Violation{}, Undecided: []Undecided{}}
 	switch {
 	case a.exact:
 		v.Method = MethodExact
@@ -460,45 +538,45 @@ func (a *analysis) judge(d *Diff, cands []candidate, rules []*gate.Rule, watch [
 	default:
 		v.Method = MethodModeratedT
 	}
-	watched := make([]bool, len(cands))
+	watched := make([]bool, len(nodes))
 	var tests []*test
 	for _, r := range rules {
-		v.Rules = append(v.Rules, r.String())
-		if r.Subject == gate.Total {
-			tests = append(tests, a.totalTest(r, &d.Total, minDelta))
+		v.Rules = append(v.Rules, *r)
+		if r.Subject == Total {
+			tests = append(tests, a.totalTest(r, &total, minDelta))
 			continue
 		}
-		for i := range cands {
-			c := &cands[i]
-			if !r.Covers(c.row.Name) || !watches(watch, c.row.Name) {
+		for i := range nodes {
+			n := &nodes[i]
+			if !r.Covers(n.Name) || !Watches(watch, n.Name) {
 				continue
 			}
-			if r.Subject == gate.New && c.row.Status != StatusAppeared {
+			if r.Subject == New && !n.Appeared {
 				continue
 			}
-			if r.Subject != gate.New && r.Kind == gate.Relative && a.baseZero(ruleMetric(r), c.node) {
+			if r.Subject != New && r.Kind == Relative && a.baseZero(ruleMetric(r), n.Index) {
 				// Growth from nothing has no relative size: a relative rule does not cover a
 				// value that is 0 in every base capture (new>N% covers nodes that appeared).
 				continue
 			}
 			watched[i] = true
-			tests = append(tests, a.nodeTest(r, i, c, d, minDelta))
+			tests = append(tests, a.nodeTest(r, n, &total, minDelta))
 		}
 	}
-	for i := range cands {
+	for i := range nodes {
 		if watched[i] {
-			v.Watched = append(v.Watched, cands[i].row.Name)
+			v.Watched = append(v.Watched, nodes[i].Name)
 		}
 	}
 	a.adjust(tests)
 	for _, t := range tests {
 		switch t.result {
 		case breaks:
-			v.Violations = append(v.Violations, t.violation(cands))
+			v.Violations = append(v.Violations, t.violation())
 		case passes:
 			v.PassedTests++
 		default:
-			v.Undecided = append(v.Undecided, a.undecided(t, cands, len(tests)))
+			v.Undecided = append(v.Undecided, a.undecided(t, len(tests)))
 		}
 	}
 	v.Tests = len(tests)
@@ -512,7 +590,9 @@ func (a *analysis) judge(d *Diff, cands []candidate, rules []*gate.Rule, watch [
 	return v
 }
 
-func watches(watch []*regexp.Regexp, name string) bool {
+// Watches reports whether a node of this name is watched: watch is empty or one of its
+// regexps matches.
+func Watches(watch []*regexp.Regexp, name string) bool {
 	if len(watch) == 0 {
 		return true
 	}
@@ -525,7 +605,7 @@ func watches(watch []*regexp.Regexp, name string) bool {
 }
 
 // adjust applies Holm's adjustment to the statistical tests' p-values and decides them.
-func (a *analysis) adjust(tests []*test) {
+func (a *Analysis) adjust(tests []*test) {
 	var ps []float64
 	var idx []int
 	for i, t := range tests {
@@ -550,8 +630,8 @@ func (a *analysis) adjust(tests []*test) {
 }
 
 // ruleMetric is the value rule r watches: cum, but for a flat rule.
-func ruleMetric(r *gate.Rule) metric {
-	if r.Subject == gate.Flat {
+func ruleMetric(r *Rule) metric {
+	if r.Subject == Flat {
 		return metricFlat
 	}
 	return metricCum
@@ -559,39 +639,40 @@ func ruleMetric(r *gate.Rule) metric {
 
 // relThreshold is a relative rule's threshold for a value of base: the rule's, or more where
 // --min-delta asks more of a small value.
-func relThreshold(r *gate.Rule, base, minDelta float64) float64 {
+func relThreshold(r *Rule, base, minDelta float64) float64 {
 	if minDelta > 0 && base != 0 {
 		return max(r.Threshold, 100*minDelta/math.Abs(base))
 	}
 	return r.Threshold
 }
 
-// nodeTest sets up and, for exact values, decides rule r on candidate i.
-func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta float64) *test {
-	m, ch, name := metricCum, &c.row.Cum, MetricCum
-	if r.Subject == gate.Flat {
-		m, ch, name = metricFlat, &c.row.Flat, MetricFlat
+// nodeTest sets up and, for exact values, decides rule r on node n; total is the change of
+// the totals.
+func (a *Analysis) nodeTest(r *Rule, n *Node, total *Change, minDelta float64) *test {
+	m, ch, name := metricCum, &n.Cum, MetricCum
+	if r.Subject == Flat {
+		m, ch, name = metricFlat, &n.Flat, MetricFlat
 	}
-	t := &test{rule: r, cand: i, metric: name, change: ch}
-	baseTotal, newTotal := float64(d.Total.Base), float64(d.Total.New)
-	if d.Options.Normalize {
+	t := &test{rule: r, node: n, metric: name, change: ch}
+	baseTotal, newTotal := float64(total.Base), float64(total.New)
+	if a.c.Normalize {
 		newTotal = baseTotal
 	}
 	// The threshold in the rule's unit, raised where --min-delta asks more.
 	switch {
-	case r.Subject == gate.New:
+	case r.Subject == New:
 		t.threshold = max(r.Threshold, pctOfTotal(minDelta, newTotal))
-	case r.Kind == gate.Points:
+	case r.Kind == Points:
 		t.threshold = max(r.Threshold, pctOfTotal(minDelta, baseTotal))
 	}
 
-	if a.exactValue(m, c.node) {
+	if a.exactValue(m, n.Index) {
 		t.exact, t.hasEstimate, t.hasInterval = true, true, true
-		t.runToRun = a.runToRun(m, c.node)
+		t.runToRun = a.runToRun(m, n.Index)
 		switch {
-		case r.Subject == gate.New:
+		case r.Subject == New:
 			t.est = deref(ch.NewShare)
-		case r.Kind == gate.Points:
+		case r.Kind == Points:
 			t.est = deref(ch.ShareDeltaPP)
 		default:
 			t.est = deref(ch.DeltaPct)
@@ -606,7 +687,7 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 	}
 	if a.single {
 		t.reason = singleReason
-		if r.Kind == gate.Relative && r.Subject != gate.New {
+		if r.Kind == Relative && r.Subject != New {
 			t.threshold = r.Threshold
 			if ch.DeltaPct != nil {
 				t.est, t.hasEstimate = *ch.DeltaPct, true
@@ -616,10 +697,10 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 	}
 
 	sc := valueScale
-	if r.Subject == gate.New || r.Kind == gate.Points {
+	if r.Subject == New || r.Kind == Points {
 		sc = shareScale
 	}
-	cd := a.compare(m, c.node, sc)
+	cd := a.compare(m, n.Index, sc)
 	if !cd.ok {
 		t.threshold = max(t.threshold, r.Threshold)
 		t.reason = cd.why
@@ -630,18 +711,18 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 	t.cmp, t.prior = cmp, &a.priors[sc].prior
 	// A growth must be significant against the run-to-run variation the captures show, and
 	// against sampling noise alone: of a few samples, the log scale's t-test makes too much.
-	t.p = max(cmp.PAbove(0), a.poissonP(m, c.node, sc))
+	t.p = max(cmp.PAbove(0), a.poissonP(m, n.Index, sc))
 	crit := a.critical(cmp, a.alpha)
 	baseMean, newMean := stat.Mean(f.Base, nil), stat.Mean(f.New, nil)
 	switch {
-	case r.Subject == gate.New:
+	case r.Subject == New:
 		// The node's share of the new total, with a one-sample interval on the new side.
 		se := math.Sqrt(cmp.Variance / float64(cmp.NNew))
 		t.est = 100 * math.Exp(newMean)
 		t.lo, t.hi = 100*math.Exp(newMean-crit*se), 100*math.Exp(newMean+crit*se)
 		t.passGap, t.passSE, t.passOneSample = math.Log(t.threshold/100)-newMean, se, true
 		t.detect = func(g float64) float64 { return 100 * math.Exp(baseMean+g) }
-	case r.Kind == gate.Points:
+	case r.Kind == Points:
 		// The change of the node's share, by the delta method from the log scale.
 		sb, sn := 100*math.Exp(baseMean), 100*math.Exp(newMean)
 		t.est = sn - sb
@@ -661,8 +742,8 @@ func (a *analysis) nodeTest(r *gate.Rule, i int, c *candidate, d *Diff, minDelta
 }
 
 // totalTest sets up and, for exact values, decides a total rule.
-func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
-	t := &test{rule: r, cand: -1, metric: MetricTotal, change: ch}
+func (a *Analysis) totalTest(r *Rule, ch *Change, minDelta float64) *test {
+	t := &test{rule: r, metric: MetricTotal, change: ch}
 	if r != nil {
 		t.threshold = relThreshold(r, float64(ch.Base), minDelta)
 	}
@@ -713,20 +794,20 @@ func (a *analysis) totalTest(r *gate.Rule, ch *Change, minDelta float64) *test {
 
 // exactBreaks reports whether the change ch, taken as exact, breaks rule r: it grows beyond
 // the rule's threshold, by at least minDelta and by more than the value moves from run to run.
-func exactBreaks(r *gate.Rule, ch *Change, minDelta float64, runToRun int64) bool {
+func exactBreaks(r *Rule, ch *Change, minDelta float64, runToRun int64) bool {
 	if ch.Delta <= 0 || math.Abs(float64(ch.Delta)) < minDelta || ch.Delta <= runToRun {
 		return false
 	}
 	switch {
-	case r.Subject == gate.New:
+	case r.Subject == New:
 		// A node that appeared: its share of the new total.
 		return ch.NewShare != nil && *ch.NewShare > r.Threshold
-	case r.Kind == gate.Points:
+	case r.Kind == Points:
 		return ch.ShareDeltaPP != nil && *ch.ShareDeltaPP > r.Threshold
 	case ch.Base == 0:
 		// Growth from nothing is larger than any relative threshold; for nodes the new rule
 		// covers appearances, so only the total counts it.
-		return r.Subject == gate.Total
+		return r.Subject == Total
 	}
 	return ch.DeltaPct != nil && *ch.DeltaPct > r.Threshold
 }
@@ -745,18 +826,19 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-func (t *test) node(cands []candidate) *string {
-	if t.cand < 0 {
+// nodeName is the name of the test's node, or nil for the total.
+func (t *test) nodeName() *string {
+	if t.node == nil {
 		return nil
 	}
-	name := cands[t.cand].row.Name
+	name := t.node.Name
 	return &name
 }
 
-func (t *test) violation(cands []candidate) Violation {
+func (t *test) violation() Violation {
 	ch := t.change
 	v := Violation{
-		Rule: t.rule.String(), Node: t.node(cands), Metric: t.metric,
+		Rule: *t.rule, Node: t.nodeName(), Metric: t.metric,
 		Base: ch.Base, New: ch.New, Delta: ch.Delta, DeltaPct: ch.DeltaPct,
 		BaseShare: ch.BaseShare, NewShare: ch.NewShare, ShareDeltaPP: ch.ShareDeltaPP,
 		Threshold: t.threshold, Exact: t.exact, RunToRun: t.runToRun,
@@ -772,8 +854,8 @@ func (t *test) violation(cands []candidate) Violation {
 }
 
 // undecided describes an undecided test, with what deciding it would take.
-func (a *analysis) undecided(t *test, cands []candidate, tests int) Undecided {
-	u := Undecided{Rule: t.rule.String(), Node: t.node(cands), Metric: t.metric, Threshold: t.threshold, Reason: t.reason}
+func (a *Analysis) undecided(t *test, tests int) Undecided {
+	u := Undecided{Rule: *t.rule, Node: t.nodeName(), Metric: t.metric, Threshold: t.threshold, Reason: t.reason}
 	if t.hasEstimate {
 		u.Estimate = ptr(finite(t.est))
 	}
@@ -842,8 +924,8 @@ func finite(v float64) float64 {
 	return v
 }
 
-// warnings says, for the diff's warnings, why the gate could not judge as usual.
-func (a *analysis) warnings(rules int) []string {
+// Warnings says, for a diff's warnings, why the gate could not judge as usual.
+func (a *Analysis) Warnings(rules int) []string {
 	if rules == 0 {
 		return nil
 	}
@@ -851,7 +933,7 @@ func (a *analysis) warnings(rules int) []string {
 	switch {
 	case a.single:
 		out = append(out, fmt.Sprintf("%d base and %d new captures of values with sampling noise: the gate cannot estimate how much they vary from run to run, so it cannot decide; take at least 3 captures per side",
-			len(a.bs.captures), len(a.ns.captures)))
+			len(a.bs.Captures), len(a.ns.Captures)))
 	case !a.exact && !a.priors[valueScale].ok:
 		out = append(out, "no variation between captures could be estimated: "+a.priors[valueScale].why)
 	}
