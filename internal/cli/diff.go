@@ -395,9 +395,13 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options, fl
 	err := in.LoadAll(args, keep, func(i int, l source.Loaded) error {
 		testHook("worker")
 		var err error
-		if l.Doc != nil {
+		switch {
+		case l.Doc != nil && flames != nil:
+			// Said before anything is computed: a flame graph needs stacks.
+			return usageErrorf("--report flame: %s is a saved top report, and a flame graph needs profiles", source.HidePassword(args[i]))
+		case l.Doc != nil:
 			out[i], err = report.ReadCaptureFrom(source.HidePassword(args[i]), roles[i], l.Doc)
-		} else {
+		default:
 			out[i], err = report.NewCaptureStacks(l.Profile, l.Stacks, reportInput(l.Input, roles[i]), cfg)
 		}
 		return err

@@ -186,12 +186,8 @@ func writeDiffFlames(stdio IO, d *diffFlameInputs, o *DiffOptions, baseArgs, new
 	if d == nil {
 		return nil
 	}
+	// Every input is a profile: loadCaptures refused saved reports before the diff.
 	all := append(slices.Clone(baseArgs), newArgs...)
-	for i, arg := range all {
-		if text, err := o.input.Decompress(d.data[i]); err == nil && source.IsDocument(text) {
-			return usageErrorf("--report flame: %s is a saved top report, and a flame graph needs profiles", arg)
-		}
-	}
 	read := func(arg string) ([]byte, error) {
 		return d.data[slices.Index(all, arg)], nil
 	}
