@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
@@ -153,7 +155,28 @@ func TestHostileMemory(t *testing.T) {
 		return err
 	}
 
+	// 150 functions, one named by 16 MB of one letter (18 KB gzipped): every table row was
+	// padded to the widest name (12.9 GB; issue 28, row 1).
+	bigName := func(w io.Writer) error {
+		p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
+		for i := range 150 {
+			name := fmt.Sprintf("f%d", i)
+			if i == 7 {
+				name = strings.Repeat("a", 16<<20)
+			}
+			fn := &profile.Function{ID: uint64(i + 1), Name: name}
+			loc := &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fn}}}
+			p.Function, p.Location = append(p.Function, fn), append(p.Location, loc)
+			p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{int64(1000 + i)}})
+		}
+		return p.Write(w)
+	}
+	bigNamePath := file("bigname.pb.gz", bigName)
+
 	rows := []memRow{
+		{name: "a 16 MB function name, table", args: []string{"top", bigNamePath}, code: ExitOK, profile: []string{bigNamePath}},
+		{name: "a 16 MB function name, markdown", args: []string{"top", "--format", "markdown", bigNamePath}, code: ExitOK, profile: []string{bigNamePath}},
+		{name: "a 16 MB function name, json", args: []string{"top", "--format", "json", bigNamePath}, code: ExitOK, profile: []string{bigNamePath}},
 		{name: "endless zeros on stdin", args: []string{"top", "-"}, stdin: zeros{}, code: ExitInput, msg: "starts with zero bytes only", maxRead: 1 << 20},
 		{name: "endless random bytes on stdin", args: []string{"top", "-"}, stdin: &randomBytes{rand.New(rand.NewPCG(3, 4))}, code: ExitInput, msg: "not a profile", maxRead: 1 << 20},
 		{name: "16 MB of zeros", args: []string{"top", file("zeros", bytesOf(make([]byte, 16<<20)))}, code: ExitInput, msg: "starts with zero bytes only"},

@@ -250,10 +250,14 @@ func newInfoTable(w io.Writer, aligns []tw.Align) *tablewriter.Table {
 // spaces apart with the given alignments, without padding at the ends of lines.
 func writeInfoTable(b *bytes.Buffer, aligns []tw.Align, header []string, rows [][]string) error {
 	var table bytes.Buffer
-	t := newInfoTable(&table, aligns)
+	t := &plainTable{t: newInfoTable(&table, aligns), numbers: len(aligns)}
 	t.Header(header)
 	for _, r := range rows {
-		if err := t.Append(r); err != nil {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = shorten(c) // a column is padded to its widest cell
+		}
+		if err := t.Append(cells); err != nil {
 			return fmt.Errorf("writing table: %w", err)
 		}
 	}

@@ -52,6 +52,7 @@ func mdCode(s string) string {
 	if s == "" {
 		return ""
 	}
+	s = shorten(s)
 	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", `\|`).Replace(s)
 	longest, run := 0, 0
 	for _, r := range s {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -529,6 +530,41 @@ func BenchmarkTopTable(b *testing.B) {
 	for b.Loop() {
 		if err := Top(io.Discard, top, Options{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A name longer than maxCellBytes is shortened in a table and in markdown, at a character,
+// with a marker of how much was left out; the other rows are not padded to it; JSON and CSV
+// keep it whole.
+func TestLongNamesShortened(t *testing.T) {
+	long := strings.Repeat("é", maxCellBytes) // 2 bytes each: the cut falls inside one
+	top := &report.Top{SchemaVersion: report.SchemaVersion, Kind: report.KindTop, Total: 3,
+		SampleType: report.SampleType{Type: "samples", Unit: "count"},
+		Rows: []report.Row{{Name: long, Flat: 2, Cum: 2}, {Name: "short", Flat: 1, Cum: 1}}}
+	want := strings.Repeat("é", maxCellBytes/2) + fmt.Sprintf("…(%d more bytes)", maxCellBytes)
+	for _, f := range []Format{Table, Markdown} {
+		var b bytes.Buffer
+		if err := Top(&b, top, Options{Format: f}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, want) || strings.Contains(out, long) || !utf8.ValidString(out) {
+			t.Errorf("%s: the name is not shortened to %d bytes and a marker", f, maxCellBytes)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasSuffix(line, "short") && len(line) > 100 {
+				t.Errorf("%s: a short name's line is %d bytes long", f, len(line))
+			}
+		}
+	}
+	for _, f := range []Format{JSON, CSV} {
+		var b bytes.Buffer
+		if err := Top(&b, top, Options{Format: f}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), long) {
+			t.Errorf("%s: the name is not whole", f)
 		}
 	}
 }
