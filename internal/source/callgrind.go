@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -61,6 +62,15 @@ const (
 	cgFiles
 	cgFunctions
 )
+
+// callgrindWhole reads callgrind output held whole (the registry's read).
+func (o Options) callgrindWhole(_, raw []byte) (decoded, error) { return o.parseCallgrind(raw) }
+
+// callgrindStream reads callgrind output as it arrives (the registry's stream).
+func (o Options) callgrindStream(r *bufio.Reader) (decoded, error) {
+	discardBOM(r)
+	return o.callgrindLines(&streamLines{r: r, max: maxCallgrindLine})
+}
 
 // parseCallgrind reads callgrind output held in memory: raw is the input decompressed (nil
 // when it is gzip that does not decompress).

@@ -107,6 +107,9 @@ type traceChunk struct {
 	EndTime    *float64 `json:"endTime"`
 }
 
+// v8Whole reads a V8 CPU profile or Chrome trace held whole (the registry's read).
+func (o Options) v8Whole(_, raw []byte) (decoded, error) { return o.parseV8(raw) }
+
 // parseV8 reads raw, a V8 CPU profile or a Chrome trace holding some.
 func (o Options) parseV8(raw []byte) (decoded, error) {
 	if raw == nil {

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
@@ -17,6 +18,23 @@ import (
 
 	"github.com/profq/profq/internal/workers"
 )
+
+// pprofWhole reads a pprof input held whole (the registry's read).
+func (o Options) pprofWhole(data, raw []byte) (decoded, error) {
+	p, err := parsePprof(data, raw, o.limits())
+	return decoded{p: p, format: FormatPprof}, err
+}
+
+// pprofStream decodes profile.proto as it arrives (the registry's stream).
+func (o Options) pprofStream(r *bufio.Reader) (decoded, error) {
+	lim := o.limits()
+	d, err := decodeFields(&streamFields{r: r, lim: lim}, lim, decodeMode{aggregate: o.Aggregate, compact: o.compact})
+	if err != nil {
+		return decoded{}, err
+	}
+	d.format, d.labelsCounted = FormatPprof, true
+	return d, nil
+}
 
 // parseData parses one input as profile.ParseData does, decompressing it first if it is
 // gzipped. profile.proto goes through decodeProfile, which builds the same profile with

@@ -45,6 +45,27 @@ func ParseFoldedType(s string) (*profile.ValueType, error) {
 
 func isFoldedSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
 
+// foldedWhole reads folded stacks held whole (the registry's read).
+func (o Options) foldedWhole(data, raw []byte) (decoded, error) {
+	p, warnings, err := o.parseFolded(data, raw)
+	return decoded{p: p, format: FormatFolded, warnings: warnings}, err
+}
+
+// foldedStream reads folded stacks as they arrive (the registry's stream).
+func (o Options) foldedStream(r *bufio.Reader) (decoded, error) {
+	// A UTF-8 byte-order mark is not part of the first frame.
+	discardBOM(r)
+	p, warnings, err := o.foldLines(&streamLines{r: r, lim: o.limits()})
+	return decoded{p: p, format: FormatFolded, warnings: warnings}, err
+}
+
+// discardBOM drops a UTF-8 byte-order mark at the start of r.
+func discardBOM(r *bufio.Reader) {
+	if bom, _ := r.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
+		r.Discard(3)
+	}
+}
+
 // parseFolded reads folded stacks: data as read, raw the same decompressed (nil when data is
 // gzip that does not decompress).
 func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, error) {

@@ -218,6 +218,15 @@ func (b *goroutineBuilder) warnings(form string) []string {
 		form, b.skipped, text.Plural(b.skipped, "line", "lines"), b.firstBad, b.badLine)}
 }
 
+// goroutineWhole reads a goroutine dump held whole (the registry's read).
+func (o Options) goroutineWhole(_, raw []byte) (decoded, error) {
+	if raw == nil {
+		return decoded{}, fmt.Errorf("decompressing: invalid gzip data")
+	}
+	p, warnings, err := o.parseGoroutineDump(raw)
+	return decoded{p: p, format: FormatGoroutine, warnings: warnings}, err
+}
+
 // parseGoroutineDump reads raw, a goroutine dump in either text form.
 func (o Options) parseGoroutineDump(raw []byte) (*profile.Profile, []string, error) {
 	raw = bytes.TrimPrefix(raw, []byte(utf8BOM))

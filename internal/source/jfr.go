@@ -108,6 +108,12 @@ const (
 // records as 0, when none is given.
 const asyncProfilerDefaultInterval = 10_000_000
 
+// jfrWhole reads a JFR recording held whole (the registry's read).
+func (o Options) jfrWhole(_, raw []byte) (decoded, error) {
+	p, warnings, err := o.parseJFR(raw)
+	return decoded{p: p, format: FormatJFR, warnings: warnings}, err
+}
+
 // parseJFR reads a JFR recording (decompressed; nil if it could not be).
 func (o Options) parseJFR(raw []byte) (p *profile.Profile, warnings []string, err error) {
 	if raw == nil {

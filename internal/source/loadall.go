@@ -2,7 +2,6 @@ package source
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"runtime"
 
@@ -96,24 +95,4 @@ func (o Options) loadKept(arg string, keep func([]byte)) (Loaded, error) {
 		return Loaded{}, err
 	}
 	return Loaded{Profile: p, Input: in}, nil
-}
-
-// IsDocument says whether the start of a decompressed input is a JSON document that is not
-// a profile (a saved report, for profq diff): a JSON object, after a byte-order mark and
-// white space, that is neither a speedscope file (looksSpeedscope), a V8 CPU profile or
-// Chrome trace (looksV8) nor OpenTelemetry profiles, whose members are resourceProfiles and
-// dictionary (in either order, and the first may be longer than the start).
-func IsDocument(head []byte) bool {
-	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(utf8BOM)), " \t\r\n")
-	if len(doc) == 0 || doc[0] != '{' || IsOTLPJSON(doc) || looksSpeedscope(doc) || looksV8(doc) {
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.Token() // the '{'
-	key, _ := dec.Token()
-	switch key {
-	case "dictionary", "resourceProfiles", "resource_profiles":
-		return false
-	}
-	return true
 }

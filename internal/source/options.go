@@ -5,10 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/profq/profq/internal/option"
 	"io"
 	"math"
 	"strings"
+
+	"github.com/profq/profq/internal/option"
 
 	"github.com/google/pprof/profile"
 
@@ -115,11 +116,6 @@ const (
 	// JSON lines (otlp.go).
 	FormatOTLP = "otlp"
 )
-
-// Formats returns the input formats Options.Format accepts, for flag validation and help.
-func Formats() []string {
-	return []string{FormatPprof, FormatFolded, FormatOTLP, FormatGoroutine, FormatSpeedscope, FormatV8, FormatPerf, FormatJFR, FormatCallgrind}
-}
 
 // LimitError is an input larger than Options.MaxInputBytes allows.
 type LimitError struct {
@@ -337,7 +333,7 @@ func checkHead(head []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w (the first %d); want pprof (profile.proto, gzipped or not, or a legacy format), OpenTelemetry profiles or folded stacks", ErrZeroFilled, len(head))
+	return fmt.Errorf("%w (the first %d); %s", ErrZeroFilled, len(head), want())
 }
 
 // decode parses one input's bytes: decompressed if they are gzip, then read in the format
@@ -365,34 +361,7 @@ func (o Options) decode(data []byte) (decoded, error) {
 	if format == "" {
 		format = detect(raw)
 	}
-	switch format {
-	case FormatFolded:
-		p, warnings, err := o.parseFolded(data, raw)
-		return decoded{p: p, format: format, warnings: warnings}, err
-	case FormatOTLP:
-		return o.parseOTLP(raw)
-	case FormatPerf:
-		return o.parsePerf(raw)
-	case FormatCallgrind:
-		return o.parseCallgrind(raw)
-	case FormatSpeedscope:
-		p, warnings, err := o.parseSpeedscope(raw)
-		return decoded{p: p, format: format, warnings: warnings}, err
-	case FormatV8:
-		return o.parseV8(raw)
-	case FormatJFR:
-		p, warnings, err := o.parseJFR(raw)
-		return decoded{p: p, format: format, warnings: warnings}, err
-	case FormatGoroutine:
-		if raw == nil {
-			return decoded{}, fmt.Errorf("decompressing: invalid gzip data")
-		}
-		p, warnings, err := o.parseGoroutineDump(raw)
-		return decoded{p: p, format: format, warnings: warnings}, err
-	default:
-		p, err := parsePprof(data, raw, o.limits())
-		return decoded{p: p, format: format}, err
-	}
+	return formatNamed(format).read(o, data, raw)
 }
 
 // decoded is one input as its format's reader made it.
@@ -422,47 +391,6 @@ func (d *decoded) materialize() {
 	if d.stacks != nil {
 		d.p.Sample, d.stacks = d.stacks.Samples(d.p.Location), nil
 	}
-}
-
-// detect names the format of decompressed input bytes (nil when they could not be
-// decompressed).
-func detect(raw []byte) string {
-	if looksJFR(raw) {
-		return FormatJFR
-	}
-	if looksSpeedscope(raw) {
-		return FormatSpeedscope
-	}
-	if isOTLP(raw) {
-		return FormatOTLP
-	}
-	if looksV8(raw) {
-		return FormatV8
-	}
-	if looksGoroutineDump(raw[:min(len(raw), headSize)]) {
-		return FormatGoroutine
-	}
-	// Before perf script and folded stacks: callgrind's cost lines ("16 20") read as
-	// folded stacks.
-	if looksCallgrind(raw[:min(len(raw), headSize)]) {
-		return FormatCallgrind
-	}
-	if looksPerfScript(raw[:min(len(raw), headSize)]) {
-		return FormatPerf
-	}
-	if looksFolded(raw) {
-		return FormatFolded
-	}
-	return FormatPprof
-}
-
-func isKnownFormat(f string) bool {
-	for _, k := range Formats() {
-		if f == k {
-			return true
-		}
-	}
-	return false
 }
 
 // Decompress returns data decompressed when it is gzip, under the same limits as a gzipped

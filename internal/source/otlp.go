@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -32,6 +33,26 @@ import (
 // errNotOTLP is protobuf input that is neither an OTLP message nor a length-prefixed stream
 // of them, when the format was forced.
 var errNotOTLP = errors.New("not an OTLP profiles message: want a ProfilesData or ExportProfilesServiceRequest, a stream of them each preceded by a 4-byte big-endian length, or OTLP/JSON")
+
+// otlpWhole reads OTLP held whole (the registry's read).
+func (o Options) otlpWhole(_, raw []byte) (decoded, error) { return o.parseOTLP(raw) }
+
+// otlpJSONDocument says whether a JSON object is OTLP/JSON, for IsDocument: one with a
+// resourceProfiles member (IsOTLPJSON), or whose first member is one of ProfilesData's,
+// resourceProfiles or dictionary (in either order, and the first may be longer than doc).
+func otlpJSONDocument(doc []byte) bool {
+	if IsOTLPJSON(doc) {
+		return true
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.Token() // the '{'
+	key, _ := dec.Token()
+	switch key {
+	case "dictionary", "resourceProfiles", "resource_profiles":
+		return true
+	}
+	return false
+}
 
 // parseOTLP reads decompressed OTLP input in any of its containers and converts it to one
 // pprof profile. The warnings are what the conversion passed over.

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -55,6 +56,15 @@ const (
 	perfJIT    = "jit"
 	perfNative = "native"
 )
+
+// perfWhole reads perf script text held whole (the registry's read).
+func (o Options) perfWhole(_, raw []byte) (decoded, error) { return o.parsePerf(raw) }
+
+// perfStream reads perf script text as it arrives (the registry's stream).
+func (o Options) perfStream(r *bufio.Reader) (decoded, error) {
+	discardBOM(r)
+	return o.perfLines(&streamLines{r: r})
+}
 
 // parsePerf reads perf script text held in memory: raw is the input decompressed (nil when
 // it is gzip that does not decompress).

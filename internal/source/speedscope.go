@@ -252,6 +252,12 @@ type speedscopeValue struct {
 	weight float64
 }
 
+// speedscopeWhole reads a speedscope file held whole (the registry's read).
+func (o Options) speedscopeWhole(_, raw []byte) (decoded, error) {
+	p, warnings, err := o.parseSpeedscope(raw)
+	return decoded{p: p, format: FormatSpeedscope, warnings: warnings}, err
+}
+
 // parseSpeedscope reads a speedscope file held whole (raw, decompressed; nil when data is
 // gzip that does not decompress).
 func (o Options) parseSpeedscope(raw []byte) (*profile.Profile, []string, error) {

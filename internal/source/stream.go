@@ -7,10 +7,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/profq/profq/internal/option"
 	"io"
 	"os"
 	"unicode/utf8"
+
+	"github.com/profq/profq/internal/option"
 )
 
 // streamFields is a fieldSource that reads a profile.proto message from a stream: the
@@ -386,38 +387,13 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 	if err := checkStart(start, head, o.Format); err != nil {
 		return decoded{}, nil, false, err
 	}
-	format := o.Format
-	otlpJSON := false
-	switch {
-	case len(head) < headSize:
-		// All of the input is in its head: read whole, it is detected as bytes in memory are
-		// (detect), which the head alone could not do for a large input.
-		format = ""
-	case (format == "" || format == FormatPprof) && looksProfileProto(head):
-		format = FormatPprof
-	case (format == "" || format == FormatGoroutine) && looksGoroutineDump(head):
-		// Read whole (a dump is at most 64 MB, runtime/pprof's cap) and parsed by decode.
-		format = ""
-	case (format == "" || format == FormatOTLP) && looksOTLPJSON(head):
-		// Before folded stacks, as detect tries OTLP first.
-		format, otlpJSON = FormatOTLP, true
-	case (format == "" || format == FormatV8) && looksV8(head):
-		// JSON, read whole and parsed by decode; before folded stacks, which a one-line
-		// profile with a ';' in a URL could look like.
-		format = ""
-	case (format == "" || format == FormatCallgrind) && looksCallgrind(head):
-		// Before perf script and folded stacks, as detect tries it first.
-		format = FormatCallgrind
-	case (format == "" || format == FormatPerf) && looksPerfScript(head):
-		format = FormatPerf
-	case (format == "" || format == FormatFolded) && (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head):
-		format = FormatFolded
-	case (format == "" || format == FormatOTLP) && looksOTLPProto(head):
-		format = FormatOTLP
-	default:
-		format = ""
+	// All of the input in its head is read whole: it is detected as bytes in memory are
+	// (detect), which the head alone could not do for a large input.
+	var f *inputFormat
+	if len(head) == headSize {
+		f = detectHead(head, o.Format)
 	}
-	if format == "" {
+	if f == nil {
 		data, err := readSized(in.r, in.hint, limit, nil)
 		if err != nil {
 			return decoded{}, nil, false, in.fail(err)
@@ -433,44 +409,11 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		defer z.stop()
 		r = z
 	}
-	br := bufio.NewReaderSize(r, headWindow)
-	if format == FormatPerf {
-		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
-			br.Discard(3)
-		}
-		d, err := o.perfLines(&streamLines{r: br})
-		return d, nil, err == nil, err
+	if d, err = f.stream(o, bufio.NewReaderSize(r, headWindow)); err == nil {
+		return d, nil, true, nil
 	}
-	if format == FormatCallgrind {
-		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
-			br.Discard(3)
-		}
-		d, err := o.callgrindLines(&streamLines{r: br, max: maxCallgrindLine})
-		return d, nil, err == nil, err
-	}
-	if format == FormatFolded {
-		// A UTF-8 byte-order mark is not part of the first frame.
-		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
-			br.Discard(3)
-		}
-		p, warnings, err := o.foldLines(&streamLines{r: br, lim: o.limits()})
-		return decoded{p: p, format: FormatFolded, warnings: warnings}, nil, err == nil, err
-	}
-	if format == FormatOTLP {
-		read := o.streamOTLP
-		if otlpJSON {
-			read = o.streamOTLPJSON
-		}
-		if d, err = read(br); err == nil {
-			return d, nil, true, nil
-		}
-	} else {
-		lim := o.limits()
-		d, err = decodeFields(&streamFields{r: br, lim: lim}, lim, decodeMode{aggregate: o.Aggregate, compact: o.compact})
-		if err == nil {
-			d.format, d.labelsCounted = FormatPprof, true
-			return d, nil, true, nil
-		}
+	if !f.rereads {
+		return d, nil, false, err
 	}
 	var (
 		rerr readErr
@@ -645,31 +588,6 @@ func (c *countingReader) ReadByte() (byte, error) {
 // can begin with: random or corrupted bytes, or text that is neither folded stacks nor one
 // of pprof's legacy text formats.
 var ErrNotProfile = errors.New("not a profile")
-
-// checkPlausible refuses the decompressed start of an input, head, when it cannot be the
-// start of any format profq reads, so that garbage is refused from its first kilobytes
-// rather than read whole only to be refused at its end. It errs on the side of reading: what
-// it lets through is still parsed and refused by its format's reader.
-func checkPlausible(head []byte) error {
-	const want = "; want pprof (profile.proto, gzipped or not, or a legacy format), OpenTelemetry profiles or folded stacks"
-	switch {
-	case len(head) < 16 || isJSONObject(head) || isUTF16(head) || looksV8(head):
-		return nil
-	case isGzip(head):
-		return fmt.Errorf("%w: gzip inside gzip (one layer is decompressed, as pprof does)%s", ErrNotProfile, want)
-	case looksCallgrind(head):
-		// Before isText: callgrind output may name files in other encodings than UTF-8.
-		return nil
-	case isText(head):
-		if looksFolded(head) || longFoldedLine(head) || legacyText(head) || looksGoroutineDump(head) || looksPerfScript(head) {
-			return nil
-		}
-		return fmt.Errorf("%w: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile%s", ErrNotProfile, want)
-	case plausibleProto(head) || plausibleOTLPStream(head) || legacyCPUHeader(head) || looksJFR(head):
-		return nil
-	}
-	return fmt.Errorf("%w: its first bytes are no protobuf message and no text%s", ErrNotProfile, want)
-}
 
 // isText says whether head is UTF-8 text without control characters other than white space
 // (a rune cut at the end of head aside).
