@@ -25,6 +25,9 @@ func runTopByLabel(stdio IO, o *TopOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDivided(o.DivideBy, t.Total); err != nil {
+		return err
+	}
 	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.TopByLabel(w, t, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})

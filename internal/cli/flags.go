@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -115,10 +116,22 @@ func addDivideByFlag(fs *pflag.FlagSet, d *float64) {
 	fs.Float64Var(d, "divide-by", 1, "divide the values the table and markdown print by this number, as pprof's -divide_by (not percentages, order or JSON)")
 }
 
-// checkDivideBy refuses a --divide-by of 0.
+// checkDivideBy refuses a --divide-by of 0, NaN or an infinity.
 func checkDivideBy(d float64) error {
-	if d == 0 {
+	switch {
+	case d == 0:
 		return usageErrorf("--divide-by: 0 divides by zero")
+	case math.IsNaN(d) || math.IsInf(d, 0):
+		return usageErrorf("--divide-by: %v is not a finite number", d)
+	}
+	return nil
+}
+
+// checkDivided refuses a --divide-by that makes the report's total, the largest value it
+// prints, too large for a value (a divisor of 1e-10 times a second of CPU time).
+func checkDivided(d float64, total int64) error {
+	if d != 1 && math.Abs(float64(total)/d) >= math.MaxInt64 {
+		return usageErrorf("--divide-by %v: the total, %d, divided by it is too large to print", d, total)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -14,22 +15,23 @@ import (
 // default) unless it is given, so that an explicit --max-input-bytes, even of the default
 // value, turns off the decompression-bomb guard that only the default limit has.
 func addLimitFlags(fs *pflag.FlagSet, o *source.Options) {
-	fs.Var(&limitFlag[int64]{p: &o.MaxInputBytes, def: source.DefaultMaxInputBytes}, "max-input-bytes",
+	fs.Var(&limitFlag[int64]{p: &o.MaxInputBytes, def: source.DefaultMaxInputBytes, max: 1 << 60}, "max-input-bytes",
 		"refuse an input larger than this many bytes after decompression; setting it turns off the early refusal of gzip bombs")
-	fs.Var(&limitFlag[int]{p: &o.MaxSamples, def: source.DefaultMaxSamples}, "max-samples",
+	fs.Var(&limitFlag[int]{p: &o.MaxSamples, def: source.DefaultMaxSamples, max: 1 << 40}, "max-samples",
 		"refuse an input with more samples than this")
-	fs.Var(&limitFlag[int]{p: &o.MaxStackDepth, def: source.DefaultMaxStackDepth}, "max-stack-depth",
+	fs.Var(&limitFlag[int]{p: &o.MaxStackDepth, def: source.DefaultMaxStackDepth, max: 1 << 40}, "max-stack-depth",
 		"refuse an input with a sample of more frames than this (inlined frames count)")
-	fs.Var(&limitFlag[int]{p: &o.MaxLabels, def: source.DefaultMaxLabels}, "max-labels",
+	fs.Var(&limitFlag[int]{p: &o.MaxLabels, def: source.DefaultMaxLabels, max: 1 << 40}, "max-labels",
 		"refuse an input with a sample of more labels than this")
-	fs.Var(&limitFlag[int]{p: &o.MaxEntries, def: source.DefaultMaxEntries}, "max-entries",
+	fs.Var(&limitFlag[int]{p: &o.MaxEntries, def: source.DefaultMaxEntries, max: 1 << 40}, "max-entries",
 		"refuse an input with more entries than this in one of its tables (strings, functions, locations, lines, mappings)")
 }
 
-// limitFlag is a positive limit whose default is def while *p is 0.
+// limitFlag is a positive limit whose default is def while *p is 0, and at most max: far
+// beyond anything a machine can read, and far from where adding to it would overflow.
 type limitFlag[T int | int64] struct {
-	p   *T
-	def T
+	p        *T
+	def, max T
 }
 
 func (f *limitFlag[T]) String() string {
@@ -49,6 +51,9 @@ func (f *limitFlag[T]) Set(s string) error {
 	}
 	if n <= 0 {
 		return errors.New("must be positive")
+	}
+	if n > int64(f.max) {
+		return fmt.Errorf("at most %d", f.max)
 	}
 	*f.p = T(n)
 	return nil

@@ -110,6 +110,9 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDivided(o.DivideBy, l.Total); err != nil {
+		return err
+	}
 	warn(stdio.Err, l.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.List(w, l, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy})

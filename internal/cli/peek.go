@@ -111,6 +111,9 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDivided(o.DivideBy, pk.Total); err != nil {
+		return err
+	}
 	warn(stdio.Err, pk.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.Peek(w, pk, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})

@@ -97,6 +97,9 @@ func runTop(stdio IO, o *TopOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDivided(o.DivideBy, t.Total); err != nil {
+		return err
+	}
 	warn(stdio.Err, t.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.Top(w, t, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
