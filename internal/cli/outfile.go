@@ -222,6 +222,9 @@ func checkOutputs(cmd *cobra.Command, args []string, stdin io.Reader) error {
 			}
 		}
 	}
+	if err := distinctOutputs(outputs); err != nil {
+		return err
+	}
 	inputs := slices.Clone(args)
 	for _, name := range inputFlags {
 		if f := cmd.Flags().Lookup(name); f != nil {
@@ -255,6 +258,31 @@ func checkOutputs(cmd *cobra.Command, args []string, stdin io.Reader) error {
 			}
 			if os.SameFile(ofi, ifi) {
 				return usageErrorf("%s is an input and the output: writing the report would destroy it", out)
+			}
+		}
+	}
+	return nil
+}
+
+// distinctOutputs refuses two outputs (-o, --report) that are one file: by name, or through
+// links and hard links. One would silently replace the other. Standard output ("-") and
+// devices are not files to replace.
+func distinctOutputs(outputs []string) error {
+	for i, a := range outputs {
+		for _, b := range outputs[:i] {
+			if a == "-" || b == "-" {
+				continue
+			}
+			same := filepath.Clean(a) == filepath.Clean(b)
+			if fa, err := os.Stat(a); err == nil && fa.Mode().IsRegular() {
+				if fb, err := os.Stat(b); err == nil {
+					same = same || os.SameFile(fa, fb)
+				}
+			} else if err == nil {
+				same = false // a device or a FIFO: written in place, as often as asked
+			}
+			if same {
+				return usageErrorf("%s and %s are the same file: give each output its own", b, a)
 			}
 		}
 	}
