@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"os"
 	"regexp"
@@ -124,7 +125,7 @@ func (o *BenchOptions) check(args []string) (*benchPlan, error) {
 	if o.policy, err = gate.ParseInconclusive(o.inconclusive); err != nil {
 		return nil, err
 	}
-	re, err := regexp.Compile(o.bench)
+	re, err := option.CompileRegexp(o.bench)
 	if err != nil {
 		return nil, usageErrorf("--bench %q: %v", o.bench, err)
 	}
@@ -174,7 +175,7 @@ func (o *BenchOptions) check(args []string) (*benchPlan, error) {
 	deltaAll, deltaOf, _ := perGate("--min-delta", o.minDelta)
 	var watch []*regexp.Regexp
 	for _, w := range o.watch {
-		re, err := regexp.Compile(w)
+		re, err := option.CompileRegexp(w)
 		if err != nil {
 			return nil, usageErrorf("--watch %q: %v", w, err)
 		}

@@ -3,9 +3,9 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/text"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -232,7 +232,7 @@ func (o *DiffOptions) check() ([]extraReport, error) {
 		}
 	}
 	for _, w := range o.watch {
-		re, err := regexp.Compile(w)
+		re, err := option.CompileRegexp(w)
 		if err != nil {
 			return nil, usageErrorf("--watch %q: %v", w, err)
 		}

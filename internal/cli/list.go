@@ -2,11 +2,11 @@ package cli
 
 import (
 	"errors"
+	"github.com/profq/profq/internal/option"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -92,7 +92,7 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 	if err := checkDivideBy(o.DivideBy); err != nil {
 		return err
 	}
-	re, err := regexp.Compile(expr)
+	re, err := option.CompileRegexp(expr)
 	if err != nil {
 		return usageErrorf("list: REGEX: %w", err)
 	}

@@ -2,8 +2,8 @@ package cli
 
 import (
 	"errors"
+	"github.com/profq/profq/internal/option"
 	"io"
-	"regexp"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -91,7 +91,7 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	if err := checkDivideBy(o.DivideBy); err != nil {
 		return err
 	}
-	re, err := regexp.Compile(expr)
+	re, err := option.CompileRegexp(expr)
 	if err != nil {
 		return usageErrorf("peek: REGEX: %w", err)
 	}

@@ -81,7 +81,7 @@ func Compile(o Options) (*Set, error) {
 		if re.expr == "" {
 			continue
 		}
-		rx, err := regexp.Compile(re.expr)
+		rx, err := option.CompileRegexp(re.expr)
 		if err != nil {
 			return nil, &ExprError{Flag: re.flag, Err: err}
 		}
@@ -159,7 +159,7 @@ func compileTagFilter(flag, expr string) (*tagFilter, error) {
 		return f, nil
 	}
 	for _, part := range strings.Split(value, ",") {
-		rx, err := regexp.Compile(part)
+		rx, err := option.CompileRegexp(part)
 		if err != nil {
 			return nil, &ExprError{Flag: flag, Err: err}
 		}

@@ -218,7 +218,7 @@ func Parse(s string) (*Rule, error) {
 	case pattern == "":
 		return fail("empty pattern after ':': leave out the ':' to cover every node")
 	}
-	if r.Match, err = regexp.Compile(pattern); err != nil {
+	if r.Match, err = option.CompileRegexp(pattern); err != nil {
 		return fail("bad pattern: %s", patternError(err))
 	}
 	return r, nil

@@ -7,6 +7,7 @@ package option
 import (
 	"errors"
 	"fmt"
+	"regexp"
 )
 
 // Flag is how the command line spells the option name ("granularity"): "--granularity".
@@ -52,4 +53,18 @@ type Usage interface {
 func IsUsage(err error) bool {
 	var u Usage
 	return errors.As(err, &u) && u.Usage()
+}
+
+// MaxRegexp is the longest regexp profq compiles from a command line. Go's regexps match in
+// time linear in the text, but also in the regexp: one of 100,000 characters against names
+// as long took minutes per node. No filter a person writes comes near it.
+const MaxRegexp = 4096
+
+// CompileRegexp compiles a regexp of the command line as regexp.Compile does, refusing one
+// longer than MaxRegexp. Its callers wrap the error with the option it is about.
+func CompileRegexp(expr string) (*regexp.Regexp, error) {
+	if len(expr) > MaxRegexp {
+		return nil, fmt.Errorf("a regexp of %d bytes: at most %d", len(expr), MaxRegexp)
+	}
+	return regexp.Compile(expr)
 }

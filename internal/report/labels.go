@@ -111,7 +111,7 @@ func compileTagKeyFilter(show, hide string) (tagKeyFilter, error) {
 		if re.expr == "" {
 			continue
 		}
-		rx, err := regexp.Compile(re.expr)
+		rx, err := option.CompileRegexp(re.expr)
 		if err != nil {
 			return f, &filter.ExprError{Flag: re.flag, Err: err}
 		}
