@@ -192,6 +192,7 @@ func labelSamples(p *profile.Profile, st *source.Stacks) *profile.Profile {
 func tagKeys(groups []tagGroup, numUnits map[string]string, total int64) []TagKey {
 	keys := map[string]*keyAcc{}
 	var vals []labelValue
+	seen := map[labelValue]bool{}
 	add := func(key string, g *tagGroup) {
 		k := keys[key]
 		if k == nil {
@@ -200,8 +201,18 @@ func tagKeys(groups []tagGroup, numUnits map[string]string, total int64) []TagKe
 		}
 		k.samples += g.samples
 		vals = sampleLabelValues(vals[:0], g.labels, key)
+		// Which values came earlier on this sample: a scan for a few, a set for many (a
+		// sample of 10,000 values of one key made the scan quadratic: minutes).
+		clear(seen)
 		for i, lv := range vals {
-			if slices.Contains(vals[:i], lv) {
+			repeated := false
+			if len(vals) <= 16 {
+				repeated = slices.Contains(vals[:i], lv)
+			} else {
+				repeated = seen[lv]
+				seen[lv] = true
+			}
+			if repeated {
 				// The same value twice on one sample: weigh it again, count the sample once.
 				k.values[lv].weight += g.weight
 				k.weight += g.weight
