@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -45,7 +45,7 @@ type Graph struct {
 // that walking a sample costs a slice lookup per frame instead of a hash per line.
 type frameIndex struct {
 	// locs finds a location's position in the profile's location table.
-	locs    *source.LocationIndex
+	locs    *stacks.LocationIndex
 	start   []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
 	ids     []int32
 	inlined []bool // node id -> the node is an inlined (not outermost) line somewhere
@@ -55,7 +55,7 @@ type frameIndex struct {
 // segments of stacks (BuildStacks).
 type shard struct {
 	samples                    []*profile.Sample
-	segs                       []source.StackSegment
+	segs                       []stacks.Segment
 	numValues                  int // of each sample in segs
 	flat, flatDiv, cum, cumDiv []int64
 }
@@ -103,9 +103,9 @@ func Build(p *profile.Profile, o Options) *Graph {
 	return g
 }
 
-// BuildStacks is Build over samples held as stacks (source.Stacks) instead of p's samples.
+// BuildStacks is Build over samples held as stacks (stacks.Stacks) instead of p's samples.
 // Tags need the samples' labels one by one: a graph built from stacks has none.
-func BuildStacks(p *profile.Profile, st *source.Stacks, o Options) *Graph {
+func BuildStacks(p *profile.Profile, st *stacks.Stacks, o Options) *Graph {
 	g := &Graph{opts: o, stacks: true}
 	g.idx = g.index(p)
 	per := o.perShard(st.Len())
@@ -121,7 +121,7 @@ func BuildStacks(p *profile.Profile, st *source.Stacks, o Options) *Graph {
 		count += seg.Len()
 	}
 	if sh.segs == nil {
-		sh.segs = []source.StackSegment{}
+		sh.segs = []stacks.Segment{}
 	}
 	g.shards = append(g.shards, sh)
 	g.walk()
@@ -229,7 +229,7 @@ func (g *Graph) index(p *profile.Profile) *frameIndex {
 		start: make([]int32, 0, len(p.Location)+1),
 		ids:   make([]int32, 0, len(p.Location)),
 	}
-	idx.locs = source.NewLocationIndex(p.Location)
+	idx.locs = stacks.NewLocationIndex(p.Location)
 	ids := make(map[NodeInfo]int32, len(p.Location))
 	// Most locations are one node of their own, or share it with others: the locations
 	// size the nodes once, rather than as they are found.

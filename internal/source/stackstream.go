@@ -261,7 +261,7 @@ func (s *stackStream) finish() (*Stacks, error) {
 		if err := r.setLabels(&smp, raw); err != nil {
 			return nil, err
 		}
-		st.LabelSets[i] = LabelSet{smp.Label, smp.NumLabel, smp.NumUnit}
+		st.LabelSets[i] = LabelSet{Label: smp.Label, NumLabel: smp.NumLabel, NumUnit: smp.NumUnit}
 	}
 	return st, nil
 }

@@ -1,6 +1,7 @@
-package source
+package stacks
 
 import (
+	"os"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -9,15 +10,25 @@ import (
 // TestLocationIndex finds every location of decoded profiles (one array: by address) and of
 // copies (separate objects: by ID, dense and sparse), and no location outside the table.
 func TestLocationIndex(t *testing.T) {
-	p, _, err := Load([]string{"../../testdata/profiles/heap.pb.gz"}, nil)
+	f, err := os.Open("../../testdata/profiles/heap.pb.gz")
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the pprof decoder lays them out: one array in table order.
+	decoded := make([]profile.Location, len(p.Location))
+	for i, l := range p.Location {
+		decoded[i] = *l
 	}
 	sparse := p.Copy()
 	for i, l := range sparse.Location {
 		l.ID = uint64(i)*1_000_003 + 7
 	}
-	for name, locs := range map[string][]*profile.Location{"decoded": p.Location, "copied": p.Copy().Location, "sparse": sparse.Location} {
+	for name, locs := range map[string][]*profile.Location{"decoded": pointers(decoded), "copied": p.Copy().Location, "sparse": sparse.Location} {
 		x := NewLocationIndex(locs)
 		if name == "decoded" && x.base == 0 {
 			t.Errorf("%s: the decoded table is not seen as one array", name)

@@ -1,4 +1,4 @@
-package source
+package stacks
 
 import (
 	"unsafe"
@@ -9,8 +9,8 @@ import (
 // LocationIndex finds a location's position in a profile's location table (Profile.Location),
 // for the reports that keep what they know of each location in arrays by position.
 //
-// When the table's locations are the elements of one array in table order, as this
-// package's decoder lays them out (decoder.finishTables), a location's position follows
+// When the table's locations are the elements of one array in table order, as the
+// pprof decoder lays them out, a location's position follows
 // from its address, which saves reading its ID from memory; the index checks that layout
 // rather than assume it. Otherwise the position is looked up by ID: in an array when the IDs
 // are dense, as writers number them, else in a map.

@@ -1,0 +1,134 @@
+// Package stacks holds the samples of a profile compactly, as the pprof decoder can leave
+// them for the reports that only add values up along stacks, and finds locations by their
+// position in a profile's location table.
+package stacks
+
+import (
+	"github.com/google/pprof/profile"
+)
+
+// Stacks are the samples of a profile held compactly, for the reports that only add values
+// up along stacks (source.LoadStacks): a sample is the positions of its locations in the
+// profile's location table, its values and its label set, about four bytes a frame where a
+// profile.Sample takes eight for the pointer alone, plus a slice and three maps of its own.
+// The profile they belong to has no Sample; Samples makes them when a report needs them.
+//
+// The samples are in segments, one after another, in the input's order; a segment is what
+// one reader decoded at once, and what one worker of a report walks.
+type Stacks struct {
+	Segments []Segment
+	// LabelSets are the label sets samples refer to, LabelSets[i-1] for set i.
+	LabelSets []LabelSet
+	// NumValues is how many values each sample has: the profile's sample types.
+	NumValues int
+}
+
+// Segment holds samples one after another. Sample j's locations are
+// Frames[Ends[j-1]:Ends[j]] (from 0 for j = 0), leaf first, each a position in the
+// profile's Location table; its values are Values[j*n:(j+1)*n] for n values a sample; its
+// label set is Labels[j], from 1, 0 for none.
+type Segment struct {
+	Frames []int32
+	Ends   []uint32
+	Values []int64
+	Labels []int32
+}
+
+// LabelSet is the labels of samples, shared by all those that have the same: the maps of a
+// profile.Sample, which no one writes into.
+type LabelSet struct {
+	Label    map[string][]string
+	NumLabel map[string][]int64
+	NumUnit  map[string][]string
+}
+
+// Len is how many samples the segment holds.
+func (s *Segment) Len() int { return len(s.Ends) }
+
+// Stack returns sample j's location positions, leaf first.
+func (s *Segment) Stack(j int) []int32 {
+	start := uint32(0)
+	if j > 0 {
+		start = s.Ends[j-1]
+	}
+	return s.Frames[start:s.Ends[j]]
+}
+
+// Len is how many samples there are.
+func (st *Stacks) Len() int {
+	n := 0
+	for i := range st.Segments {
+		n += st.Segments[i].Len()
+	}
+	return n
+}
+
+// Samples makes the profile.Samples of the stacks, over the profile's location table, as
+// the pprof decoder would have made them: label maps shared, nil Value for no values.
+func (st *Stacks) Samples(locations []*profile.Location) []*profile.Sample {
+	n := st.Len()
+	samples := make([]profile.Sample, n)
+	out := pointers(samples)
+	var locs shared[*profile.Location]
+	var vals shared[int64]
+	i := 0
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j := range seg.Len() {
+			s := &samples[i]
+			i++
+			stack := seg.Stack(j)
+			s.Location = locs.take(len(stack))
+			for f, pos := range stack {
+				s.Location[f] = locations[pos]
+			}
+			if st.NumValues > 0 {
+				s.Value = vals.take(st.NumValues)
+				copy(s.Value, seg.Values[j*st.NumValues:])
+			}
+			if set := seg.Labels[j]; set > 0 {
+				ls := &st.LabelSets[set-1]
+				s.Label, s.NumLabel, s.NumUnit = ls.Label, ls.NumLabel, ls.NumUnit
+			}
+		}
+	}
+	return out
+}
+
+// pointers returns pointers to the elements of objs, nil for none.
+func pointers[T any](objs []T) []*T {
+	if len(objs) == 0 {
+		return nil
+	}
+	ps := make([]*T, len(objs))
+	for i := range objs {
+		ps[i] = &objs[i]
+	}
+	return ps
+}
+
+// The arrays that samples share hold from minShared to maxShared elements, as the pprof
+// decoder's do.
+const (
+	minShared = 64
+	maxShared = 1 << 16
+)
+
+// shared hands out slices of arrays that many samples share, as the pprof decoder does.
+// Each slice's capacity is its length, so that appending to it moves it elsewhere rather
+// than overwrite the next slice.
+type shared[T any] struct {
+	free []T // what is left of the current array
+	size int // how many elements the current array holds
+}
+
+// take returns a slice of n zero elements, never nil.
+func (b *shared[T]) take(n int) []T {
+	if n > len(b.free) || b.free == nil {
+		b.size = min(max(2*b.size, minShared), maxShared)
+		b.free = make([]T, max(n, b.size))
+	}
+	s := b.free[:n:n]
+	b.free = b.free[n:]
+	return s
+}
