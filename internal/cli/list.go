@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"github.com/profq/profq/internal/option"
 	"io"
 	"os"
@@ -103,12 +102,12 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 	}
 	files := &srcfile.Finder{SearchPath: o.Report.SourcePath, TrimPath: o.Report.TrimPath, GOROOT: goRoot(), ModCache: goModCache()}
 	l, err := report.NewList(p, st, inputs, o.Report, re, files)
-	var noMatch *report.NoMatchError
-	if errors.As(err, &noMatch) {
-		warn(stdio.Err, noMatch.Warnings)
-	}
+	empty, err := noMatch(stdio, err, expr, o.Output.format)
 	if err != nil {
 		return err
+	}
+	if empty {
+		return nil
 	}
 	if err := checkDivided(o.DivideBy, l.Total); err != nil {
 		return err

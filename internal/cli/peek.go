@@ -104,12 +104,12 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 		return err
 	}
 	pk, err := report.NewPeekStacks(p, st, inputs, o.Report, re)
-	var noMatch *report.NoMatchError
-	if errors.As(err, &noMatch) {
-		warn(stdio.Err, noMatch.Warnings)
-	}
+	empty, err := noMatch(stdio, err, expr, o.Output.format)
 	if err != nil {
 		return err
+	}
+	if empty {
+		return nil
 	}
 	if err := checkDivided(o.DivideBy, pk.Total); err != nil {
 		return err
@@ -118,4 +118,26 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.Peek(w, pk, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
 	})
+}
+
+// noMatch takes a report's *report.NoMatchError as pprof takes a regexp that matches no node:
+// it says so, with the warnings that often explain it (a filter that left no sample), and the
+// command succeeds. A table is then left empty, as pprof leaves it (empty is true); the data
+// formats get the report without rows. tree's own regexp (".") is not the user's to be told
+// of. Any other error is returned.
+func noMatch(stdio IO, err error, expr string, format render.Format) (empty bool, rest error) {
+	var nm *report.NoMatchError
+	if !errors.As(err, &nm) {
+		return false, err
+	}
+	empty = format == render.Table
+	if empty {
+		warn(stdio.Err, nm.Warnings) // else the report's own warnings, as it is written
+	}
+	if expr != treeRegexp {
+		warn(stdio.Err, []string{nm.Error()})
+	} else if len(nm.Warnings) == 0 {
+		warn(stdio.Err, []string{"the graph has no node to show"})
+	}
+	return empty, nil
 }

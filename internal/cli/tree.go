@@ -45,9 +45,12 @@ PROFILE is a path, - for standard input or a URL; several profiles are merged.`,
 	}
 	if runF == nil {
 		runF = func(o *PeekOptions, args []string) error {
-			return runPeek(stdio, o, ".", args)
+			return runPeek(stdio, o, treeRegexp, args)
 		}
 	}
 	addPeekFlags(cmd.Flags(), o)
 	return cmd
 }
+
+// treeRegexp is the regexp of profq tree: every node, as pprof's -tree.
+const treeRegexp = "."

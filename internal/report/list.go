@@ -64,7 +64,7 @@ func NewList(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, 
 		byName[name][e.Info.File] = append(byName[name][e.Info.File], e)
 	}
 	if len(byName) == 0 {
-		return nil, &NoMatchError{Regexp: re.String(), Warnings: l.Warnings}
+		return l, &NoMatchError{Regexp: re.String(), Warnings: l.Warnings}
 	}
 	// pprof's list keys its nodes by their function's start line too: where each listing
 	// starts.

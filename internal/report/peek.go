@@ -18,7 +18,9 @@ func DefaultPeekConfig() Config {
 	return c
 }
 
-// NoMatchError is a peek whose regular expression matched no node of the graph.
+// NoMatchError is a peek or a list whose regular expression matched no node of the graph.
+// The constructor returns it with the report, without rows: pprof says it and exits 0, and a
+// script reading JSON still gets a report.
 type NoMatchError struct {
 	Regexp string
 	// Warnings are the report's warnings, which often explain the miss (a filter that
@@ -88,7 +90,7 @@ func NewPeekStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Co
 		matched[i] = len(pk.Entries)
 	}
 	if len(pk.Entries) == 0 {
-		return nil, &NoMatchError{Regexp: re.String(), Warnings: pk.Warnings}
+		return pk, &NoMatchError{Regexp: re.String(), Warnings: pk.Warnings}
 	}
 	// res.Edges is in pprof's edge order, and so is every node's share of it.
 	for _, e := range res.Edges {
