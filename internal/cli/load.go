@@ -69,7 +69,21 @@ func (r reportRequest) loadWith(stdio IO, args []string, stacks bool) (*profile.
 	for _, in := range inputs {
 		warn(stdio.Err, in.Warnings)
 	}
+	if addressesOnly(p) && r.input.Symbolize.Mode != "none" && (len(inputs) == 0 || inputs[0].Symbolization == nil) {
+		// pprof symbolizes from the local binaries by default; profq only when asked.
+		warn(stdio.Err, []string{"the profile names no function, only addresses: --symbolize local reads the names from this machine's binaries, --binary FILE from the one you name"})
+	}
 	return p, st, reportInputs(inputs, len(args), r.base), nil
+}
+
+// addressesOnly reports whether p has locations and none of them names a function.
+func addressesOnly(p *profile.Profile) bool {
+	for _, l := range p.Location {
+		if len(l.Line) > 0 {
+			return false
+		}
+	}
+	return len(p.Location) > 0
 }
 
 // checkUnit checks --unit against the sample types of p, unless --tagroot or --tagleaf make
