@@ -554,9 +554,12 @@ func (a *Analysis) Judge(nodes []Node, total Change, rules []*Rule, watch []*reg
 			if r.Subject == New && !n.Appeared {
 				continue
 			}
-			if r.Subject != New && r.Kind == Relative && a.baseZero(ruleMetric(r), n.Index) {
+			if m := ruleMetric(r); r.Subject != New && r.Kind == Relative && a.baseZero(m, n.Index) && (!a.exact || n.Appeared || a.allZero(m, n.Index)) {
 				// Growth from nothing has no relative size: a relative rule does not cover a
-				// value that is 0 in every base capture (new>N% covers nodes that appeared).
+				// sampled value that is 0 in every base capture (a sample or two may be
+				// noise), nor a node that appeared (new>N% covers those). An exact value that
+				// grew from nothing on a node the base has (a function that starts to
+				// allocate) is covered: it grew by more than any relative threshold.
 				continue
 			}
 			watched[i] = true
@@ -677,6 +680,8 @@ func (a *Analysis) nodeTest(r *Rule, n *Node, total *Change, minDelta float64) *
 		default:
 			t.est = deref(ch.DeltaPct)
 			t.threshold = relThreshold(r, float64(ch.Base), minDelta)
+			// Growth from nothing has no relative estimate.
+			t.hasEstimate, t.hasInterval = ch.DeltaPct != nil, ch.DeltaPct != nil
 		}
 		t.lo, t.hi = t.est, t.est
 		t.result = passes
@@ -805,9 +810,9 @@ func exactBreaks(r *Rule, ch *Change, minDelta float64, runToRun int64) bool {
 	case r.Kind == Points:
 		return ch.ShareDeltaPP != nil && *ch.ShareDeltaPP > r.Threshold
 	case ch.Base == 0:
-		// Growth from nothing is larger than any relative threshold; for nodes the new rule
-		// covers appearances, so only the total counts it.
-		return r.Subject == Total
+		// Growth from nothing is larger than any relative threshold (Judge lets a relative
+		// rule test it only on an exact value of a node the base has, or on the total).
+		return true
 	}
 	return ch.DeltaPct != nil && *ch.DeltaPct > r.Threshold
 }

@@ -56,13 +56,16 @@ func (c diffCell) delta(v int64) string {
 }
 
 // relative formats a change as a signed percentage of the base; a value that did not change is
-// "0%", one that grew from 0 is "new".
+// "0%", one that grew from 0 is "from 0".
 func relative(ch *report.Change) string {
 	switch {
 	case ch.Delta == 0:
 		return "0%"
 	case ch.DeltaPct == nil:
-		return "new"
+		// The base is 0: the value grew from nothing, which has no relative size. ("new" said
+		// the node was new, which the name's mark says when it is, and it may not be: a
+		// node present in one base capture of three has a base median of 0.)
+		return "from 0"
 	}
 	return fmt.Sprintf("%+.2f%%", *ch.DeltaPct)
 }

@@ -170,9 +170,10 @@ func TestDiffRules(t *testing.T) {
 	}{
 		{rules: []string{"total>19%"}, want: []string{"total>19% -"}},
 		{rules: []string{"total>20%"}, want: []string{}},
-		// a doubled (+100%); main's flat grew from 0, which no relative rule covers.
-		{rules: []string{"flat>99%"}, want: []string{"flat>99% a"}},
-		{rules: []string{"flat>100%"}, want: []string{}},
+		// a doubled (+100%); main's flat grew from 0, which breaks any relative rule on
+		// exact values (a function that starts to allocate).
+		{rules: []string{"flat>99%"}, want: []string{"flat>99% a", "flat>99% main"}},
+		{rules: []string{"flat>100%"}, want: []string{"flat>100% main"}},
 		// main: cum 100 -> 120 is +20%.
 		{rules: []string{"cum>19%"}, want: []string{"cum>19% a", "cum>19% main"}},
 		{rules: []string{"cum>20%"}, want: []string{"cum>20% a"}},
