@@ -121,6 +121,20 @@ func hasIntervals(d *report.Diff) bool {
 	return false
 }
 
+// outsideInterval counts the changes of the shown rows whose median change lies outside their
+// own interval, which the table then explains.
+func outsideInterval(d *report.Diff) int {
+	n := 0
+	for i := range d.Rows {
+		for _, ch := range []*report.Change{&d.Rows[i].Flat, &d.Rows[i].Cum} {
+			if e := ch.Effect; e != nil && !e.Exact && ch.DeltaPct != nil && (*ch.DeltaPct < e.LowPct || *ch.DeltaPct > e.HighPct) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // confidenceLabel is the intervals' confidence as a percentage: "90%".
 func confidenceLabel(d *report.Diff) string {
 	return strconv.FormatFloat(100*(1-2*d.Options.Alpha), 'f', -1, 64) + "%"
@@ -190,6 +204,10 @@ func diffHeaderLines(d *report.Diff, c diffCell) []string {
 	}
 	if c.intervals {
 		lines = append(lines, fmt.Sprintf("CI: %s confidence interval of each change, from a moderated t-test over the captures", confidenceLabel(d)))
+		if n := outsideInterval(d); n > 0 {
+			lines = append(lines, fmt.Sprintf("Δ%% compares the sides' medians, the CI the change estimated from every capture (their geometric means): they disagree where captures vary widely (%d %s here)",
+				n, text.Plural(n, "change", "changes")))
+		}
 	}
 	if d.Options.Normalize {
 		lines = append(lines, "Values of every capture are normalized to the base total")

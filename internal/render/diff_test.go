@@ -216,3 +216,27 @@ func TestDiffUnknownFormat(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// A median change outside its own interval (captures that vary widely: five of 100 and four
+// of 1000 against nine of 300: the medians say +200%, the geometric means +8%) is explained in
+// the table's header, which says how many there are.
+func TestDiffMedianOutsideInterval(t *testing.T) {
+	var base, new []string
+	for _, v := range []int{100, 100, 100, 100, 100, 1000, 1000, 1000, 1000} {
+		base = append(base, fmt.Sprintf("main;f %d\nmain;g %d\n", v*msec, 500*msec))
+	}
+	for range 9 {
+		new = append(new, fmt.Sprintf("main;f %d\nmain;g %d\n", 300*msec, 500*msec))
+	}
+	d := newDiff(t, sampled, base, new, nil)
+	var b bytes.Buffer
+	if err := Diff(&b, d, Options{Format: Table}); err != nil {
+		t.Fatal(err)
+	}
+	if n := outsideInterval(d); n == 0 {
+		t.Fatalf("no change outside its interval:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "Δ% compares the sides' medians, the CI the change estimated from every capture") {
+		t.Errorf("not explained:\n%s", b.String())
+	}
+}
