@@ -446,6 +446,9 @@ func diffMarkdownTable(b *bytes.Buffer, d *report.Diff, c diffCell, rows []repor
 func violationChange(x *report.Violation) string {
 	ch := report.Change{Base: x.Base, New: x.New, Delta: x.Delta, DeltaPct: x.DeltaPct}
 	s := relative(&ch)
+	if x.Rule.Subject == gate.New {
+		s = "new" // a node absent from every base capture: what new>N% watches
+	}
 	if x.Node != nil {
 		if pp := points(x.ShareDeltaPP); pp != "" {
 			s += ", " + pp
