@@ -19,6 +19,9 @@ import (
 type Options struct {
 	Focus, Ignore, Hide, Show, ShowFrom, PruneFrom string
 	TagFocus, TagIgnore                            string
+	// TagShow and TagHide select label keys, not samples (pprof's -tagshow and -taghide):
+	// every sample keeps only the keys TagShow matches and loses those TagHide matches.
+	TagShow, TagHide string
 }
 
 // Field is one filter of Options: its name in reports (pprof's, as in "Active filters:"),
@@ -36,6 +39,7 @@ func (o *Options) Fields() []Field {
 		{"focus", "focus", &o.Focus}, {"ignore", "ignore", &o.Ignore}, {"hide", "hide", &o.Hide},
 		{"show", "show", &o.Show}, {"show_from", "show-from", &o.ShowFrom}, {"tagfocus", "tagfocus", &o.TagFocus},
 		{"tagignore", "tagignore", &o.TagIgnore}, {"prune_from", "prune-from", &o.PruneFrom},
+		{"tagshow", "tagshow", &o.TagShow}, {"taghide", "taghide", &o.TagHide},
 	}
 }
 
@@ -55,13 +59,14 @@ func (e *ExprError) Usage() bool { return true }
 type Set struct {
 	focus, ignore, hide, show, showFrom, pruneFrom *regexp.Regexp
 	tagFocus, tagIgnore                            *tagFilter
+	tagShow, tagHide                               *regexp.Regexp
 	opts                                           Options
 }
 
 // Empty says whether the set filters nothing: Apply then leaves every profile as it is.
 func (s *Set) Empty() bool {
 	return s.focus == nil && s.ignore == nil && s.hide == nil && s.show == nil && s.showFrom == nil &&
-		s.pruneFrom == nil && s.tagFocus == nil && s.tagIgnore == nil
+		s.pruneFrom == nil && s.tagFocus == nil && s.tagIgnore == nil && s.tagShow == nil && s.tagHide == nil
 }
 
 // Compile checks and compiles every expression in o.
@@ -77,6 +82,8 @@ func Compile(o Options) (*Set, error) {
 		{"show", o.Show, &s.show},
 		{"show-from", o.ShowFrom, &s.showFrom},
 		{"prune-from", o.PruneFrom, &s.pruneFrom},
+		{"tagshow", o.TagShow, &s.tagShow},
+		{"taghide", o.TagHide, &s.tagHide},
 	} {
 		if re.expr == "" {
 			continue
@@ -97,9 +104,9 @@ func Compile(o Options) (*Set, error) {
 	return s, nil
 }
 
-// Apply filters p in place, in pprof's order: focus/ignore/hide/show, show_from,
-// tagfocus/tagignore, prune_from. It returns one warning for each filter that matched no
-// samples.
+// Apply filters p in place, in pprof's order (applyFocus): focus/ignore/hide/show,
+// show_from, tagfocus/tagignore, tagshow/taghide, prune_from. It returns one warning for each
+// filter that matched no samples.
 func (s *Set) Apply(p *profile.Profile) []string {
 	var warnings []string
 	var numLabelUnits map[string]string
@@ -123,14 +130,48 @@ func (s *Set) Apply(p *profile.Profile) []string {
 		warn(p.ShowFrom(s.showFrom), "show-from", s.opts.ShowFrom)
 	}
 	if s.tagFocus != nil || s.tagIgnore != nil {
+		// A range names a key that holds strings: pprof says it read a range, not a regexp.
+		stringKeys := map[*tagFilter]bool{
+			s.tagFocus:  s.tagFocus.numericRange() && s.tagFocus.key != "" && hasStringLabel(p, s.tagFocus.key),
+			s.tagIgnore: s.tagIgnore.numericRange() && s.tagIgnore.key != "" && hasStringLabel(p, s.tagIgnore.key),
+		}
 		tfm, tim := p.FilterSamplesByTag(s.tagFocus.matcher(numLabelUnits), s.tagIgnore.matcher(numLabelUnits))
-		warn(s.tagFocus == nil || tfm, "tagfocus", s.opts.TagFocus)
-		warn(s.tagIgnore == nil || tim, "tagignore", s.opts.TagIgnore)
+		for _, f := range []struct {
+			f       *tagFilter
+			matched bool
+			flag    string
+			expr    string
+		}{{s.tagFocus, tfm, "tagfocus", s.opts.TagFocus}, {s.tagIgnore, tim, "tagignore", s.opts.TagIgnore}} {
+			switch {
+			case f.f == nil || f.matched:
+			case stringKeys[f.f]:
+				warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples: its value was read as a numeric range, not a regexp, and %s holds strings (as a regexp: %s=^%s$)",
+					option.Flag(f.flag), f.expr, f.f.key, f.f.key, regexp.QuoteMeta(strings.TrimPrefix(f.expr, f.f.key+"="))))
+			default:
+				warn(false, f.flag, f.expr)
+			}
+		}
+	}
+	if s.tagShow != nil || s.tagHide != nil {
+		// After the sample filters, which may match the keys these remove, as in pprof.
+		sm, hm := p.FilterTagsByName(s.tagShow, s.tagHide)
+		warn(s.tagShow == nil || sm, "tagshow", s.opts.TagShow)
+		warn(s.tagHide == nil || hm, "taghide", s.opts.TagHide)
 	}
 	if s.pruneFrom != nil {
 		p.PruneFrom(s.pruneFrom)
 	}
 	return warnings
+}
+
+// hasStringLabel reports whether a sample of p has a string label of this key.
+func hasStringLabel(p *profile.Profile, key string) bool {
+	for _, s := range p.Sample {
+		if _, ok := s.Label[key]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // tagFilter is a compiled --tagfocus or --tagignore expression: "[key=]value", where value is
