@@ -14,6 +14,8 @@ func topCSVHeader() []string {
 	return []string{
 		"name", "flat", "flat_pct", "sum_pct", "cum", "cum_pct", "inline",
 		"function", "file", "line", "column", "address", "object",
+		// Added after the others, so last: a script that reads columns by position keeps them.
+		"start_line", "frame_type",
 	}
 }
 
@@ -52,6 +54,8 @@ func topCSVRecord(r report.Row) []string {
 		strconv.FormatInt(r.Column, 10),
 		r.Address,
 		r.Object,
+		strconv.FormatInt(r.StartLine, 10),
+		r.FrameType,
 	}
 }
 
