@@ -50,7 +50,7 @@ func newCmdConvert(stdio IO, runF func(*ConvertOptions, []string) error) *cobra.
 	}
 	cmd := &cobra.Command{
 		Use:   "convert [flags] PROFILE...",
-		Short: "Write the (merged, filtered) profile as pprof, folded stacks or OTLP/JSON",
+		Short: "Write the (merged, filtered) profile as " + strings.Join(convertFormats(), ", "),
 		Long: `Write the profile in another format: the PROFILE arguments, in any format profq reads,
 merged as every command merges them, with the base profiles subtracted and the filters
 applied, as pprof -proto does.

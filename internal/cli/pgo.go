@@ -118,6 +118,12 @@ func pgoWeights(args, flags []string) ([]string, []float64, error) {
 		}
 		w, err := strconv.ParseFloat(arg[at+1:], 64)
 		if err != nil {
+			if _, errArg := os.Stat(arg); errArg != nil {
+				if _, errName := os.Stat(arg[:at]); errName == nil {
+					// No file of that name, but one named by what comes before '@'.
+					return nil, nil, usageErrorf("%s: %q is not a weight: want PROFILE@WEIGHT, WEIGHT a number above 0", arg, arg[at+1:])
+				}
+			}
 			continue // not a weight: part of the name or URL
 		}
 		if _, err := os.Stat(arg); err == nil {
