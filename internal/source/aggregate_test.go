@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -60,11 +62,11 @@ func TestAggregateAsMerge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := decodeFields(&streamFields{r: bufio.NewReader(bytes.NewReader(raw))}, limits{}, decodeMode{aggregate: true})
+			d, err := decodeFields(&format.StreamFields{R: bufio.NewReader(bytes.NewReader(raw))}, format.Limits{}, decodeMode{aggregate: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, samples := d.p, d.samples
+			got, samples := d.P, d.Samples
 			if samples != len(want.Sample) {
 				t.Errorf("%d samples counted, the input has %d", samples, len(want.Sample))
 			}
@@ -106,11 +108,11 @@ func TestAggregateIdentical(t *testing.T) {
 	if err := p.WriteUncompressed(&buf); err != nil {
 		t.Fatal(err)
 	}
-	d, err := decodeFields(&sliceFields{data: buf.Bytes()}, limits{}, decodeMode{aggregate: true})
+	d, err := decodeFields(&sliceFields{data: buf.Bytes()}, format.Limits{}, decodeMode{aggregate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, samples := d.p, d.samples
+	got, samples := d.P, d.Samples
 	if samples != 1_000_004 {
 		t.Errorf("%d samples counted, want 1000004", samples)
 	}

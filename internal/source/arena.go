@@ -6,6 +6,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -231,7 +233,7 @@ func hashSample(s *profile.Sample, labelSet int32) uint64 {
 func (a *aggregator) add(s *profile.Sample, labelSet int32) bool {
 	_, found := a.index.find(hashSample(s, labelSet), func(j int) bool {
 		t := a.kept[j]
-		return a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && addValues(t.Value, s.Value)
+		return a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && format.AddValues(t.Value, s.Value)
 	})
 	if !found {
 		a.kept = append(a.kept, s)
@@ -248,24 +250,6 @@ func sameLocations(a, b []*profile.Location) bool {
 		if a[i] != b[i] {
 			return false
 		}
-	}
-	return true
-}
-
-// addValues adds src to dst when they have as many values and no sum overflows; it reports
-// whether it did. (A sample whose sum would overflow is kept apart, for checkSums to refuse.)
-func addValues(dst, src []int64) bool {
-	if len(dst) != len(src) {
-		return false
-	}
-	for i, v := range src {
-		sum := dst[i] + v
-		if (dst[i] >= 0) == (v >= 0) && (sum >= 0) != (v >= 0) {
-			return false
-		}
-	}
-	for i, v := range src {
-		dst[i] += v
 	}
 	return true
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/text"
@@ -64,45 +66,45 @@ const (
 )
 
 // callgrindWhole reads callgrind output held whole (the registry's read).
-func (o Options) callgrindWhole(_, raw []byte) (decoded, error) { return o.parseCallgrind(raw) }
+func (o Options) callgrindWhole(_, raw []byte) (format.Decoded, error) { return o.parseCallgrind(raw) }
 
 // callgrindStream reads callgrind output as it arrives (the registry's stream).
-func (o Options) callgrindStream(r *bufio.Reader) (decoded, error) {
-	discardBOM(r)
-	return o.callgrindLines(&streamLines{r: r, max: maxCallgrindLine})
+func (o Options) callgrindStream(r *bufio.Reader) (format.Decoded, error) {
+	format.DiscardBOM(r)
+	return o.callgrindLines(&format.StreamLines{R: r, Max: maxCallgrindLine})
 }
 
 // parseCallgrind reads callgrind output held in memory: raw is the input decompressed (nil
 // when it is gzip that does not decompress).
-func (o Options) parseCallgrind(raw []byte) (decoded, error) {
+func (o Options) parseCallgrind(raw []byte) (format.Decoded, error) {
 	if raw == nil {
-		return decoded{}, errors.New("decompressing: invalid gzip data")
+		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
-	return o.callgrindLines(&textLines{text: raw})
+	return o.callgrindLines(&format.TextLines{Text: raw})
 }
 
 // callgrindLines reads callgrind output line by line. Callgrind output is written by a
 // program, so the first line that does not parse is an error, and the line after a calls= or
 // jump line must be the one the format puts there.
-func (o Options) callgrindLines(src lineSource) (decoded, error) {
+func (o Options) callgrindLines(src format.LineSource) (format.Decoded, error) {
 	r, err := o.readCallgrind(src)
 	if err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	return r.finish()
 }
 
 // readCallgrind reads every line of src.
-func (o Options) readCallgrind(src lineSource) (*cgReader, error) {
+func (o Options) readCallgrind(src format.LineSource) (*cgReader, error) {
 	r := newCallgrindReader(o.limits())
 	for {
-		line, err := src.next()
+		line, err := src.Next()
 		if err == io.EOF {
 			return r, nil
 		}
 		r.n++
 		if err != nil {
-			if isLimit(err) {
+			if format.IsLimit(err) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("callgrind: line %d: %w", r.n, err)
@@ -128,7 +130,7 @@ func trimBlanks(line []byte) []byte {
 
 // cgReader accumulates callgrind output into a profile.
 type cgReader struct {
-	lim limits
+	lim format.Limits
 	p   *profile.Profile
 	n   int // the line being read, from 1
 
@@ -171,10 +173,10 @@ type cgReader struct {
 	multi  map[cgCostKey]int32
 	// The arrays that locations, their lines, functions and values are cut from, many to
 	// an array, rather than allocated one by one.
-	values  shared[int64]
-	locArr  shared[profile.Location]
-	lineArr shared[profile.Line]
-	funcArr shared[profile.Function]
+	values  format.Shared[int64]
+	locArr  format.Shared[profile.Location]
+	lineArr format.Shared[profile.Line]
+	funcArr format.Shared[profile.Function]
 
 	scratch [][]byte
 	line    []uint64 // the costs of the cost line being read
@@ -227,8 +229,8 @@ type cgCost struct {
 }
 
 // newCallgrindReader starts reading with the format's defaults: positions "line", part 1.
-func newCallgrindReader(lim limits) *cgReader {
-	lim.samples = min(lim.samples, math.MaxInt32) // costs are numbered in int32
+func newCallgrindReader(lim format.Limits) *cgReader {
+	lim.Samples = min(lim.Samples, math.MaxInt32) // costs are numbered in int32
 	r := &cgReader{
 		lim: lim, p: &profile.Profile{Period: 1},
 		positions: []byte{'l'}, types: map[string]int{},
@@ -255,7 +257,7 @@ func (r *cgReader) read(line []byte) error {
 		return nil
 	}
 	if r.pending != 0 && !isCallgrindPosition(line[0]) {
-		return r.pendingError(quoteLine(string(line)))
+		return r.pendingError(format.QuoteLine(string(line)))
 	}
 	if isCallgrindPosition(line[0]) {
 		if !r.recognized {
@@ -275,12 +277,12 @@ func (r *cgReader) read(line []byte) error {
 	if !r.recognized {
 		return r.notCallgrind(line)
 	}
-	return r.errorf("want a header line (\"key: value\"), a position (\"fn=main\", \"calls=1 12\"...) or a cost line, got %s", quoteLine(string(line)))
+	return r.errorf("want a header line (\"key: value\"), a position (\"fn=main\", \"calls=1 12\"...) or a cost line, got %s", format.QuoteLine(string(line)))
 }
 
 // notCallgrind is the error for a first line that callgrind does not write.
 func (r *cgReader) notCallgrind(line []byte) error {
-	return fmt.Errorf("not callgrind output: line %d is %s, where callgrind output starts with \"# callgrind format\" or header lines such as \"events: Ir\"", r.n, quoteLine(string(line)))
+	return fmt.Errorf("not callgrind output: line %d is %s, where callgrind output starts with \"# callgrind format\" or header lines such as \"events: Ir\"", r.n, format.QuoteLine(string(line)))
 }
 
 // pendingError is the error for what follows a calls= or jump line in place of its cost
@@ -345,14 +347,14 @@ func (r *cgReader) header(key string, value []byte) error {
 	case "version":
 		v, ok := parseCallgrindNumber(value)
 		if !ok {
-			return r.errorf("want \"version: NUMBER\", got %s", quoteLine(string(value)))
+			return r.errorf("want \"version: NUMBER\", got %s", format.QuoteLine(string(value)))
 		}
 		if v > 1 {
 			return r.errorf("format version %d; profq reads version 1", v)
 		}
 	case "pid", "part", "thread":
 		if _, ok := parseCallgrindNumber(value); !ok {
-			return r.errorf("want \"%s: NUMBER\", got %s", key, quoteLine(string(value)))
+			return r.errorf("want \"%s: NUMBER\", got %s", key, format.QuoteLine(string(value)))
 		}
 	case "creator", "cmd":
 		r.comment(key, value)
@@ -404,10 +406,10 @@ func (r *cgReader) setPositions(value []byte) error {
 		case "line":
 			k = 'l'
 		default:
-			return r.errorf("want \"positions:\" with instr, bb and line, got %s", quoteLine(string(f)))
+			return r.errorf("want \"positions:\" with instr, bb and line, got %s", format.QuoteLine(string(f)))
 		}
 		if len(kinds) > 0 && strings.IndexByte("ibl", k) <= strings.IndexByte("ibl", kinds[len(kinds)-1]) {
-			return r.errorf("want \"positions:\" with instr, bb and line in this order, once each, got %s", quoteLine(string(value)))
+			return r.errorf("want \"positions:\" with instr, bb and line in this order, once each, got %s", format.QuoteLine(string(value)))
 		}
 		kinds = append(kinds, k)
 	}
@@ -445,7 +447,7 @@ func (r *cgReader) setEvents(value []byte) error {
 		}
 		for _, c := range columns[:i] {
 			if c == idx {
-				return r.errorf("event %s twice in \"events:\"", quoteLine(name))
+				return r.errorf("event %s twice in \"events:\"", format.QuoteLine(name))
 			}
 		}
 		columns[i] = idx
@@ -585,7 +587,7 @@ func (r *cgReader) association(kind byte, want string, value []byte, cond bool) 
 		ok = isSubposition(f[i])
 	}
 	if !ok {
-		return r.errorf("want %q with %d %s, got %s", want, len(r.positions), text.Plural(len(r.positions), "subposition", "subpositions"), quoteLine(string(value)))
+		return r.errorf("want %q with %d %s, got %s", want, len(r.positions), text.Plural(len(r.positions), "subposition", "subpositions"), format.QuoteLine(string(value)))
 	}
 	r.pending, r.pendingLine = kind, r.n
 	return nil
@@ -604,7 +606,7 @@ func (r *cgReader) name(space int, spec string, value []byte) (string, error) {
 		id, ok = parseDecimal(value[1:end])
 	}
 	if !ok {
-		return "", r.errorf("want %s=(ID) or %s=(ID) NAME, got %s", spec, spec, quoteLine(string(value)))
+		return "", r.errorf("want %s=(ID) or %s=(ID) NAME, got %s", spec, spec, format.QuoteLine(string(value)))
 	}
 	rest := bytes.TrimLeft(value[end+1:], " \t")
 	if len(rest) == 0 {
@@ -622,8 +624,8 @@ func (r *cgReader) name(space int, spec string, value []byte) (string, error) {
 		}
 	}
 	if _, ok := r.names[space][id]; !ok {
-		if r.entries++; r.entries > r.lim.entries {
-			return "", &EntryLimitError{Limit: r.lim.entries}
+		if r.entries++; r.entries > r.lim.Entries {
+			return "", &format.EntryLimitError{Limit: r.lim.Entries}
 		}
 	}
 	r.names[space][id] = name
@@ -645,7 +647,7 @@ func (r *cgReader) expandContext(value []byte) (string, error) {
 		id, ok := parseDecimal(seg[1 : len(seg)-1])
 		name, defined := r.names[cgFunctions][id]
 		if !ok || !defined {
-			return "", r.errorf("the context %s refers to function %s, defined nowhere before", quoteLine(string(value)), quoteLine(string(seg)))
+			return "", r.errorf("the context %s refers to function %s, defined nowhere before", format.QuoteLine(string(value)), format.QuoteLine(string(seg)))
 		}
 		b.WriteString(name)
 	}
@@ -657,8 +659,8 @@ func (r *cgReader) mapping(name string) (*profile.Mapping, error) {
 	if m := r.mappings[name]; m != nil || name == "" {
 		return m, nil
 	}
-	if len(r.p.Mapping) >= r.lim.entries {
-		return nil, &EntryLimitError{Limit: r.lim.entries}
+	if len(r.p.Mapping) >= r.lim.Entries {
+		return nil, &format.EntryLimitError{Limit: r.lim.Entries}
 	}
 	m := &profile.Mapping{ID: uint64(len(r.p.Mapping) + 1), File: name, HasFunctions: true, HasFilenames: true}
 	r.p.Mapping = append(r.p.Mapping, m)
@@ -671,10 +673,10 @@ func (r *cgReader) mapping(name string) (*profile.Mapping, error) {
 func (r *cgReader) setFunction(name string) error {
 	ctx := r.contexts[name]
 	if ctx == nil {
-		if r.entries++; r.entries > r.lim.entries {
-			return &EntryLimitError{Limit: r.lim.entries}
+		if r.entries++; r.entries > r.lim.Entries {
+			return &format.EntryLimitError{Limit: r.lim.Entries}
 		}
-		ctx = parseCallgrindContext(name, r.lim.depth)
+		ctx = parseCallgrindContext(name, r.lim.Depth)
 		r.contexts[name] = ctx
 		if isGoStackSwitch(ctx.leaf) {
 			r.goRuntime = true
@@ -751,13 +753,13 @@ func (r *cgReader) costLine(line []byte) error {
 	r.scratch = appendFields(r.scratch[:0], line)
 	f := r.scratch
 	if len(f) < len(r.positions) {
-		return r.errorf("want %d %s (%s) then costs, got %s", len(r.positions), text.Plural(len(r.positions), "subposition", "subpositions"), r.positionNames(), quoteLine(string(line)))
+		return r.errorf("want %d %s (%s) then costs, got %s", len(r.positions), text.Plural(len(r.positions), "subposition", "subpositions"), r.positionNames(), format.QuoteLine(string(line)))
 	}
 	var pos [3]uint64
 	for i := range r.positions {
 		v, err := r.subposition(f[i], r.last[i])
 		if err != nil {
-			return r.errorf("subposition %d (%s) of %s: %v", i+1, r.positionNames(), quoteLine(string(line)), err)
+			return r.errorf("subposition %d (%s) of %s: %v", i+1, r.positionNames(), format.QuoteLine(string(line)), err)
 		}
 		pos[i] = v
 	}
@@ -777,7 +779,7 @@ func (r *cgReader) costLine(line []byte) error {
 		return nil
 	case 'j':
 		if len(costs) > 0 {
-			return r.errorf("want the source position of the jump on line %d, with no costs, got %s", r.pendingLine, quoteLine(string(line)))
+			return r.errorf("want the source position of the jump on line %d, with no costs, got %s", r.pendingLine, format.QuoteLine(string(line)))
 		}
 		return nil
 	}
@@ -828,7 +830,7 @@ func (r *cgReader) subposition(b []byte, last uint64) (uint64, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("want a number, +N, -N or *, got %s", quoteLine(string(b)))
+	return 0, fmt.Errorf("want a number, +N, -N or *, got %s", format.QuoteLine(string(b)))
 }
 
 // isSubposition says whether b is written as a subposition is.
@@ -853,7 +855,7 @@ func (r *cgReader) parseCosts(f [][]byte) ([]uint64, error) {
 	for _, b := range f {
 		v, ok := parseCallgrindNumber(b)
 		if !ok {
-			return nil, r.errorf("want a cost (a number), got %s", quoteLine(string(b)))
+			return nil, r.errorf("want a cost (a number), got %s", format.QuoteLine(string(b)))
 		}
 		if v > math.MaxInt64 {
 			return nil, r.errorf("a cost of %d, more than profq totals (%d at most)", v, int64(math.MaxInt64))
@@ -923,7 +925,7 @@ func (r *cgReader) addSelf(pos [3]uint64, costs []uint64) error {
 		}
 		sum := c.values[idx] + int64(v)
 		if sum < 0 {
-			return &OverflowError{SampleType: valueTypeName(r.p.SampleType[idx])}
+			return &format.OverflowError{SampleType: format.ValueTypeName(r.p.SampleType[idx])}
 		}
 		c.values[idx] = sum
 		r.part.sums[idx] += v
@@ -938,10 +940,10 @@ func (r *cgReader) function(name, file string) (*profile.Function, error) {
 	if fn := r.funcs[k]; fn != nil {
 		return fn, nil
 	}
-	if len(r.p.Function) >= r.lim.entries {
-		return nil, &EntryLimitError{Limit: r.lim.entries}
+	if len(r.p.Function) >= r.lim.Entries {
+		return nil, &format.EntryLimitError{Limit: r.lim.Entries}
 	}
-	fn := &r.funcArr.take(1)[0]
+	fn := &r.funcArr.Take(1)[0]
 	*fn = profile.Function{ID: uint64(len(r.p.Function) + 1), Name: name, SystemName: name, Filename: file}
 	r.p.Function = append(r.p.Function, fn)
 	r.funcs[k] = fn
@@ -955,11 +957,11 @@ func (r *cgReader) location(fn *profile.Function, m *profile.Mapping, line int64
 	if l := r.locs[k]; l != nil {
 		return l, nil
 	}
-	if len(r.p.Location) >= r.lim.entries {
-		return nil, &EntryLimitError{Limit: r.lim.entries}
+	if len(r.p.Location) >= r.lim.Entries {
+		return nil, &format.EntryLimitError{Limit: r.lim.Entries}
 	}
-	l := &r.locArr.take(1)[0]
-	*l = profile.Location{ID: uint64(len(r.p.Location) + 1), Mapping: m, Address: addr, Line: r.lineArr.take(1)}
+	l := &r.locArr.Take(1)[0]
+	*l = profile.Location{ID: uint64(len(r.p.Location) + 1), Mapping: m, Address: addr, Line: r.lineArr.Take(1)}
 	l.Line[0] = profile.Line{Function: fn, Line: line}
 	r.p.Location = append(r.p.Location, l)
 	r.latest = append(r.latest, -1)
@@ -985,11 +987,11 @@ func (r *cgReader) cost(ctx *cgContext, loc *profile.Location) (*cgCost, error) 
 		}
 		r.multi[r.order[i].cgCostKey] = i // in case it was the location's only context
 	}
-	if len(r.order) >= r.lim.samples {
-		return nil, &SampleLimitError{Limit: r.lim.samples}
+	if len(r.order) >= r.lim.Samples {
+		return nil, &format.SampleLimitError{Limit: r.lim.Samples}
 	}
 	n := int32(len(r.order))
-	r.order = append(r.order, cgCost{cgCostKey: k, values: r.values.take(len(r.events))})
+	r.order = append(r.order, cgCost{cgCostKey: k, values: r.values.Take(len(r.events))})
 	if i >= 0 {
 		r.multi[k] = n
 	}
@@ -998,15 +1000,15 @@ func (r *cgReader) cost(ctx *cgContext, loc *profile.Location) (*cgCost, error) 
 }
 
 // finish checks the end of the input and makes the samples.
-func (r *cgReader) finish() (decoded, error) {
+func (r *cgReader) finish() (format.Decoded, error) {
 	if !r.recognized {
-		return decoded{}, errors.New("not callgrind output: no callgrind header or position line")
+		return format.Decoded{}, errors.New("not callgrind output: no callgrind header or position line")
 	}
 	if r.pending != 0 {
-		return decoded{}, r.pendingError("the end of the input")
+		return format.Decoded{}, r.pendingError("the end of the input")
 	}
 	if r.columns == nil {
-		return decoded{}, errors.New("callgrind: no \"events:\" line")
+		return format.Decoded{}, errors.New("callgrind: no \"events:\" line")
 	}
 	r.closePart()
 	selfOnly := r.goRuntime || !r.chains
@@ -1017,7 +1019,7 @@ func (r *cgReader) finish() (decoded, error) {
 		err = r.contextSamples()
 	}
 	if err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	r.describe()
 	switch {
@@ -1026,7 +1028,7 @@ func (r *cgReader) finish() (decoded, error) {
 	case !r.chains:
 		r.warnings = append(r.warnings, "callgrind: no call chains (callgrind without --separate-callers): only self costs are read (cum equals flat, callers unknown)")
 	}
-	return decoded{p: r.p, format: FormatCallgrind, warnings: r.warnings, labelsCounted: true, selfCostsOnly: selfOnly}, nil
+	return format.Decoded{P: r.p, Format: FormatCallgrind, Warnings: r.warnings, LabelsCounted: true, SelfCostsOnly: selfOnly}, nil
 }
 
 // fullValues gives a cost's values for every sample type: events of later parts added types.
@@ -1042,19 +1044,19 @@ func (r *cgReader) fullValues(c *cgCost) []int64 {
 func (r *cgReader) selfSamples() error {
 	byLoc := make([]*profile.Sample, len(r.p.Location)+1) // by location ID
 	var (
-		stacks  shared[*profile.Location]
-		samples shared[profile.Sample]
+		stacks  format.Shared[*profile.Location]
+		samples format.Shared[profile.Sample]
 	)
 	for i := range r.order {
 		c := &r.order[i]
 		if s := byLoc[c.loc.ID]; s != nil {
-			if !addValues(s.Value, r.fullValues(c)) {
-				return &OverflowError{SampleType: r.overflowing(s.Value, c.values)}
+			if !format.AddValues(s.Value, r.fullValues(c)) {
+				return &format.OverflowError{SampleType: r.overflowing(s.Value, c.values)}
 			}
 			continue
 		}
-		s := &samples.take(1)[0]
-		s.Location, s.Value = stacks.take(1), r.fullValues(c)
+		s := &samples.Take(1)[0]
+		s.Location, s.Value = stacks.Take(1), r.fullValues(c)
 		s.Location[0] = c.loc
 		byLoc[c.loc.ID] = s
 		r.p.Sample = append(r.p.Sample, s)
@@ -1068,15 +1070,15 @@ func (r *cgReader) contextSamples() error {
 	callers := map[string]*profile.Location{}
 	byStack := map[string]*profile.Sample{}
 	var (
-		stacks shared[*profile.Location]
+		stacks format.Shared[*profile.Location]
 		key    []byte
 	)
 	for i := range r.order {
 		c := &r.order[i]
 		if c.ctx.tooDeep {
-			return &DepthLimitError{Limit: r.lim.depth}
+			return &format.DepthLimitError{Limit: r.lim.Depth}
 		}
-		stack := stacks.take(1 + len(c.ctx.callers))
+		stack := stacks.Take(1 + len(c.ctx.callers))
 		stack[0] = c.loc
 		key = strconv.AppendUint(key[:0], c.loc.ID, 36)
 		for j, name := range c.ctx.callers {
@@ -1092,8 +1094,8 @@ func (r *cgReader) contextSamples() error {
 			key = strconv.AppendUint(append(key, ','), l.ID, 36)
 		}
 		if s := byStack[string(key)]; s != nil {
-			if !addValues(s.Value, r.fullValues(c)) {
-				return &OverflowError{SampleType: r.overflowing(s.Value, c.values)}
+			if !format.AddValues(s.Value, r.fullValues(c)) {
+				return &format.OverflowError{SampleType: r.overflowing(s.Value, c.values)}
 			}
 			continue
 		}
@@ -1124,7 +1126,7 @@ func (r *cgReader) callerLocation(name string) (*profile.Location, error) {
 func (r *cgReader) overflowing(a, b []int64) string {
 	for i := range a {
 		if i < len(b) && a[i] > math.MaxInt64-b[i] {
-			return valueTypeName(r.p.SampleType[i])
+			return format.ValueTypeName(r.p.SampleType[i])
 		}
 	}
 	return "?"
@@ -1231,11 +1233,11 @@ func parseDecimal(b []byte) (uint64, bool) {
 // "version:" or "creator:" line and another header line: callgrind's header is short, but a
 // cmd: line can be long.
 func looksCallgrind(head []byte) bool {
-	text := bytes.TrimPrefix(head, []byte(utf8BOM))
+	text := bytes.TrimPrefix(head, []byte(format.UTF8BOM))
 	if first, _, _ := bytes.Cut(text, []byte("\n")); string(bytes.TrimRight(first, " \t\r")) == "# callgrind format" {
 		return true
 	}
-	if !isText(text) {
+	if !format.IsText(text) {
 		return false
 	}
 	headers, events, named := 0, false, false

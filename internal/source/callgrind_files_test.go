@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 )
@@ -33,7 +35,7 @@ func gunzipFile(t testing.TB, file string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := gunzip(data)
+	raw, err := format.Gunzip(data)
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

@@ -9,22 +9,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 )
 
 // readCallgrindText reads callgrind output held in memory and checks the profile.
-func readCallgrindText(t *testing.T, o Options, text string) decoded {
+func readCallgrindText(t *testing.T, o Options, text string) format.Decoded {
 	t.Helper()
-	d, err := o.callgrindLines(&textLines{text: []byte(text)})
+	d, err := o.callgrindLines(&format.TextLines{Text: []byte(text)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.p.CheckValid(); err != nil {
+	if err := d.P.CheckValid(); err != nil {
 		t.Fatalf("invalid profile: %v", err)
 	}
-	if d.format != FormatCallgrind {
-		t.Errorf("format %q", d.format)
+	if d.Format != FormatCallgrind {
+		t.Errorf("format %q", d.Format)
 	}
 	return d
 }
@@ -90,44 +92,44 @@ fn=(1)
 totals: 115
 `)
 	want := map[string][]int64{"a.c:main": {15}, "b.c:helper": {100}}
-	if diff := cmp.Diff(want, cgSelf(d.p)); diff != "" {
+	if diff := cmp.Diff(want, cgSelf(d.P)); diff != "" {
 		t.Errorf("self costs (-want +got):\n%s", diff)
 	}
-	if len(d.p.Mapping) != 1 || d.p.Mapping[0].File != "/bin/app" {
-		t.Errorf("mappings %v, want /bin/app alone (libc has no costs)", d.p.Mapping)
+	if len(d.P.Mapping) != 1 || d.P.Mapping[0].File != "/bin/app" {
+		t.Errorf("mappings %v, want /bin/app alone (libc has no costs)", d.P.Mapping)
 	}
-	for _, l := range d.p.Location {
-		if l.Mapping != d.p.Mapping[0] {
+	for _, l := range d.P.Location {
+		if l.Mapping != d.P.Mapping[0] {
 			t.Errorf("location %d has mapping %v", l.ID, l.Mapping)
 		}
 	}
-	if diff := cmp.Diff([]string{"creator: callgrind-3.19.0", "cmd: /bin/app -v"}, d.p.Comments); diff != "" {
+	if diff := cmp.Diff([]string{"creator: callgrind-3.19.0", "cmd: /bin/app -v"}, d.P.Comments); diff != "" {
 		t.Errorf("comments (-want +got):\n%s", diff)
 	}
-	if !d.selfCostsOnly || len(d.warnings) != 1 || !strings.Contains(d.warnings[0], "no call chains") {
-		t.Errorf("self costs only %t, warnings %q", d.selfCostsOnly, d.warnings)
+	if !d.SelfCostsOnly || len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "no call chains") {
+		t.Errorf("self costs only %t, warnings %q", d.SelfCostsOnly, d.Warnings)
 	}
 }
 
 func TestCallgrindSampleTypes(t *testing.T) {
 	d := readCallgrindText(t, Options{}, "events: Ir Dr Dw\nfn=f\n1 5\n2 1 2 3\n3 0 0 4\n")
 	var types []string
-	for _, st := range d.p.SampleType {
-		types = append(types, valueTypeName(st))
+	for _, st := range d.P.SampleType {
+		types = append(types, format.ValueTypeName(st))
 	}
 	if diff := cmp.Diff([]string{"instructions/count", "Dr/count", "Dw/count"}, types); diff != "" {
 		t.Errorf("sample types (-want +got):\n%s", diff)
 	}
-	if d.p.DefaultSampleType != "instructions" || d.p.Period != 1 || valueTypeName(d.p.PeriodType) != "instructions/count" {
-		t.Errorf("default %q, period %d %v", d.p.DefaultSampleType, d.p.Period, d.p.PeriodType)
+	if d.P.DefaultSampleType != "instructions" || d.P.Period != 1 || format.ValueTypeName(d.P.PeriodType) != "instructions/count" {
+		t.Errorf("default %q, period %d %v", d.P.DefaultSampleType, d.P.Period, d.P.PeriodType)
 	}
-	if diff := cmp.Diff(map[string][]int64{":f": {6, 2, 7}}, cgSelf(d.p)); diff != "" {
+	if diff := cmp.Diff(map[string][]int64{":f": {6, 2, 7}}, cgSelf(d.P)); diff != "" {
 		t.Errorf("self costs (-want +got):\n%s", diff)
 	}
 	// Without Ir, the first event is the default and the period's type.
 	d = readCallgrindText(t, Options{}, "events: Cycles Flops\nfn=f\n1 5 1\n")
-	if d.p.DefaultSampleType != "Cycles" || d.p.PeriodType.Type != "Cycles" || d.p.SampleType[1].Type != "Flops" {
-		t.Errorf("default %q, period type %v, types %v", d.p.DefaultSampleType, d.p.PeriodType, d.p.SampleType)
+	if d.P.DefaultSampleType != "Cycles" || d.P.PeriodType.Type != "Cycles" || d.P.SampleType[1].Type != "Flops" {
+		t.Errorf("default %q, period type %v, types %v", d.P.DefaultSampleType, d.P.PeriodType, d.P.SampleType)
 	}
 }
 
@@ -166,7 +168,7 @@ func TestCallgrindPositions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := readCallgrindText(t, Options{}, tc.text)
 			var got []loc
-			for _, s := range d.p.Sample {
+			for _, s := range d.P.Sample {
 				l := s.Location[0]
 				got = append(got, loc{l.Address, l.Line[0].Line, [2]int64(s.Value)})
 			}
@@ -198,11 +200,11 @@ fn=f
 0x40 9 500
 totals: 504
 `)
-	if diff := cmp.Diff(map[string][]int64{"a.c:main": {4}, "a.c:f": {500}}, cgSelf(d.p)); diff != "" {
+	if diff := cmp.Diff(map[string][]int64{"a.c:main": {4}, "a.c:f": {500}}, cgSelf(d.P)); diff != "" {
 		t.Errorf("self costs (-want +got):\n%s", diff)
 	}
 	var addrs []uint64
-	for _, l := range d.p.Location {
+	for _, l := range d.P.Location {
 		addrs = append(addrs, l.Address)
 	}
 	// The call's and the jumps' lines move the position as cost lines do: the last cost of
@@ -210,7 +212,7 @@ totals: 504
 	if diff := cmp.Diff([]uint64{0x10, 0x12, 0x14, 0x40}, addrs); diff != "" {
 		t.Errorf("addresses (-want +got):\n%s", diff)
 	}
-	for _, w := range d.warnings {
+	for _, w := range d.Warnings {
 		if strings.Contains(w, "totals") {
 			t.Errorf("warning %q", w)
 		}
@@ -236,21 +238,21 @@ fn=(6) (below main)'0x00001ab70
 4 2
 `)
 	want := map[string]int64{"main": 1, "main;fib": 15, "main;fib;fib": 3, "main;g": 4, "0x00001ab70;(below main)": 2}
-	if diff := cmp.Diff(want, cgStacks(d.p, 0)); diff != "" {
+	if diff := cmp.Diff(want, cgStacks(d.P, 0)); diff != "" {
 		t.Errorf("stacks (-want +got):\n%s", diff)
 	}
-	if d.selfCostsOnly || len(d.warnings) != 0 {
-		t.Errorf("self costs only %t, warnings %q", d.selfCostsOnly, d.warnings)
+	if d.SelfCostsOnly || len(d.Warnings) != 0 {
+		t.Errorf("self costs only %t, warnings %q", d.SelfCostsOnly, d.Warnings)
 	}
 	// A caller is its function in the file of its own fn= line: main is one function.
 	names := map[string]int{}
-	for _, fn := range d.p.Function {
+	for _, fn := range d.P.Function {
 		names[fn.Name+" "+fn.Filename]++
 	}
 	if diff := cmp.Diff(map[string]int{"main a.c": 1, "fib a.c": 1, "g b.c": 1, "(below main) b.c": 1, "0x00001ab70 ": 1}, names); diff != "" {
 		t.Errorf("functions (-want +got):\n%s", diff)
 	}
-	for _, s := range d.p.Sample {
+	for _, s := range d.P.Sample {
 		for _, l := range s.Location {
 			if fn := l.Line[0].Function; fn.Name == "main" && l.Mapping == nil {
 				t.Errorf("main at line %d has no mapping", l.Line[0].Line)
@@ -259,11 +261,11 @@ fn=(6) (below main)'0x00001ab70
 	}
 	// Recursion levels alone are no call chains.
 	d = readCallgrindText(t, Options{}, "events: Ir\nfn=fib\n1 1\nfn=fib'2\n1 2\n")
-	if diff := cmp.Diff(map[string]int64{"fib": 3}, cgStacks(d.p, 0)); diff != "" {
+	if diff := cmp.Diff(map[string]int64{"fib": 3}, cgStacks(d.P, 0)); diff != "" {
 		t.Errorf("recursion: stacks (-want +got):\n%s", diff)
 	}
-	if !d.selfCostsOnly || len(d.warnings) != 1 || !strings.Contains(d.warnings[0], "--separate-callers") {
-		t.Errorf("recursion: self costs only %t, warnings %q", d.selfCostsOnly, d.warnings)
+	if !d.SelfCostsOnly || len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "--separate-callers") {
+		t.Errorf("recursion: self costs only %t, warnings %q", d.SelfCostsOnly, d.Warnings)
 	}
 }
 
@@ -271,7 +273,7 @@ fn=(6) (below main)'0x00001ab70
 // functions by ID.
 func TestCallgrindCompressedContexts(t *testing.T) {
 	d := readCallgrindText(t, Options{}, "events: Ir\nfn=(1) main\nfn=(2) f\nfn=(3) (2)'(1)\n1 4\nfn=(4) (2)'2'(1)\n1 1\nfn=(3)\n1 2\n")
-	if diff := cmp.Diff(map[string]int64{"main;f": 7}, cgStacks(d.p, 0)); diff != "" {
+	if diff := cmp.Diff(map[string]int64{"main;f": 7}, cgStacks(d.P, 0)); diff != "" {
 		t.Errorf("stacks (-want +got):\n%s", diff)
 	}
 }
@@ -290,11 +292,11 @@ fn=example.com/app.Score'2'example.com/app.Process'example.com/app.Process'testi
 2 3
 `)
 			want := map[string]int64{switcher: 5, "example.com/app.Score": 10}
-			if diff := cmp.Diff(want, cgStacks(d.p, 0)); diff != "" {
+			if diff := cmp.Diff(want, cgStacks(d.P, 0)); diff != "" {
 				t.Errorf("stacks (-want +got):\n%s", diff)
 			}
-			if !d.selfCostsOnly || len(d.warnings) != 1 || !strings.HasPrefix(d.warnings[0], "callgrind: a Go program: ") {
-				t.Errorf("self costs only %t, warnings %q", d.selfCostsOnly, d.warnings)
+			if !d.SelfCostsOnly || len(d.Warnings) != 1 || !strings.HasPrefix(d.Warnings[0], "callgrind: a Go program: ") {
+				t.Errorf("self costs only %t, warnings %q", d.SelfCostsOnly, d.Warnings)
 			}
 		})
 	}
@@ -313,7 +315,7 @@ fn=example.com/app.Score'2'example.com/app.Process'example.com/app.Process'testi
 func TestCallgrindInlinedFiles(t *testing.T) {
 	d := readCallgrindText(t, Options{}, "events: Ir\nfl=a.c\nfn=f\n1 1\nfi=inc.h\n10 2\nfe=a.c\n2 3\nfn=g\n5 4\nfi=inc.h\nfn=h\n6 5\n")
 	want := map[string][]int64{"a.c:f": {4}, "inc.h:f": {2}, "a.c:g": {4}, "a.c:h": {5}}
-	if diff := cmp.Diff(want, cgSelf(d.p)); diff != "" {
+	if diff := cmp.Diff(want, cgSelf(d.P)); diff != "" {
 		t.Errorf("self costs (-want +got):\n%s", diff)
 	}
 }
@@ -339,21 +341,21 @@ fn=(1)
 +3 2 7
 totals: 2 7
 `)
-	if diff := cmp.Diff(map[string][]int64{"a.c:f": {12, 2}}, cgSelf(d.p)); diff != "" {
+	if diff := cmp.Diff(map[string][]int64{"a.c:f": {12, 2}}, cgSelf(d.P)); diff != "" {
 		t.Errorf("self costs (-want +got):\n%s", diff)
 	}
 	var lines []int64
-	for _, l := range d.p.Location {
+	for _, l := range d.P.Location {
 		lines = append(lines, l.Line[0].Line)
 	}
 	if diff := cmp.Diff([]int64{10, 3}, lines); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
-	if len(d.warnings) != 1 {
-		t.Errorf("warnings %q", d.warnings)
+	if len(d.Warnings) != 1 {
+		t.Errorf("warnings %q", d.Warnings)
 	}
 	// A part that starts without a function has none.
-	_, err := Options{}.callgrindLines(&textLines{text: []byte("events: Ir\nfn=f\n1 1\npart: 2\n1 1\n")})
+	_, err := Options{}.callgrindLines(&format.TextLines{Text: []byte("events: Ir\nfn=f\n1 1\npart: 2\n1 1\n")})
 	if err == nil || !strings.Contains(err.Error(), `line 5: a cost line before any "fn=" line`) {
 		t.Errorf("error %v", err)
 	}
@@ -376,7 +378,7 @@ func TestCallgrindTotals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := readCallgrindText(t, Options{}, tc.text)
 			var got []string
-			for _, w := range d.warnings {
+			for _, w := range d.Warnings {
 				if !strings.Contains(w, "call chains") {
 					got = append(got, w)
 				}
@@ -432,7 +434,7 @@ func TestCallgrindMalformed(t *testing.T) {
 		{"totals: 5\n", `line 1: "totals:" before the "events:" line`},
 		{"events: Ir\ntotals: 1 2\n", `line 2: 2 costs, but "events:" names 1 event`},
 	} {
-		_, err := Options{}.callgrindLines(&textLines{text: []byte(tc.text)})
+		_, err := Options{}.callgrindLines(&format.TextLines{Text: []byte(tc.text)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.text, err, tc.want)
 		}
@@ -451,23 +453,23 @@ func TestCallgrindLimits(t *testing.T) {
 		text string
 		want error
 	}{
-		{"samples", Options{MaxSamples: 2}, three, &SampleLimitError{Limit: 2}},
-		{"entries", Options{MaxEntries: 2}, three, &EntryLimitError{Limit: 2}},
-		{"compressed names", Options{MaxEntries: 2}, "fl=(1) a\nfl=(2) b\nfl=(3) c\n", &EntryLimitError{Limit: 2}},
-		{"depth", Options{MaxStackDepth: 3}, deep, &DepthLimitError{Limit: 3}},
+		{"samples", Options{MaxSamples: 2}, three, &format.SampleLimitError{Limit: 2}},
+		{"entries", Options{MaxEntries: 2}, three, &format.EntryLimitError{Limit: 2}},
+		{"compressed names", Options{MaxEntries: 2}, "fl=(1) a\nfl=(2) b\nfl=(3) c\n", &format.EntryLimitError{Limit: 2}},
+		{"depth", Options{MaxStackDepth: 3}, deep, &format.DepthLimitError{Limit: 3}},
 		{"depth, Go", Options{MaxStackDepth: 3}, deep + "fn=runtime.mcall\n1 1\n", nil},
 		{"depth, recursion levels", Options{MaxStackDepth: 3}, "events: Ir\nfn=a'2'b'3'c\n1 1\n", nil},
-		{"depth, a million callers", Options{}, "events: Ir\nfn=a" + strings.Repeat("'b", 1e6) + "\n1 1\n", &DepthLimitError{Limit: DefaultMaxStackDepth}},
+		{"depth, a million callers", Options{}, "events: Ir\nfn=a" + strings.Repeat("'b", 1e6) + "\n1 1\n", &format.DepthLimitError{Limit: DefaultMaxStackDepth}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.o.callgrindLines(&textLines{text: []byte(tc.text)})
+			_, err := tc.o.callgrindLines(&format.TextLines{Text: []byte(tc.text)})
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			if err == nil || err.Error() != tc.want.Error() || !isLimit(err) {
+			if err == nil || err.Error() != tc.want.Error() || !format.IsLimit(err) {
 				t.Errorf("error %v, want %v", err, tc.want)
 			}
 		})
@@ -475,15 +477,15 @@ func TestCallgrindLimits(t *testing.T) {
 	// A line is bounded whether the input is read in memory or as a stream.
 	long := "events: Ir\nfn=" + strings.Repeat("x", maxCallgrindLine) + "\n1 1\n"
 	want := fmt.Sprintf("callgrind: line 2: a line longer than %d bytes", maxCallgrindLine)
-	if _, err := (Options{}).callgrindLines(&textLines{text: []byte(long)}); err == nil || err.Error() != want {
+	if _, err := (Options{}).callgrindLines(&format.TextLines{Text: []byte(long)}); err == nil || err.Error() != want {
 		t.Errorf("in memory: error %v, want %q", err, want)
 	}
-	sl := &streamLines{r: bufio.NewReaderSize(strings.NewReader(long), 16), max: maxCallgrindLine}
+	sl := &format.StreamLines{R: bufio.NewReaderSize(strings.NewReader(long), 16), Max: maxCallgrindLine}
 	if _, err := (Options{}).callgrindLines(sl); err == nil || err.Error() != want {
 		t.Errorf("as a stream: error %v, want %q", err, want)
 	}
 	longest := "events: Ir\nfn=" + strings.Repeat("x", maxCallgrindLine-3) + "\n1 1\n"
-	if d, err := (Options{}).callgrindLines(&textLines{text: []byte(longest)}); err != nil || len(d.p.Sample) != 1 {
+	if d, err := (Options{}).callgrindLines(&format.TextLines{Text: []byte(longest)}); err != nil || len(d.P.Sample) != 1 {
 		t.Errorf("a line of %d bytes: %v", maxCallgrindLine, err)
 	}
 }
@@ -493,7 +495,7 @@ func TestCallgrindLimits(t *testing.T) {
 func TestCallgrindMainBinary(t *testing.T) {
 	d := readCallgrindText(t, Options{}, "cmd:  ./app -v\nevents: Ir\nob=/lib/libc.so.6\nfn=memcpy\n1 1\nob=/tmp/app\nfn=main\n1 1\n")
 	var files []string
-	for i, m := range d.p.Mapping {
+	for i, m := range d.P.Mapping {
 		if m.ID != uint64(i+1) {
 			t.Errorf("mapping %d has ID %d", i, m.ID)
 		}
@@ -515,7 +517,7 @@ func TestCallgrindDetect(t *testing.T) {
 		"version: 1\ncreator: callgrind-3.19.0\npid: 1\ncmd: ./x\npart: 1\n\npositions: line\nevents: Ir\nsummary: 5\n\n\n" + body,
 		"desc: I1 cache: 32768 B\ncmd: ./work\nevents: Ir I1mr ILmr \n" + body,
 		"positions: instr line\nevents: cpu(ms)\n\nob=(1) /bin/app\n",
-		"version: 1\ncreator: callgrind-3.19.0\ncmd: " + strings.Repeat("x", headSize),
+		"version: 1\ncreator: callgrind-3.19.0\ncmd: " + strings.Repeat("x", format.HeadSize),
 		"events: Ir\n",
 	} {
 		if !looksCallgrind([]byte(head)) {
@@ -552,7 +554,7 @@ func TestCallgrindDetect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if looksCallgrind(data[:min(len(data), headSize)]) || detect(data) == FormatCallgrind {
+		if looksCallgrind(data[:min(len(data), format.HeadSize)]) || detect(data) == FormatCallgrind {
 			t.Errorf("%s is taken for callgrind", file)
 		}
 	}
@@ -565,7 +567,7 @@ func TestCallgrindForced(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 	d, err := Options{Format: FormatCallgrind}.decode([]byte("events: Ir\nfn=f\n1 2\n"))
-	if err != nil || d.format != FormatCallgrind || !d.selfCostsOnly {
+	if err != nil || d.Format != FormatCallgrind || !d.SelfCostsOnly {
 		t.Errorf("%v, %+v", err, d)
 	}
 	if _, err := (Options{Format: FormatCallgrind}).decode(gzipBytes([]byte("events: Ir\nfn=f\n1 2\n"))); err != nil {
@@ -581,7 +583,7 @@ func TestCallgrindInput(t *testing.T) {
 	if inputs.Format != FormatCallgrind || !inputs.SelfCostsOnly || len(inputs.Warnings) != 1 || inputs.Samples != 1 {
 		t.Errorf("%+v", inputs)
 	}
-	var limit *EntryLimitError
+	var limit *format.EntryLimitError
 	if _, _, err := (Options{MaxEntries: 1}).LoadData("x", []byte("events: Ir\nfn=f\n1 2\nfn=g\n1 2\n")); !errors.As(err, &limit) {
 		t.Errorf("error %v", err)
 	}

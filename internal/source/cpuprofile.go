@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -108,21 +110,21 @@ type traceChunk struct {
 }
 
 // v8Whole reads a V8 CPU profile or Chrome trace held whole (the registry's read).
-func (o Options) v8Whole(_, raw []byte) (decoded, error) { return o.parseV8(raw) }
+func (o Options) v8Whole(_, raw []byte) (format.Decoded, error) { return o.parseV8(raw) }
 
 // parseV8 reads raw, a V8 CPU profile or a Chrome trace holding some.
-func (o Options) parseV8(raw []byte) (decoded, error) {
+func (o Options) parseV8(raw []byte) (format.Decoded, error) {
 	if raw == nil {
-		return decoded{}, errors.New("decompressing: invalid gzip data")
+		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
-	raw = bytes.TrimLeft(bytes.TrimPrefix(raw, []byte(utf8BOM)), " \t\r\n")
+	raw = bytes.TrimLeft(bytes.TrimPrefix(raw, []byte(format.UTF8BOM)), " \t\r\n")
 	b := newV8Builder(o.limits())
 	var err error
 	switch {
 	case len(raw) > 0 && raw[0] == '[':
 		var events []traceEvent
 		if err = json.Unmarshal(raw, &events); err != nil {
-			return decoded{}, fmt.Errorf("reading Chrome trace events: %w", err)
+			return format.Decoded{}, fmt.Errorf("reading Chrome trace events: %w", err)
 		}
 		err = b.addTrace(events)
 	case jsonHasMember(raw, "traceEvents"):
@@ -130,33 +132,33 @@ func (o Options) parseV8(raw []byte) (decoded, error) {
 			TraceEvents []traceEvent `json:"traceEvents"`
 		}
 		if err = json.Unmarshal(raw, &trace); err != nil {
-			return decoded{}, fmt.Errorf("reading Chrome trace events: %w", err)
+			return format.Decoded{}, fmt.Errorf("reading Chrome trace events: %w", err)
 		}
 		err = b.addTrace(trace.TraceEvents)
 	default:
 		var vp v8Profile
 		if err = json.Unmarshal(raw, &vp); err != nil {
-			return decoded{}, fmt.Errorf("reading V8 CPU profile: %w", err)
+			return format.Decoded{}, fmt.Errorf("reading V8 CPU profile: %w", err)
 		}
 		if vp.Nodes == nil && vp.Head == nil {
-			return decoded{}, fmt.Errorf("%w: JSON without the nodes of a V8 CPU profile (nor its legacy head, nor trace events)", ErrNotProfile)
+			return format.Decoded{}, fmt.Errorf("%w: JSON without the nodes of a V8 CPU profile (nor its legacy head, nor trace events)", format.ErrNotProfile)
 		}
 		err = b.add(&vp, nil)
 	}
 	if err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	p := b.finish()
 	if err := p.CheckValid(); err != nil {
-		return decoded{}, fmt.Errorf("malformed V8 CPU profile: %w", err)
+		return format.Decoded{}, fmt.Errorf("malformed V8 CPU profile: %w", err)
 	}
-	return decoded{p: p, format: FormatV8, samples: b.count, warnings: b.warnings}, nil
+	return format.Decoded{P: p, Format: FormatV8, Samples: b.count, Warnings: b.warnings}, nil
 }
 
 // v8Builder builds one profile of the V8 profiles of an input.
 type v8Builder struct {
 	p        *profile.Profile
-	lim      limits
+	lim      format.Limits
 	locs     map[v8FrameKey]*profile.Location
 	count    int // the samples read, before those of a node were made one
 	warnings []string
@@ -171,7 +173,7 @@ type v8FrameKey struct {
 	line, col         int64
 }
 
-func newV8Builder(lim limits) *v8Builder {
+func newV8Builder(lim format.Limits) *v8Builder {
 	pt := &profile.ValueType{Type: "wall", Unit: "microseconds"}
 	return &v8Builder{
 		p: &profile.Profile{
@@ -224,8 +226,8 @@ func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
 	if legacy {
 		nodes = flattenLegacy(vp.Head)
 	}
-	if len(nodes) > b.lim.entries {
-		return &EntryLimitError{Limit: b.lim.entries}
+	if len(nodes) > b.lim.Entries {
+		return &format.EntryLimitError{Limit: b.lim.Entries}
 	}
 	index := make(map[int64]int, len(nodes))
 	for i, n := range nodes {
@@ -288,7 +290,7 @@ func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
 		}
 		s.Value[0]++
 		if s.Value[1] > math.MaxInt64-weights[k] {
-			return &OverflowError{SampleType: "wall/microseconds"}
+			return &format.OverflowError{SampleType: "wall/microseconds"}
 		}
 		s.Value[1] += weights[k]
 	}
@@ -320,13 +322,13 @@ func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node) (ids, weig
 		// No samples at all: each node's hits, each of the mean interval, as DevTools does.
 		var hits int64
 		for _, n := range nodes {
-			if n.HitCount > int64(b.lim.samples) {
-				return nil, nil, &SampleLimitError{Limit: b.lim.samples}
+			if n.HitCount > int64(b.lim.Samples) {
+				return nil, nil, &format.SampleLimitError{Limit: b.lim.Samples}
 			}
 			hits += max(n.HitCount, 0)
 		}
-		if hits > int64(b.lim.samples-b.count) {
-			return nil, nil, &SampleLimitError{Limit: b.lim.samples}
+		if hits > int64(b.lim.Samples-b.count) {
+			return nil, nil, &format.SampleLimitError{Limit: b.lim.Samples}
 		}
 		each := int64(0)
 		if hits > 0 && end > start {
@@ -364,8 +366,8 @@ func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node) (ids, weig
 		}
 	}
 	n := len(vp.Samples)
-	if n > b.lim.samples-b.count {
-		return nil, nil, &SampleLimitError{Limit: b.lim.samples}
+	if n > b.lim.Samples-b.count {
+		return nil, nil, &format.SampleLimitError{Limit: b.lim.Samples}
 	}
 	b.count += n
 	ids = vp.Samples
@@ -434,8 +436,8 @@ func (b *v8Builder) stack(nodes []v8Node, parent []int, i int) ([]*profile.Locat
 		if parent[j] < 0 && cf.FunctionName == "(root)" && j != i {
 			break
 		}
-		if len(locs) >= b.lim.depth {
-			return nil, &DepthLimitError{Limit: b.lim.depth}
+		if len(locs) >= b.lim.Depth {
+			return nil, &format.DepthLimitError{Limit: b.lim.Depth}
 		}
 		loc, err := b.location(cf)
 		if err != nil {
@@ -459,8 +461,8 @@ func (b *v8Builder) location(cf *v8CallFrame) (*profile.Location, error) {
 	if loc := b.locs[key]; loc != nil {
 		return loc, nil
 	}
-	if len(b.locs) >= b.lim.entries {
-		return nil, &EntryLimitError{Limit: b.lim.entries}
+	if len(b.locs) >= b.lim.Entries {
+		return nil, &format.EntryLimitError{Limit: b.lim.Entries}
 	}
 	name := cmp.Or(cf.FunctionName, "(anonymous)")
 	id := uint64(len(b.locs) + 1)
@@ -534,11 +536,11 @@ func (b *v8Builder) addTrace(events []traceEvent) error {
 			if c == nil {
 				continue // a chunk without data, as Chrome writes at the end of some
 			}
-			if len(tp.prof.Nodes)+len(c.CPUProfile.Nodes) > b.lim.entries {
-				return &EntryLimitError{Limit: b.lim.entries}
+			if len(tp.prof.Nodes)+len(c.CPUProfile.Nodes) > b.lim.Entries {
+				return &format.EntryLimitError{Limit: b.lim.Entries}
 			}
-			if len(tp.prof.Samples)+len(c.CPUProfile.Samples) > b.lim.samples {
-				return &SampleLimitError{Limit: b.lim.samples}
+			if len(tp.prof.Samples)+len(c.CPUProfile.Samples) > b.lim.Samples {
+				return &format.SampleLimitError{Limit: b.lim.Samples}
 			}
 			tp.prof.Nodes = append(tp.prof.Nodes, c.CPUProfile.Nodes...)
 			tp.prof.Samples = append(tp.prof.Samples, c.CPUProfile.Samples...)
@@ -567,7 +569,7 @@ func (b *v8Builder) addTrace(events []traceEvent) error {
 		b.warnings = append(b.warnings, fmt.Sprintf("Chrome trace: skipped %d ProfileChunk events of no Profile event", orphans))
 	}
 	if len(profiles) == 0 {
-		return fmt.Errorf("%w: a Chrome trace without CPU profile events (Profile and ProfileChunk, or CpuProfile): record it with the JavaScript samples of the Performance panel", ErrNotProfile)
+		return fmt.Errorf("%w: a Chrome trace without CPU profile events (Profile and ProfileChunk, or CpuProfile): record it with the JavaScript samples of the Performance panel", format.ErrNotProfile)
 	}
 	for _, tp := range profiles {
 		thread := cmp.Or(threads[[2]string{tp.pid, tp.tid}], tp.tid)
@@ -599,7 +601,7 @@ func jsonScalar(raw json.RawMessage) string {
 // first with a ph and a pid. Neither OTLP/JSON, speedscope files nor profq's own JSON
 // reports have such members.
 func looksV8(data []byte) bool {
-	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(utf8BOM))}
+	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(format.UTF8BOM))}
 	switch s.peek() {
 	case '[':
 		s.i++
@@ -638,7 +640,7 @@ func looksV8(data []byte) bool {
 // jsonHasMember says whether the JSON object data has a member name at its top level,
 // looking at the members before it only.
 func jsonHasMember(data []byte, name string) bool {
-	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(utf8BOM))}
+	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(format.UTF8BOM))}
 	return s.peek() == '{' && s.hasMember(name)
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -156,10 +158,10 @@ func TestV8CorpusTotals(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := v8Independent(t, data)
-			if !looksV8(data) || !looksV8(data[:min(len(data), headSize)]) {
+			if !looksV8(data) || !looksV8(data[:min(len(data), format.HeadSize)]) {
 				t.Errorf("looksV8 is false for the file or its head")
 			}
-			if IsDocument(data[:min(len(data), headSize)]) {
+			if IsDocument(data[:min(len(data), format.HeadSize)]) {
 				t.Errorf("IsDocument is true for a V8 profile")
 			}
 			// Read as a stream, with the format detected.
@@ -319,9 +321,9 @@ func TestV8Malformed(t *testing.T) {
 		{"duplicate node", `{"nodes":[` + node(1, "(root)", "") + `,` + node(1, "a", "") + `],"samples":[1],"timeDeltas":[1]}`, Options{}, "node id 1 appears twice"},
 		{"cycle", `{"nodes":[` + node(1, "a", "2") + `,` + node(2, "b", "1") + `],"samples":[1],"timeDeltas":[1]}`, Options{}, "its own ancestor"},
 		{"lengths", `{"nodes":[` + node(1, "(root)", "") + `],"samples":[1,1],"timeDeltas":[1]}`, Options{}, "2 samples but 1 timeDeltas"},
-		{"depth", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "3") + `,` + node(3, "b", "") + `],"samples":[3],"timeDeltas":[1]}`, Options{MaxStackDepth: 1}, &DepthLimitError{}},
-		{"samples", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "") + `],"samples":[2,2,2],"timeDeltas":[1,1,1]}`, Options{MaxSamples: 2}, &SampleLimitError{}},
-		{"trace without profile", `{"traceEvents":[{"name":"x","ph":"X","pid":1,"tid":1,"ts":0}]}`, Options{}, ErrNotProfile},
+		{"depth", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "3") + `,` + node(3, "b", "") + `],"samples":[3],"timeDeltas":[1]}`, Options{MaxStackDepth: 1}, &format.DepthLimitError{}},
+		{"samples", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "") + `],"samples":[2,2,2],"timeDeltas":[1,1,1]}`, Options{MaxSamples: 2}, &format.SampleLimitError{}},
+		{"trace without profile", `{"traceEvents":[{"name":"x","ph":"X","pid":1,"tid":1,"ts":0}]}`, Options{}, format.ErrNotProfile},
 		{"not JSON", `{"nodes":[{"callFrame":`, Options{Format: FormatV8}, "reading V8 CPU profile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -338,9 +340,9 @@ func TestV8Malformed(t *testing.T) {
 				if errors.Is(err, w) {
 					return
 				}
-				var d *DepthLimitError
-				var s *SampleLimitError
-				if _, isD := w.(*DepthLimitError); isD && !errors.As(err, &d) || !isD && !errors.As(err, &s) {
+				var d *format.DepthLimitError
+				var s *format.SampleLimitError
+				if _, isD := w.(*format.DepthLimitError); isD && !errors.As(err, &d) || !isD && !errors.As(err, &s) {
 					t.Errorf("error %v, want a %T", err, w)
 				}
 			}
@@ -394,18 +396,18 @@ func FuzzV8(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := d.p.CheckValid(); err != nil {
+		if err := d.P.CheckValid(); err != nil {
 			t.Fatalf("invalid profile: %v", err)
 		}
 		var count int64
-		for _, s := range d.p.Sample {
+		for _, s := range d.P.Sample {
 			count += s.Value[0]
 			if s.Value[1] < 0 {
 				t.Fatalf("negative wall time %d", s.Value[1])
 			}
 		}
-		if count != int64(d.samples) {
-			t.Fatalf("counted %d samples, read %d", count, d.samples)
+		if count != int64(d.Samples) {
+			t.Fatalf("counted %d samples, read %d", count, d.Samples)
 		}
 	})
 }

@@ -2,17 +2,15 @@ package source
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
-	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/pprof/profile"
 
@@ -20,19 +18,19 @@ import (
 )
 
 // pprofWhole reads a pprof input held whole (the registry's read).
-func (o Options) pprofWhole(data, raw []byte) (decoded, error) {
+func (o Options) pprofWhole(data, raw []byte) (format.Decoded, error) {
 	p, err := parsePprof(data, raw, o.limits())
-	return decoded{p: p, format: FormatPprof}, err
+	return format.Decoded{P: p, Format: FormatPprof}, err
 }
 
 // pprofStream decodes profile.proto as it arrives (the registry's stream).
-func (o Options) pprofStream(r *bufio.Reader) (decoded, error) {
+func (o Options) pprofStream(r *bufio.Reader) (format.Decoded, error) {
 	lim := o.limits()
-	d, err := decodeFields(&streamFields{r: r, lim: lim}, lim, decodeMode{aggregate: o.Aggregate, compact: o.compact})
+	d, err := decodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: fieldSample}, lim, decodeMode{aggregate: o.Aggregate, compact: o.compact})
 	if err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
-	d.format, d.labelsCounted = FormatPprof, true
+	d.Format, d.LabelsCounted = FormatPprof, true
 	return d, nil
 }
 
@@ -43,20 +41,20 @@ func (o Options) pprofStream(r *bufio.Reader) (decoded, error) {
 // message, stays exactly pprof's.
 func parseData(data []byte) (*profile.Profile, error) {
 	raw := data
-	if isGzip(data) {
+	if format.IsGzip(data) {
 		var err error
-		if raw, err = gunzip(data); err != nil {
+		if raw, err = format.Gunzip(data); err != nil {
 			raw = nil
 		}
 	}
-	return parsePprof(data, raw, limits{})
+	return parsePprof(data, raw, format.Limits{})
 }
 
 // parsePprof parses a pprof input: data as read, raw the same decompressed (nil when data is
 // gzip that does not decompress; raw is data when it is not gzip). The decoder stops at the
 // limits lim; an input over one is not handed to profile.ParseData, which has none.
-func parsePprof(data, raw []byte, lim limits) (*profile.Profile, error) {
-	if raw == nil || isGzip(raw) {
+func parsePprof(data, raw []byte, lim format.Limits) (*profile.Profile, error) {
+	if raw == nil || format.IsGzip(raw) {
 		// ParseData reports the error; and as it decompresses only once, gzip inside
 		// gzip must reach its legacy parsers, not another round of gunzip.
 		return profile.ParseData(data)
@@ -67,7 +65,7 @@ func parsePprof(data, raw []byte, lim limits) (*profile.Profile, error) {
 	if err == nil {
 		return p, nil
 	}
-	if isLimit(err) {
+	if format.IsLimit(err) {
 		return nil, err
 	}
 	// ParseData reads what the decoder does not (concatenated messages, duplicate IDs) and
@@ -83,57 +81,44 @@ func parsePprof(data, raw []byte, lim limits) (*profile.Profile, error) {
 // IDs and labels, and fails with the limit error of the first that is over its limit. Input
 // that is not protobuf at its top level (a legacy text format) passes: pprof's text parsers
 // read it line by line.
-func prescanLimits(raw []byte, lim limits) error {
+func prescanLimits(raw []byte, lim format.Limits) error {
 	samples := 0
-	var f, g field
+	var f, g format.Field
 	for i := 0; i < len(raw); {
-		next, err := readField(raw, i, &f)
+		next, err := format.ReadField(raw, i, &f)
 		if err != nil {
 			return nil
 		}
 		i = next
-		if f.num != fieldSample || f.wire != wireBytes {
+		if f.Num != fieldSample || f.Wire != format.WireBytes {
 			continue
 		}
-		if samples++; lim.samples > 0 && samples > lim.samples {
-			return &SampleLimitError{Limit: lim.samples}
+		if samples++; lim.Samples > 0 && samples > lim.Samples {
+			return &format.SampleLimitError{Limit: lim.Samples}
 		}
 		ids, labels := 0, 0
-		for j := 0; j < len(f.data); {
-			next, err := readField(f.data, j, &g)
+		for j := 0; j < len(f.Data); {
+			next, err := format.ReadField(f.Data, j, &g)
 			if err != nil {
 				break
 			}
 			j = next
-			switch g.num {
+			switch g.Num {
 			case 1:
-				ids += countVarints(&g)
+				ids += format.CountVarints(&g)
 			case 3:
 				labels++
 			}
 		}
-		if lim.depth > 0 && ids > lim.depth {
-			return &DepthLimitError{Limit: lim.depth}
+		if lim.Depth > 0 && ids > lim.Depth {
+			return &format.DepthLimitError{Limit: lim.Depth}
 		}
-		if lim.labels > 0 && labels > lim.labels {
-			return &LabelLimitError{Limit: lim.labels}
+		if lim.Labels > 0 && labels > lim.Labels {
+			return &format.LabelLimitError{Limit: lim.Labels}
 		}
 	}
 	return nil
 }
-
-func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
-
-// gunzip decompresses data as profile.ParseData does.
-func gunzip(data []byte) ([]byte, error) {
-	zr, err := newGzipReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(zr)
-}
-
-func newGzipReader(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
 
 // decodeProfile decodes an uncompressed profile.proto message into exactly the profile
 // that profile.ParseData returns for it, down to which label maps and slices are nil, and
@@ -163,25 +148,25 @@ func newGzipReader(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
 // Strings are interned through the string table: all of its entries share one
 // allocation, and labels refer to them rather than to copies.
 func decodeProfile(data []byte) (*profile.Profile, error) {
-	return decodeProfileLimited(data, limits{})
+	return decodeProfileLimited(data, format.Limits{})
 }
 
 // decodeProfileLimited is decodeProfile failing with a limit error (SampleLimitError,
 // DepthLimitError, LabelLimitError, EntryLimitError) as soon as it counts more than lim
 // allows (zero fields: no limit), before it allocates for them.
-func decodeProfileLimited(data []byte, lim limits) (*profile.Profile, error) {
+func decodeProfileLimited(data []byte, lim format.Limits) (*profile.Profile, error) {
 	if len(data) == 0 {
 		return nil, errNoData
 	}
 	d, err := decodeFields(&sliceFields{data: data}, lim, decodeMode{})
-	return d.p, err
+	return d.P, err
 }
 
 // fieldSource yields the top-level fields of a profile.proto message one at a time: next
 // returns io.EOF after the last. The data of a length-delimited field is valid until the
 // next call.
 type fieldSource interface {
-	next(f *field) error
+	Next(f *format.Field) error
 }
 
 // sliceFields is a fieldSource over a message held in memory.
@@ -190,62 +175,62 @@ type sliceFields struct {
 	i    int
 }
 
-func (s *sliceFields) next(f *field) error {
+func (s *sliceFields) Next(f *format.Field) error {
 	if s.i >= len(s.data) {
 		return io.EOF
 	}
-	next, err := readField(s.data, s.i, f)
+	next, err := format.ReadField(s.data, s.i, f)
 	s.i = next
 	return err
 }
 
 // decodeFields decodes the profile.proto message that src yields (see decodeProfile), as
 // mode says. The result's samples is how many samples the input holds.
-func decodeFields(src fieldSource, lim limits, mode decodeMode) (decoded, error) {
+func decodeFields(src fieldSource, lim format.Limits, mode decodeMode) (format.Decoded, error) {
 	d := &decoder{p: &profile.Profile{}, lim: lim, decodeMode: mode}
 	defer d.stopStream()
-	var f field
+	var f format.Field
 	for {
-		err := src.next(&f)
+		err := src.Next(&f)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return decoded{}, err
+			return format.Decoded{}, err
 		}
-		if f.num == fieldSample {
-			if f.wire != wireBytes {
-				return decoded{}, errWireType
+		if f.Num == fieldSample {
+			if f.Wire != format.WireBytes {
+				return format.Decoded{}, format.ErrWireType
 			}
-			if d.samples++; lim.samples > 0 && d.samples > lim.samples {
-				return decoded{}, &SampleLimitError{Limit: lim.samples}
+			if d.samples++; lim.Samples > 0 && d.samples > lim.Samples {
+				return format.Decoded{}, &format.SampleLimitError{Limit: lim.Samples}
 			}
-			d.arena.add(f.data)
+			d.arena.add(f.Data)
 			d.streamStacks()
 			continue
 		}
 		if err := d.readProfileField(&f); err != nil {
-			return decoded{}, err
+			return format.Decoded{}, err
 		}
 	}
 	d.finishTables()
 	err := d.resolve()
 	if err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	if d.stream != nil {
 		if d.stacks, err = d.stream.finish(); err != nil {
-			return decoded{}, err
+			return format.Decoded{}, err
 		}
 	} else if err := d.readSamples(); err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	// The profile is valid as CheckValid means it, by construction: resolve refuses IDs
 	// that are 0 or repeated and references to unknown functions, points locations at
 	// entries of the tables, and readSample refuses unknown locations and a number of
 	// values other than the sample types'. (CheckValid would build a map of every table
 	// and read every sample once more: a fifth of the time of decoding a large profile.)
-	return decoded{p: d.p, stacks: d.stacks, samples: d.samples}, nil
+	return format.Decoded{P: d.p, Stacks: d.stacks, Samples: d.samples}, nil
 }
 
 // streamStacks starts decoding the samples into stacks as they arrive (stackStream) once
@@ -279,10 +264,8 @@ func (d *decoder) stopStream() {
 // The decoder's errors. Their wording matters little: parseData hands any input that
 // fails here to profile.ParseData, which reports its own errors.
 var (
-	errNoData        = errors.New("empty input")
-	errVarint        = errors.New("bad varint")
-	errTruncated     = errors.New("truncated field")
-	errWireType      = errors.New("unexpected wire type")
+	errNoData = errors.New("empty input")
+
 	errStringTable   = errors.New("string_table[0] is not empty")
 	errNoStrings     = errors.New("no string table")
 	errStringIndex   = errors.New("string index out of range")
@@ -313,14 +296,6 @@ const (
 	fieldDocURL            = 15
 )
 
-// Wire types.
-const (
-	wireVarint  = 0
-	wireFixed64 = 1
-	wireBytes   = 2
-	wireFixed32 = 5
-)
-
 // decodeMode is what a decoder makes of the samples.
 type decodeMode struct {
 	// aggregate makes one sample of the samples with the same locations and labels, their
@@ -334,7 +309,7 @@ type decodeMode struct {
 // decoder holds what decodeFields learns about its input as it reads it.
 type decoder struct {
 	p   *profile.Profile
-	lim limits
+	lim format.Limits
 	decodeMode
 
 	// Every entry of the string table, in one string.
@@ -384,11 +359,11 @@ type decoder struct {
 // samples at once (readSamples).
 type sampleReader struct {
 	d         *decoder
-	locs      shared[*profile.Location]
-	vals      shared[int64]
-	strVals   shared[string]
-	numVals   shared[int64]
-	unitVals  shared[string]
+	locs      format.Shared[*profile.Location]
+	vals      format.Shared[int64]
+	strVals   format.Shared[string]
+	numVals   format.Shared[int64]
+	unitVals  format.Shared[string]
 	ids       []uint64
 	values    []int64
 	rawLabels []labelX
@@ -445,152 +420,15 @@ func (l labelX) kind() labelKind {
 	return dropLabel
 }
 
-// field is one field of a protobuf message.
-type field struct {
-	num  uint64
-	wire uint64
-	u64  uint64 // the value of a varint or fixed-size field
-	data []byte // the contents of a length-delimited field
-}
-
-// readVarint reads a varint at data[i:] and returns it and the index after it. Like the
-// profile package, it reads at most 10 bytes and drops bits beyond 64.
-func readVarint(data []byte, i int) (uint64, int, error) {
-	if i < len(data) && data[i] < 0x80 {
-		return uint64(data[i]), i + 1, nil
-	}
-	var u uint64
-	for n := 0; n < 10 && i+n < len(data); n++ {
-		c := data[i+n]
-		u |= uint64(c&0x7f) << (7 * n)
-		if c < 0x80 {
-			return u, i + n + 1, nil
-		}
-	}
-	return 0, 0, errVarint
-}
-
-// readField reads the field at data[i:] into f and returns the index after it. It
-// accepts the wire types the profile package does: varint, fixed64, length-delimited and
-// fixed32.
-func readField(data []byte, i int, f *field) (int, error) {
-	tag, i, err := readVarint(data, i)
-	if err != nil {
-		return 0, err
-	}
-	f.u64, f.data = 0, nil
-	f.num, f.wire = tag>>3, tag&7
-	switch f.wire {
-	case wireVarint:
-		f.u64, i, err = readVarint(data, i)
-		if err != nil {
-			return 0, err
-		}
-	case wireFixed64:
-		if len(data)-i < 8 {
-			return 0, errTruncated
-		}
-		f.u64 = binary.LittleEndian.Uint64(data[i:])
-		i += 8
-	case wireBytes:
-		var n uint64
-		n, i, err = readVarint(data, i)
-		if err != nil {
-			return 0, err
-		}
-		if n > uint64(len(data)-i) {
-			return 0, errTruncated
-		}
-		f.data = data[i : i+int(n)]
-		i += int(n)
-	case wireFixed32:
-		if len(data)-i < 4 {
-			return 0, errTruncated
-		}
-		f.u64 = uint64(binary.LittleEndian.Uint32(data[i:]))
-		i += 4
-	default:
-		return 0, errWireType
-	}
-	return i, nil
-}
-
-// varint returns the value of an integer or bool field, which the profile package
-// requires to be varint-encoded.
-func (f *field) varint() (uint64, error) {
-	if f.wire != wireVarint {
-		return 0, errWireType
-	}
-	return f.u64, nil
-}
-
-// int64 is varint as the profile package's int64 fields hold it.
-func (f *field) int64() (int64, error) {
-	u, err := f.varint()
-	return int64(u), err
-}
-
-// bool is varint as the profile package's bool fields hold it.
-func (f *field) bool() (bool, error) {
-	u, err := f.varint()
-	return u != 0, err
-}
-
-// bytes returns the contents of a message or string field.
-func (f *field) bytes() ([]byte, error) {
-	if f.wire != wireBytes {
-		return nil, errWireType
-	}
-	return f.data, nil
-}
-
-// appendVarints appends the values of a repeated integer field, packed or not.
-func appendVarints[T int64 | uint64](dst []T, f *field) ([]T, error) {
-	switch f.wire {
-	case wireVarint:
-		return append(dst, T(f.u64)), nil
-	case wireBytes:
-		for i := 0; i < len(f.data); {
-			u, next, err := readVarint(f.data, i)
-			if err != nil {
-				return dst, err
-			}
-			dst = append(dst, T(u))
-			i = next
-		}
-		return dst, nil
-	}
-	return dst, errWireType
-}
-
-// countVarints is how many varints appendVarints would append for f: one for a varint,
-// and for a packed field as many as its bytes without a continuation bit.
-func countVarints(f *field) int {
-	if f.wire != wireBytes {
-		return 1
-	}
-	// Eight bytes at a time: a varint ends at each byte without its high bit.
-	b, n := f.data, 0
-	for ; len(b) >= 8; b = b[8:] {
-		n += 8 - bits.OnesCount64(binary.LittleEndian.Uint64(b)&0x8080808080808080)
-	}
-	for _, c := range b {
-		if c < 0x80 {
-			n++
-		}
-	}
-	return n
-}
-
 // finishTables points the profile at its tables, which stop growing once every field is
 // read, and cuts the string table into its entries. ParseData leaves a table nil when the
 // input has none of its entries.
 func (d *decoder) finishTables() {
 	p := d.p
-	p.SampleType = pointers(d.valueTypes)
-	p.Mapping = pointers(d.mappings)
-	p.Function = pointers(d.functions)
-	p.Location = pointers(d.locations)
+	p.SampleType = format.Pointers(d.valueTypes)
+	p.Mapping = format.Pointers(d.mappings)
+	p.Function = format.Pointers(d.functions)
+	p.Location = format.Pointers(d.locations)
 	for i, l := range p.Location {
 		// ParseData leaves Line nil for a location without lines.
 		if x := d.locationX[i]; x.end > x.start {
@@ -620,31 +458,19 @@ func appendDoubling[T any](s []T, v T) []T {
 	return append(s, v)
 }
 
-// pointers returns pointers to the elements of objs, nil for none.
-func pointers[T any](objs []T) []*T {
-	if len(objs) == 0 {
-		return nil
-	}
-	ps := make([]*T, len(objs))
-	for i := range objs {
-		ps[i] = &objs[i]
-	}
-	return ps
-}
-
 // entry counts one more entry of a table that already holds n, failing beyond the limit.
 func (d *decoder) entry(n int) error {
-	if d.lim.entries > 0 && n >= d.lim.entries {
-		return &EntryLimitError{Limit: d.lim.entries}
+	if d.lim.Entries > 0 && n >= d.lim.Entries {
+		return &format.EntryLimitError{Limit: d.lim.Entries}
 	}
 	return nil
 }
 
 // readProfileField decodes one field of the Profile message other than a sample.
-func (d *decoder) readProfileField(f *field) error {
+func (d *decoder) readProfileField(f *format.Field) error {
 	p := d.p
 	var err error
-	switch f.num {
+	switch f.Num {
 	case fieldSampleType:
 		var x valueTypeX
 		if x, err = readValueType(f); err == nil {
@@ -661,7 +487,7 @@ func (d *decoder) readProfileField(f *field) error {
 		err = d.readFunction(f)
 	case fieldStringTable:
 		var s []byte
-		if s, err = f.bytes(); err == nil {
+		if s, err = f.Bytes(); err == nil {
 			if len(d.strEnds) == 0 && len(s) != 0 {
 				return errStringTable
 			}
@@ -676,84 +502,84 @@ func (d *decoder) readProfileField(f *field) error {
 			d.strEnds = appendDoubling(d.strEnds, uint32(d.strBuf.Len()))
 		}
 	case fieldDropFrames:
-		d.dropFramesX, err = f.int64()
+		d.dropFramesX, err = f.Int64()
 	case fieldKeepFrames:
-		d.keepFramesX, err = f.int64()
+		d.keepFramesX, err = f.Int64()
 	case fieldTimeNanos:
 		// ParseData takes a second time stamp for a second profile appended to the first.
 		if p.TimeNanos != 0 {
 			return errConcatenated
 		}
-		p.TimeNanos, err = f.int64()
+		p.TimeNanos, err = f.Int64()
 	case fieldDurationNanos:
-		p.DurationNanos, err = f.int64()
+		p.DurationNanos, err = f.Int64()
 	case fieldPeriodType:
 		var x valueTypeX
 		if x, err = readValueType(f); err == nil {
 			d.periodTypeX = &x
 		}
 	case fieldPeriod:
-		p.Period, err = f.int64()
+		p.Period, err = f.Int64()
 	case fieldComment:
-		d.commentX, err = appendVarints(d.commentX, f)
+		d.commentX, err = format.AppendVarints(d.commentX, f)
 	case fieldDefaultSampleType:
-		d.defaultX, err = f.int64()
+		d.defaultX, err = f.Int64()
 	case fieldDocURL:
-		d.docURLX, err = f.int64()
+		d.docURLX, err = f.Int64()
 	}
 	return err
 }
 
 // readValueType decodes a ValueType message.
-func readValueType(f *field) (valueTypeX, error) {
+func readValueType(f *format.Field) (valueTypeX, error) {
 	var x valueTypeX
-	msg, err := f.bytes()
-	var g field
+	msg, err := f.Bytes()
+	var g format.Field
 	for i := 0; err == nil && i < len(msg); {
-		if i, err = readField(msg, i, &g); err != nil {
+		if i, err = format.ReadField(msg, i, &g); err != nil {
 			break
 		}
-		switch g.num {
+		switch g.Num {
 		case 1:
-			x.typ, err = g.int64()
+			x.typ, err = g.Int64()
 		case 2:
-			x.unit, err = g.int64()
+			x.unit, err = g.Int64()
 		}
 	}
 	return x, err
 }
 
 // readMapping decodes a Mapping message.
-func (d *decoder) readMapping(f *field) error {
+func (d *decoder) readMapping(f *format.Field) error {
 	var m profile.Mapping
 	var x mappingX
-	msg, err := f.bytes()
-	var g field
+	msg, err := f.Bytes()
+	var g format.Field
 	for i := 0; err == nil && i < len(msg); {
-		if i, err = readField(msg, i, &g); err != nil {
+		if i, err = format.ReadField(msg, i, &g); err != nil {
 			break
 		}
-		switch g.num {
+		switch g.Num {
 		case 1:
-			m.ID, err = g.varint()
+			m.ID, err = g.Varint()
 		case 2:
-			m.Start, err = g.varint()
+			m.Start, err = g.Varint()
 		case 3:
-			m.Limit, err = g.varint()
+			m.Limit, err = g.Varint()
 		case 4:
-			m.Offset, err = g.varint()
+			m.Offset, err = g.Varint()
 		case 5:
-			x.file, err = g.int64()
+			x.file, err = g.Int64()
 		case 6:
-			x.buildID, err = g.int64()
+			x.buildID, err = g.Int64()
 		case 7:
-			m.HasFunctions, err = g.bool()
+			m.HasFunctions, err = g.Bool()
 		case 8:
-			m.HasFilenames, err = g.bool()
+			m.HasFilenames, err = g.Bool()
 		case 9:
-			m.HasLineNumbers, err = g.bool()
+			m.HasLineNumbers, err = g.Bool()
 		case 10:
-			m.HasInlineFrames, err = g.bool()
+			m.HasInlineFrames, err = g.Bool()
 		}
 	}
 	if err != nil {
@@ -768,33 +594,33 @@ func (d *decoder) readMapping(f *field) error {
 }
 
 // readLocation decodes a Location message and its lines.
-func (d *decoder) readLocation(f *field) error {
+func (d *decoder) readLocation(f *format.Field) error {
 	if err := d.entry(len(d.locations)); err != nil {
 		return err
 	}
 	var l profile.Location
 	x := locationX{start: len(d.lines)}
-	msg, err := f.bytes()
-	var g field
+	msg, err := f.Bytes()
+	var g format.Field
 	for i := 0; err == nil && i < len(msg); {
-		if i, err = readField(msg, i, &g); err != nil {
+		if i, err = format.ReadField(msg, i, &g); err != nil {
 			break
 		}
-		switch g.num {
+		switch g.Num {
 		case 1:
-			l.ID, err = g.varint()
+			l.ID, err = g.Varint()
 		case 2:
-			x.mapping, err = g.varint()
+			x.mapping, err = g.Varint()
 		case 3:
-			l.Address, err = g.varint()
+			l.Address, err = g.Varint()
 		case 4:
 			// Every line is a frame of each sample that has the location.
-			if d.lim.depth > 0 && len(d.lines)-x.start >= d.lim.depth {
-				return &DepthLimitError{Limit: d.lim.depth}
+			if d.lim.Depth > 0 && len(d.lines)-x.start >= d.lim.Depth {
+				return &format.DepthLimitError{Limit: d.lim.Depth}
 			}
 			err = d.readLine(&g)
 		case 5:
-			l.IsFolded, err = g.bool()
+			l.IsFolded, err = g.Bool()
 		}
 	}
 	if err != nil {
@@ -807,22 +633,22 @@ func (d *decoder) readLocation(f *field) error {
 }
 
 // readLine decodes a Line message.
-func (d *decoder) readLine(f *field) error {
+func (d *decoder) readLine(f *format.Field) error {
 	var ln profile.Line
 	var functionID uint64
-	msg, err := f.bytes()
-	var g field
+	msg, err := f.Bytes()
+	var g format.Field
 	for i := 0; err == nil && i < len(msg); {
-		if i, err = readField(msg, i, &g); err != nil {
+		if i, err = format.ReadField(msg, i, &g); err != nil {
 			break
 		}
-		switch g.num {
+		switch g.Num {
 		case 1:
-			functionID, err = g.varint()
+			functionID, err = g.Varint()
 		case 2:
-			ln.Line, err = g.int64()
+			ln.Line, err = g.Int64()
 		case 3:
-			ln.Column, err = g.int64()
+			ln.Column, err = g.Int64()
 		}
 	}
 	if err != nil {
@@ -837,26 +663,26 @@ func (d *decoder) readLine(f *field) error {
 }
 
 // readFunction decodes a Function message.
-func (d *decoder) readFunction(f *field) error {
+func (d *decoder) readFunction(f *format.Field) error {
 	var fn profile.Function
 	var x functionX
-	msg, err := f.bytes()
-	var g field
+	msg, err := f.Bytes()
+	var g format.Field
 	for i := 0; err == nil && i < len(msg); {
-		if i, err = readField(msg, i, &g); err != nil {
+		if i, err = format.ReadField(msg, i, &g); err != nil {
 			break
 		}
-		switch g.num {
+		switch g.Num {
 		case 1:
-			fn.ID, err = g.varint()
+			fn.ID, err = g.Varint()
 		case 2:
-			x.name, err = g.int64()
+			x.name, err = g.Int64()
 		case 3:
-			x.systemName, err = g.int64()
+			x.systemName, err = g.Int64()
 		case 4:
-			x.filename, err = g.int64()
+			x.filename, err = g.Int64()
 		case 5:
-			fn.StartLine, err = g.int64()
+			fn.StartLine, err = g.Int64()
 		}
 	}
 	if err != nil {
@@ -1048,11 +874,11 @@ func (d *decoder) readSamples() error {
 func (d *decoder) readAggregated() error {
 	agg := &aggregator{}
 	r := &sampleReader{d: d}
-	var arr shared[profile.Sample]
+	var arr format.Shared[profile.Sample]
 	for c := range d.arena.chunks {
 		err := d.arena.eachIn(c, func(msg []byte) error {
 			saved, locs, vals := arr, r.locs, r.vals
-			s := &arr.take(1)[0]
+			s := &arr.Take(1)[0]
 			if err := r.readSample(s, msg); err != nil {
 				return err
 			}
@@ -1104,17 +930,17 @@ func (d *decoder) repeatsPay() bool {
 	seen := make(map[uint64]struct{})
 	read := 0
 	var key []byte
-	var f field
+	var f format.Field
 	for c := 0; c < len(d.arena.chunks) && read < minParallelSamples; c++ {
 		read += d.arena.counts[c]
 		d.arena.peek(c, func(msg []byte) {
 			key = key[:0]
 			for i := 0; i < len(msg); {
-				next, err := readField(msg, i, &f)
+				next, err := format.ReadField(msg, i, &f)
 				if err != nil {
 					break // for readFields to refuse
 				}
-				if f.num != 2 {
+				if f.Num != 2 {
 					key = append(key, msg[i:next]...)
 				}
 				i = next
@@ -1175,14 +1001,14 @@ func (r *sampleReader) readFields(msg []byte, want int) error {
 }
 
 // addIDs appends the location IDs of f to r.ids (idSink).
-func (r *sampleReader) addIDs(f field) (int, error) {
+func (r *sampleReader) addIDs(f format.Field) (int, error) {
 	// Checked before the IDs are held: a packed field of millions of them is a few
 	// megabytes of input and tens of megabytes decoded.
-	if lim := r.d.lim.depth; lim > 0 && len(r.ids)+countVarints(&f) > lim {
-		return 0, &DepthLimitError{Limit: lim}
+	if lim := r.d.lim.Depth; lim > 0 && len(r.ids)+format.CountVarints(&f) > lim {
+		return 0, &format.DepthLimitError{Limit: lim}
 	}
 	var err error
-	r.ids, err = appendVarints(r.ids, &f)
+	r.ids, err = format.AppendVarints(r.ids, &f)
 	return len(r.ids), err
 }
 
@@ -1191,7 +1017,7 @@ func (r *sampleReader) addIDs(f field) (int, error) {
 // and the field by value, so that reading a sample allocates nothing: a decoder reads
 // millions of them.)
 type idSink interface {
-	addIDs(f field) (int, error)
+	addIDs(f format.Field) (int, error)
 }
 
 // sampleFields reads the fields of a Sample message: its values into r.values, its labels
@@ -1201,24 +1027,24 @@ type idSink interface {
 func (r *sampleReader) sampleFields(msg []byte, ids idSink) error {
 	d := r.d
 	values, raw := r.values[:0], r.rawLabels[:0]
-	var f field
+	var f format.Field
 	for i := 0; i < len(msg); {
-		next, err := readField(msg, i, &f)
+		next, err := format.ReadField(msg, i, &f)
 		if err != nil {
 			return err
 		}
 		i = next
-		switch f.num {
+		switch f.Num {
 		case 1:
 			var n int
-			if n, err = ids.addIDs(f); err == nil && d.lim.depth > 0 && n > d.lim.depth {
-				return &DepthLimitError{Limit: d.lim.depth}
+			if n, err = ids.addIDs(f); err == nil && d.lim.Depth > 0 && n > d.lim.Depth {
+				return &format.DepthLimitError{Limit: d.lim.Depth}
 			}
 		case 2:
-			values, err = appendVarints(values, &f)
+			values, err = format.AppendVarints(values, &f)
 		case 3:
-			if d.lim.labels > 0 && len(raw) >= d.lim.labels {
-				return &LabelLimitError{Limit: d.lim.labels}
+			if d.lim.Labels > 0 && len(raw) >= d.lim.Labels {
+				return &format.LabelLimitError{Limit: d.lim.Labels}
 			}
 			var l labelX
 			l, err = readLabel(&f)
@@ -1241,7 +1067,7 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 	d := r.d
 	ids, values, raw := r.ids, r.values, r.rawLabels
 	// Never nil: ParseData gives a sample without locations an empty Location.
-	s.Location = r.locs.take(len(ids))
+	s.Location = r.locs.Take(len(ids))
 	for i, id := range ids {
 		l := d.locationByID.get(id)
 		if l == nil {
@@ -1251,7 +1077,7 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 	}
 	// ParseData leaves Value nil for a sample without values.
 	if len(values) > 0 {
-		s.Value = r.vals.take(len(values))
+		s.Value = r.vals.Take(len(values))
 		copy(s.Value, values)
 	}
 	if len(raw) > 0 {
@@ -1260,51 +1086,24 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 	return nil
 }
 
-// The arrays that samples share hold from minShared to maxShared elements: each array
-// twice as many as the one before, so that small profiles get small arrays, and large
-// ones few arrays, with little left unused at the end of each.
-const (
-	minShared = 64
-	maxShared = 1 << 16
-)
-
-// shared hands out slices of arrays that many samples share, instead of allocating
-// each slice on its own. Each slice's capacity is its length, so that appending to it
-// moves it elsewhere rather than overwrite the next slice.
-type shared[T any] struct {
-	free []T // what is left of the current array
-	size int // how many elements the current array holds
-}
-
-// take returns a slice of n zero elements, never nil.
-func (b *shared[T]) take(n int) []T {
-	if n > len(b.free) || b.free == nil {
-		b.size = min(max(2*b.size, minShared), maxShared)
-		b.free = make([]T, max(n, b.size))
-	}
-	s := b.free[:n:n]
-	b.free = b.free[n:]
-	return s
-}
-
 // readLabel decodes a Label message.
-func readLabel(f *field) (labelX, error) {
+func readLabel(f *format.Field) (labelX, error) {
 	var l labelX
-	msg, err := f.bytes()
-	var g field
+	msg, err := f.Bytes()
+	var g format.Field
 	for i := 0; err == nil && i < len(msg); {
-		if i, err = readField(msg, i, &g); err != nil {
+		if i, err = format.ReadField(msg, i, &g); err != nil {
 			break
 		}
-		switch g.num {
+		switch g.Num {
 		case 1:
-			l.key, err = g.int64()
+			l.key, err = g.Int64()
 		case 2:
-			l.str, err = g.int64()
+			l.str, err = g.Int64()
 		case 3:
-			l.num, err = g.int64()
+			l.num, err = g.Int64()
 		case 4:
-			l.unit, err = g.int64()
+			l.unit, err = g.Int64()
 		}
 	}
 	return l, err
@@ -1395,13 +1194,13 @@ func (r *sampleReader) setLabels(s *profile.Sample, raw []labelX) error {
 		var nums []int64
 		var units []string
 		if g.strs > 0 {
-			strs = r.strVals.take(g.strs)[:0]
+			strs = r.strVals.Take(g.strs)[:0]
 		}
 		if g.nums > 0 {
-			nums = r.numVals.take(g.nums)[:0]
+			nums = r.numVals.Take(g.nums)[:0]
 		}
 		if g.hasUnit {
-			units = r.unitVals.take(g.nums)[:0]
+			units = r.unitVals.Take(g.nums)[:0]
 		}
 		for _, l := range ls[g.start:g.end] {
 			switch l.kind {

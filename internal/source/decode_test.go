@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/pprof/profile"
@@ -165,10 +167,10 @@ func pos[T any](m map[*T]int, p *T) int {
 // rawProfile returns data uncompressed, if it is gzipped.
 func rawProfile(t testing.TB, data []byte) []byte {
 	t.Helper()
-	if !isGzip(data) {
+	if !format.IsGzip(data) {
 		return data
 	}
-	raw, err := gunzip(data)
+	raw, err := format.Gunzip(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -737,7 +739,7 @@ func BenchmarkDecode(b *testing.B) {
 // first), is recognised from its start, so that it is decoded as a stream; and that other
 // formats are not.
 func TestLooksProfileProto(t *testing.T) {
-	head := func(raw []byte) []byte { return raw[:min(len(raw), headSize)] }
+	head := func(raw []byte) []byte { return raw[:min(len(raw), format.HeadSize)] }
 	for name, data := range runtimeProfiles(t) {
 		if !looksProfileProto(head(rawProfile(t, data))) {
 			t.Errorf("runtime %s profile not recognised", name)
@@ -778,15 +780,15 @@ func TestCountVarints(t *testing.T) {
 			packed = binary.AppendUvarint(packed, rng.Uint64()>>rng.UintN(64))
 		}
 		for skip := range min(len(packed), 9) {
-			f := field{wire: wireBytes, data: packed[skip:]}
-			want, err := appendVarints[uint64](nil, &f)
+			f := format.Field{Wire: format.WireBytes, Data: packed[skip:]}
+			want, err := format.AppendVarints[uint64](nil, &f)
 			if skip > 0 && err != nil {
 				continue // a cut varint at the end: not a packed field
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := countVarints(&f); got != len(want) {
+			if got := format.CountVarints(&f); got != len(want) {
 				t.Errorf("%d varints from byte %d: counted %d, decoded %d", n, skip, got, len(want))
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/profq/profq/internal/option"
 	"io"
 	"io/fs"
 	"net"
@@ -19,6 +18,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/profq/profq/internal/option"
 )
 
 // FetchOptions say how a URL argument (http:// or https://, typically a Go
@@ -350,7 +353,7 @@ func (f FetchOptions) send(ctx context.Context, o outgoing, limit int64) (*respo
 	if resp.ContentLength > limit {
 		// The server says how large the body is: no need to read it to refuse it.
 		r.Close()
-		return nil, &FetchError{URL: o.shown, Status: resp.Status, Err: &LimitError{Limit: limit}}
+		return nil, &FetchError{URL: o.shown, Status: resp.Status, Err: &format.LimitError{Limit: limit}}
 	}
 	return r, nil
 }
@@ -395,7 +398,7 @@ func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip
 	}
 	if r.gzip {
 		if data, err = gunzip(data); err != nil {
-			if isLimit(err) {
+			if format.IsLimit(err) {
 				return nil, r.fail(err)
 			}
 			return nil, r.fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/testkit/proftest"
@@ -350,7 +352,7 @@ func TestFetchContentEncoding(t *testing.T) {
 	}
 
 	_, _, err = Options{}.Load([]string{srv.URL + "/bomb"})
-	var ratio *RatioError
+	var ratio *format.RatioError
 	if !errors.As(err, &ratio) {
 		t.Errorf("a gzip bomb as Content-Encoding: %v, want a RatioError", err)
 	}
@@ -428,7 +430,7 @@ func TestFetchContentLengthOverLimit(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	_, _, err := Options{}.Load([]string{srv.URL + "/debug/pprof/heap"})
-	var lim *LimitError
+	var lim *format.LimitError
 	if !errors.As(err, &lim) {
 		t.Fatalf("error %v, want a LimitError", err)
 	}

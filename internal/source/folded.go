@@ -3,10 +3,8 @@ package source
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
-	"github.com/profq/profq/internal/text"
 	"hash/maphash"
 	"io"
 	"math"
@@ -14,6 +12,10 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/profq/profq/internal/text"
 
 	"github.com/google/pprof/profile"
 )
@@ -46,62 +48,37 @@ func ParseFoldedType(s string) (*profile.ValueType, error) {
 func isFoldedSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
 
 // foldedWhole reads folded stacks held whole (the registry's read).
-func (o Options) foldedWhole(data, raw []byte) (decoded, error) {
+func (o Options) foldedWhole(data, raw []byte) (format.Decoded, error) {
 	p, warnings, err := o.parseFolded(data, raw)
-	return decoded{p: p, format: FormatFolded, warnings: warnings}, err
+	return format.Decoded{P: p, Format: FormatFolded, Warnings: warnings}, err
 }
 
 // foldedStream reads folded stacks as they arrive (the registry's stream).
-func (o Options) foldedStream(r *bufio.Reader) (decoded, error) {
+func (o Options) foldedStream(r *bufio.Reader) (format.Decoded, error) {
 	// A UTF-8 byte-order mark is not part of the first frame.
-	discardBOM(r)
-	p, warnings, err := o.foldLines(&streamLines{r: r, lim: o.limits()})
-	return decoded{p: p, format: FormatFolded, warnings: warnings}, err
-}
-
-// discardBOM drops a UTF-8 byte-order mark at the start of r.
-func discardBOM(r *bufio.Reader) {
-	if bom, _ := r.Peek(3); bytes.Equal(bom, []byte(utf8BOM)) {
-		r.Discard(3)
-	}
+	format.DiscardBOM(r)
+	p, warnings, err := o.foldLines(&format.StreamLines{R: r, Lim: o.limits()})
+	return format.Decoded{P: p, Format: FormatFolded, Warnings: warnings}, err
 }
 
 // parseFolded reads folded stacks: data as read, raw the same decompressed (nil when data is
 // gzip that does not decompress).
 func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, error) {
 	if raw == nil {
-		_, err := gunzip(data)
+		_, err := format.Gunzip(data)
 		if err == nil {
 			err = errors.New("invalid gzip data")
 		}
 		return nil, nil, fmt.Errorf("decompressing: %w", err)
 	}
-	return o.foldLines(&textLines{text: foldedText(raw)})
-}
-
-// lineSource yields the lines of a folded input, without their line breaks: next returns
-// io.EOF after the last. A line is valid until the next call.
-type lineSource interface {
-	next() ([]byte, error)
-}
-
-// textLines is a lineSource over text held in memory.
-type textLines struct{ text []byte }
-
-func (t *textLines) next() ([]byte, error) {
-	if len(t.text) == 0 {
-		return nil, io.EOF
-	}
-	line, rest, _ := bytes.Cut(t.text, []byte("\n"))
-	t.text = rest
-	return line, nil
+	return o.foldLines(&format.TextLines{Text: foldedText(raw)})
 }
 
 // foldLines reads folded stacks line by line. Blank lines are passed over; lines that are
 // not "stack value" are skipped and counted in one warning, so that a comment or a
 // truncated last line does not lose the whole file. Identical stacks are merged by adding
 // their values, and every distinct frame text becomes one function and one location.
-func (o Options) foldLines(src lineSource) (*profile.Profile, []string, error) {
+func (o Options) foldLines(src format.LineSource) (*profile.Profile, []string, error) {
 	st, err := ParseFoldedType(o.FoldedType)
 	if err != nil {
 		return nil, nil, fmt.Errorf("folded stacks: %w", err)
@@ -114,12 +91,12 @@ func (o Options) foldLines(src lineSource) (*profile.Profile, []string, error) {
 		firstLine        string
 	)
 	for n := 1; ; n++ {
-		line, err := src.next()
+		line, err := src.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			if isLimit(err) {
+			if format.IsLimit(err) {
 				return nil, nil, err
 			}
 			return nil, nil, fmt.Errorf("folded stacks: line %d: %w", n, err)
@@ -131,7 +108,7 @@ func (o Options) foldLines(src lineSource) (*profile.Profile, []string, error) {
 		stack, value, exact, ok := splitFolded(line)
 		if !ok {
 			if skipped == 0 {
-				firstBad, firstLine = n, quoteLine(string(line[:min(len(line), 4*maxQuoted)]))
+				firstBad, firstLine = n, format.QuoteLine(string(line[:min(len(line), 4*format.MaxQuoted)]))
 			}
 			skipped++
 			continue
@@ -140,7 +117,7 @@ func (o Options) foldLines(src lineSource) (*profile.Profile, []string, error) {
 			rounded++
 		}
 		if err := b.add(stack, value); err != nil {
-			if isLimit(err) {
+			if format.IsLimit(err) {
 				return nil, nil, err
 			}
 			return nil, nil, fmt.Errorf("folded stacks: line %d: %w", n, err)
@@ -219,15 +196,15 @@ type foldedBuilder struct {
 	frames   []string                     // scratch: the frames of the current stack
 	// The arrays that samples, locations, functions and their slices are cut from, many to
 	// an array, rather than allocated one by one.
-	sampleArr   shared[profile.Sample]
-	locationArr shared[profile.Location]
-	functionArr shared[profile.Function]
-	lineArr     shared[profile.Line]
-	stackArr    shared[*profile.Location]
-	valueArr    shared[int64]
+	sampleArr   format.Shared[profile.Sample]
+	locationArr format.Shared[profile.Location]
+	functionArr format.Shared[profile.Function]
+	lineArr     format.Shared[profile.Line]
+	stackArr    format.Shared[*profile.Location]
+	valueArr    format.Shared[int64]
 	// lim holds the stacks (samples) and their frames to the input limits as they are
 	// added, before a stack of millions of frames is split.
-	lim limits
+	lim format.Limits
 }
 
 func newFoldedBuilder(st *profile.ValueType) *foldedBuilder {
@@ -255,15 +232,15 @@ func (b *foldedBuilder) add(stack []byte, value int64) error {
 		s.Value[0] = sum
 		return nil
 	}
-	if b.lim.depth > 0 && bytes.Count(stack, []byte{';'}) >= b.lim.depth {
-		return &DepthLimitError{Limit: b.lim.depth}
+	if b.lim.Depth > 0 && bytes.Count(stack, []byte{';'}) >= b.lim.Depth {
+		return &format.DepthLimitError{Limit: b.lim.Depth}
 	}
-	if b.lim.samples > 0 && len(b.p.Sample) >= b.lim.samples {
-		return &SampleLimitError{Limit: b.lim.samples}
+	if b.lim.Samples > 0 && len(b.p.Sample) >= b.lim.Samples {
+		return &format.SampleLimitError{Limit: b.lim.Samples}
 	}
 	b.frames = strings.Split(string(stack), ";")
-	s = &b.sampleArr.take(1)[0]
-	s.Value, s.Location = b.valueArr.take(1), b.stackArr.take(len(b.frames))
+	s = &b.sampleArr.Take(1)[0]
+	s.Value, s.Location = b.valueArr.Take(1), b.stackArr.Take(len(b.frames))
 	s.Value[0] = value
 	// pprof lists frames leaf first.
 	for i, f := range b.frames {
@@ -300,10 +277,10 @@ func (b *foldedBuilder) location(frame string) *profile.Location {
 	if l, ok := b.locs[frame]; ok {
 		return l
 	}
-	fn := &b.functionArr.take(1)[0]
+	fn := &b.functionArr.Take(1)[0]
 	*fn = profile.Function{ID: uint64(len(b.p.Function) + 1), Name: frame, SystemName: frame}
-	l := &b.locationArr.take(1)[0]
-	*l = profile.Location{ID: uint64(len(b.p.Location) + 1), Line: b.lineArr.take(1)}
+	l := &b.locationArr.Take(1)[0]
+	*l = profile.Location{ID: uint64(len(b.p.Location) + 1), Line: b.lineArr.Take(1)}
 	l.Line[0].Function = fn
 	b.p.Function = append(b.p.Function, fn)
 	b.p.Location = append(b.p.Location, l)
@@ -384,7 +361,7 @@ func looksFolded(raw []byte) bool {
 		}
 		if first {
 			first = false
-			if legacyHeader(line) {
+			if format.LegacyHeader(line) {
 				return false
 			}
 		}
@@ -398,76 +375,4 @@ func looksFolded(raw []byte) bool {
 		}
 	}
 	return valid > 0 && valid >= invalid
-}
-
-// legacyHeader tells whether the first line of a text input is the header of one of the
-// legacy formats profile.ParseData reads: "--- contention", "--- heapz", "--- threadz",
-// "--- symbol"; "heap profile: ..." and "goroutine profile: total 5" (any "<name> profile:");
-// or the start of a JSON document, which folded stacks never are.
-func legacyHeader(line []byte) bool {
-	if bytes.HasPrefix(line, []byte("---")) || line[0] == '{' {
-		return true
-	}
-	// A JSON array, but not a root frame such as "[unknown]".
-	if line[0] == '[' && (len(line) == 1 || bytes.IndexByte([]byte(" \t[{\"-0123456789"), line[1]) >= 0) {
-		return true
-	}
-	name, rest, ok := bytes.Cut(line, []byte(" "))
-	return ok && len(name) > 0 && !bytes.ContainsRune(name, ';') && bytes.HasPrefix(rest, []byte("profile:"))
-}
-
-// maxQuoted is how many characters of a line quoteLine keeps.
-const maxQuoted = 60
-
-// quoteLine quotes an input line for a one-line message, shortened when long.
-func quoteLine(s string) string {
-	if utf8.RuneCountInString(s) > maxQuoted {
-		s = string([]rune(s)[:maxQuoted]) + "..."
-	}
-	return strconv.Quote(s)
-}
-
-// streamLines is a lineSource over a stream: only the current line is held. A line is
-// refused as it is read once it has more frames than the depth limit allows or more than
-// max bytes (maxFoldedLine when 0), before the rest of it is.
-type streamLines struct {
-	r    *bufio.Reader
-	line []byte
-	lim  limits
-	max  int
-}
-
-// maxFoldedLine bounds the length of one line of folded stacks: ten thousand frames (the
-// default depth limit) of a few hundred characters each, with room to spare.
-const maxFoldedLine = 64 << 20
-
-func (s *streamLines) next() ([]byte, error) {
-	line := s.line[:0]
-	semicolons := 0
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if s.lim.depth > 0 {
-			if semicolons += bytes.Count(chunk, []byte{';'}); semicolons >= s.lim.depth {
-				return nil, &DepthLimitError{Limit: s.lim.depth}
-			}
-		}
-		// The line break aside.
-		if limit := cmp.Or(s.max, maxFoldedLine); len(line)+len(chunk) > limit+1 {
-			return nil, fmt.Errorf("a line longer than %d bytes", limit)
-		}
-		line = append(line, chunk...)
-		switch {
-		case err == bufio.ErrBufferFull:
-			continue
-		case err == io.EOF && len(line) > 0:
-			err = nil
-		case err != nil:
-			return nil, err
-		}
-		// A buffer grown for one long line is not kept for the short ones after it.
-		if cap(line) <= 1<<20 {
-			s.line = line
-		}
-		return bytes.TrimSuffix(line, []byte("\n")), nil
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 )
@@ -357,8 +359,8 @@ func TestFoldedDetect(t *testing.T) {
 				continue
 			}
 			raw := data
-			if isGzip(data) {
-				if raw, err = gunzip(data); err != nil {
+			if format.IsGzip(data) {
+				if raw, err = format.Gunzip(data); err != nil {
 					continue
 				}
 			}

@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 )
@@ -222,7 +224,7 @@ func FuzzCallgrind(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		raw, err := gunzip(data)
+		raw, err := format.Gunzip(data)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -244,8 +246,8 @@ func FuzzCallgrind(f *testing.F) {
 	}
 	o := Options{MaxStackDepth: 4, MaxSamples: 1000, MaxEntries: 3000}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, total, err := readCallgrindChecked(o, &textLines{text: data})
-		sl := &streamLines{r: bufio.NewReaderSize(bytes.NewReader(data), 16), max: maxCallgrindLine}
+		d, total, err := readCallgrindChecked(o, &format.TextLines{Text: data})
+		sl := &format.StreamLines{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Max: maxCallgrindLine}
 		ds, _, serr := readCallgrindChecked(o, sl)
 		if (err == nil) != (serr == nil) {
 			t.Fatalf("in memory: %v; as a stream: %v", err, serr)
@@ -256,7 +258,7 @@ func FuzzCallgrind(f *testing.F) {
 			}
 			return
 		}
-		p := d.p
+		p := d.P
 		if err := p.CheckValid(); err != nil {
 			t.Fatalf("invalid profile: %v", err)
 		}
@@ -278,22 +280,22 @@ func FuzzCallgrind(f *testing.F) {
 			if sum != want {
 				t.Errorf("%s: the samples add up to %d, the self costs read to %d", st.Type, sum, want)
 			}
-			if diff := cmp.Diff(cgStacks(p, i), cgStacks(ds.p, i)); diff != "" {
+			if diff := cmp.Diff(cgStacks(p, i), cgStacks(ds.P, i)); diff != "" {
 				t.Errorf("%s, in memory and as a stream:\n%s", st.Type, diff)
 			}
 		}
-		if strings.Join(d.warnings, "\n") != strings.Join(ds.warnings, "\n") {
-			t.Errorf("warnings in memory %q, as a stream %q", d.warnings, ds.warnings)
+		if strings.Join(d.Warnings, "\n") != strings.Join(ds.Warnings, "\n") {
+			t.Errorf("warnings in memory %q, as a stream %q", d.Warnings, ds.Warnings)
 		}
 	})
 }
 
 // readCallgrindChecked reads callgrind output and returns, besides the profile, the self
 // costs the reader tallied as it read the cost lines, by sample type.
-func readCallgrindChecked(o Options, src lineSource) (decoded, []uint64, error) {
+func readCallgrindChecked(o Options, src format.LineSource) (format.Decoded, []uint64, error) {
 	r, err := o.readCallgrind(src)
 	if err != nil {
-		return decoded{}, nil, err
+		return format.Decoded{}, nil, err
 	}
 	d, err := r.finish()
 	return d, r.total, err

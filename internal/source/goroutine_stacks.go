@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -26,7 +28,7 @@ type goroutineStack struct {
 
 // parseGoroutineStacks reads a debug=2 dump: every goroutine's traceback, goroutines with
 // the same stack, state, wait, creator and labels merged into one sample.
-func parseGoroutineStacks(src lineSource, lim limits) (*profile.Profile, []string, error) {
+func parseGoroutineStacks(src format.LineSource, lim format.Limits) (*profile.Profile, []string, error) {
 	b := newGoroutineBuilder("goroutine", lim)
 	var (
 		g *goroutineStack
@@ -156,10 +158,10 @@ func parseGoroutineStacks(src lineSource, lim limits) (*profile.Profile, []strin
 }
 
 // count counts one more frame of g against the depth limit, as it is read.
-func (g *goroutineStack) count(lim limits) error {
+func (g *goroutineStack) count(lim format.Limits) error {
 	g.frames++
-	if lim.depth > 0 && g.frames > lim.depth {
-		return &DepthLimitError{Limit: lim.depth}
+	if lim.Depth > 0 && g.frames > lim.Depth {
+		return &format.DepthLimitError{Limit: lim.Depth}
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/text"
@@ -68,7 +70,7 @@ var (
 // goroutineDumpKind says which goroutine dump text starts with: 1 for debug=1, 2 for
 // debug=2, 0 for none. Only the first non-blank line is looked at.
 func goroutineDumpKind(head []byte) int {
-	head = bytes.TrimPrefix(head, []byte(utf8BOM))
+	head = bytes.TrimPrefix(head, []byte(format.UTF8BOM))
 	for len(head) > 0 {
 		var line []byte
 		line, head, _ = bytes.Cut(head, []byte("\n"))
@@ -94,7 +96,7 @@ func looksGoroutineDump(head []byte) bool { return goroutineDumpKind(head) != 0 
 // merged by key, every table counted against the limits as it grows.
 type goroutineBuilder struct {
 	p        *profile.Profile
-	lim      limits
+	lim      format.Limits
 	funcs    map[[2]string]*profile.Function
 	locs     map[string]*profile.Location
 	samples  map[string]*profile.Sample
@@ -103,7 +105,7 @@ type goroutineBuilder struct {
 	badLine  string
 }
 
-func newGoroutineBuilder(typ string, lim limits) *goroutineBuilder {
+func newGoroutineBuilder(typ string, lim format.Limits) *goroutineBuilder {
 	vt := func() *profile.ValueType { return &profile.ValueType{Type: typ, Unit: "count"} }
 	return &goroutineBuilder{
 		p:       &profile.Profile{SampleType: []*profile.ValueType{vt()}, PeriodType: vt(), Period: 1},
@@ -115,8 +117,8 @@ func newGoroutineBuilder(typ string, lim limits) *goroutineBuilder {
 }
 
 func (b *goroutineBuilder) entries(n int) error {
-	if b.lim.entries > 0 && n > b.lim.entries {
-		return &EntryLimitError{Limit: b.lim.entries}
+	if b.lim.Entries > 0 && n > b.lim.Entries {
+		return &format.EntryLimitError{Limit: b.lim.Entries}
 	}
 	return nil
 }
@@ -174,14 +176,14 @@ func (b *goroutineBuilder) add(key string, n int64, locs []*profile.Location, la
 	for _, l := range locs {
 		frames += max(1, len(l.Line))
 	}
-	if b.lim.depth > 0 && frames > b.lim.depth {
-		return &DepthLimitError{Limit: b.lim.depth}
+	if b.lim.Depth > 0 && frames > b.lim.Depth {
+		return &format.DepthLimitError{Limit: b.lim.Depth}
 	}
-	if b.lim.labels > 0 && labelCount(labels, num) > b.lim.labels {
-		return &LabelLimitError{Limit: b.lim.labels}
+	if b.lim.Labels > 0 && format.LabelCount(labels, num) > b.lim.Labels {
+		return &format.LabelLimitError{Limit: b.lim.Labels}
 	}
-	if b.lim.samples > 0 && len(b.p.Sample) >= b.lim.samples {
-		return &SampleLimitError{Limit: b.lim.samples}
+	if b.lim.Samples > 0 && len(b.p.Sample) >= b.lim.Samples {
+		return &format.SampleLimitError{Limit: b.lim.Samples}
 	}
 	s := &profile.Sample{Location: locs, Value: []int64{n}}
 	if len(labels) > 0 {
@@ -205,7 +207,7 @@ func (b *goroutineBuilder) add(key string, n int64, locs []*profile.Location, la
 // skip passes over line n, which no part of the format reads.
 func (b *goroutineBuilder) skip(n int, line []byte) {
 	if b.skipped == 0 {
-		b.firstBad, b.badLine = n, quoteLine(string(line[:min(len(line), 4*maxQuoted)]))
+		b.firstBad, b.badLine = n, format.QuoteLine(string(line[:min(len(line), 4*format.MaxQuoted)]))
 	}
 	b.skipped++
 }
@@ -219,24 +221,24 @@ func (b *goroutineBuilder) warnings(form string) []string {
 }
 
 // goroutineWhole reads a goroutine dump held whole (the registry's read).
-func (o Options) goroutineWhole(_, raw []byte) (decoded, error) {
+func (o Options) goroutineWhole(_, raw []byte) (format.Decoded, error) {
 	if raw == nil {
-		return decoded{}, fmt.Errorf("decompressing: invalid gzip data")
+		return format.Decoded{}, fmt.Errorf("decompressing: invalid gzip data")
 	}
 	p, warnings, err := o.parseGoroutineDump(raw)
-	return decoded{p: p, format: FormatGoroutine, warnings: warnings}, err
+	return format.Decoded{P: p, Format: FormatGoroutine, Warnings: warnings}, err
 }
 
 // parseGoroutineDump reads raw, a goroutine dump in either text form.
 func (o Options) parseGoroutineDump(raw []byte) (*profile.Profile, []string, error) {
-	raw = bytes.TrimPrefix(raw, []byte(utf8BOM))
-	switch goroutineDumpKind(raw[:min(len(raw), headSize)]) {
+	raw = bytes.TrimPrefix(raw, []byte(format.UTF8BOM))
+	switch goroutineDumpKind(raw[:min(len(raw), format.HeadSize)]) {
 	case 1:
-		return parseGoroutineCounts(&textLines{text: raw}, o.limits())
+		return parseGoroutineCounts(&format.TextLines{Text: raw}, o.limits())
 	case 2:
-		return parseGoroutineStacks(&textLines{text: raw}, o.limits())
+		return parseGoroutineStacks(&format.TextLines{Text: raw}, o.limits())
 	}
-	return nil, nil, fmt.Errorf("%w: not a goroutine dump: want \"goroutine profile: total N\" (debug=1) or \"goroutine N [state]:\" (debug=2) first", ErrNotProfile)
+	return nil, nil, fmt.Errorf("%w: not a goroutine dump: want \"goroutine profile: total N\" (debug=1) or \"goroutine N [state]:\" (debug=2) first", format.ErrNotProfile)
 }
 
 // maxGoroutineLine bounds one line of a dump: a debug=1 group line of ten thousand frames
@@ -244,8 +246,8 @@ func (o Options) parseGoroutineDump(raw []byte) (*profile.Profile, []string, err
 const maxGoroutineLine = 16 << 20
 
 // nextLine is src.next without the CR of a CRLF line end, refusing lines too long for a dump.
-func nextLine(src lineSource) ([]byte, error) {
-	line, err := src.next()
+func nextLine(src format.LineSource) ([]byte, error) {
+	line, err := src.Next()
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +258,7 @@ func nextLine(src lineSource) ([]byte, error) {
 }
 
 // parseGoroutineCounts reads a debug=1 dump.
-func parseGoroutineCounts(src lineSource, lim limits) (*profile.Profile, []string, error) {
+func parseGoroutineCounts(src format.LineSource, lim format.Limits) (*profile.Profile, []string, error) {
 	var (
 		b     *goroutineBuilder
 		total int64
@@ -353,8 +355,8 @@ func parseGoroutineCounts(src lineSource, lim limits) (*profile.Profile, []strin
 				continue
 			}
 			fields := strings.Fields(string(m[2]))
-			if lim.depth > 0 && len(fields) > lim.depth {
-				return nil, nil, &DepthLimitError{Limit: lim.depth}
+			if lim.Depth > 0 && len(fields) > lim.Depth {
+				return nil, nil, &format.DepthLimitError{Limit: lim.Depth}
 			}
 			addrs = addrs[:0]
 			bad := false

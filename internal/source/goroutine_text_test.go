@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/testkit/parked"
@@ -228,16 +230,16 @@ func TestGoroutineDumpRefused(t *testing.T) {
 	}
 	// Limits count as the dump is read.
 	text := "goroutine 1 [running]:\na()\n\t/a.go:1 +0x1\nb()\n\t/a.go:2 +0x1\nc()\n\t/a.go:3 +0x1\n"
-	var depth *DepthLimitError
+	var depth *format.DepthLimitError
 	if _, _, err := (Options{MaxStackDepth: 2}).LoadData("x", []byte(text)); !errors.As(err, &depth) {
 		t.Errorf("depth limit: %v", err)
 	}
 	text = "goroutine 1 [running]:\na()\n\t/a.go:1 +0x1\n\ngoroutine 2 [select]:\na()\n\t/a.go:1 +0x1\n\ngoroutine 3 [sleep]:\na()\n\t/a.go:1 +0x1\n"
-	var samples *SampleLimitError
+	var samples *format.SampleLimitError
 	if _, _, err := (Options{MaxSamples: 2}).LoadData("x", []byte(text)); !errors.As(err, &samples) {
 		t.Errorf("sample limit: %v", err)
 	}
-	var entries *EntryLimitError
+	var entries *format.EntryLimitError
 	if _, _, err := (Options{MaxEntries: 1}).LoadData("x", []byte("goroutine profile: total 1\n1 @ 0x10 0x20\n")); !errors.As(err, &entries) {
 		t.Errorf("entry limit: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -42,7 +44,7 @@ func FuzzGzip(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) == 0 || isGzip(data) {
+		if len(data) == 0 || format.IsGzip(data) {
 			// Empty input is refused before it is decompressed; gzip inside gzip is
 			// unwrapped once, by pprof's rules, so it is not the same input gzipped.
 			return
@@ -82,8 +84,8 @@ func FuzzGzip(f *testing.F) {
 		// One byte over the limit once decompressed, however small the gzip file is. An input
 		// whose start no format could have may be refused for that first.
 		_, _, err := load(Options{MaxInputBytes: int64(len(data) - 1)}, zipped)
-		var limit *LimitError
-		garbage := func(err error) bool { return errors.Is(err, ErrNotProfile) || errors.Is(err, ErrZeroFilled) }
+		var limit *format.LimitError
+		garbage := func(err error) bool { return errors.Is(err, format.ErrNotProfile) || errors.Is(err, ErrZeroFilled) }
 		if len(data) > 1 && !errors.As(err, &limit) && !(garbage(wantErr) && garbage(err)) {
 			t.Fatalf("%d bytes gzipped into %d loaded with a limit of %d: error %v, want a LimitError",
 				len(data), len(zipped), len(data)-1, err)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 	jfrparser "github.com/grafana/jfr-parser/parser"
 	jfrtypes "github.com/grafana/jfr-parser/parser/types"
@@ -109,9 +111,9 @@ const (
 const asyncProfilerDefaultInterval = 10_000_000
 
 // jfrWhole reads a JFR recording held whole (the registry's read).
-func (o Options) jfrWhole(_, raw []byte) (decoded, error) {
+func (o Options) jfrWhole(_, raw []byte) (format.Decoded, error) {
 	p, warnings, err := o.parseJFR(raw)
-	return decoded{p: p, format: FormatJFR, warnings: warnings}, err
+	return format.Decoded{P: p, Format: FormatJFR, Warnings: warnings}, err
 }
 
 // parseJFR reads a JFR recording (decompressed; nil if it could not be).
@@ -167,7 +169,7 @@ type jfrSample struct {
 
 // jfrBuilder builds the profile of one recording as its events are parsed.
 type jfrBuilder struct {
-	lim     limits
+	lim     format.Limits
 	p       *profile.Profile
 	mapping *profile.Mapping
 	funcs   map[string]*profile.Function
@@ -194,7 +196,7 @@ type jfrBuilder struct {
 	keyBuf        []byte
 }
 
-func newJFRBuilder(lim limits) *jfrBuilder {
+func newJFRBuilder(lim format.Limits) *jfrBuilder {
 	return &jfrBuilder{
 		lim:      lim,
 		p:        &profile.Profile{},
@@ -398,8 +400,8 @@ func (b *jfrBuilder) addEvent(jp *jfrparser.Parser, ev *jfrEvent) error {
 	}
 	i, ok := b.index[key]
 	if !ok {
-		if len(b.samples) >= b.lim.samples {
-			return &SampleLimitError{Limit: b.lim.samples}
+		if len(b.samples) >= b.lim.Samples {
+			return &format.SampleLimitError{Limit: b.lim.Samples}
 		}
 		i = len(b.samples)
 		key.thread = strings.Clone(key.thread)
@@ -436,8 +438,8 @@ func (b *jfrBuilder) stack(jp *jfrparser.Parser, ref jfrtypes.StackTraceRef) (in
 	if st == nil {
 		return 0, false, nil
 	}
-	if len(st.Frames) > b.lim.depth {
-		return 0, false, &DepthLimitError{Limit: b.lim.depth}
+	if len(st.Frames) > b.lim.Depth {
+		return 0, false, &format.DepthLimitError{Limit: b.lim.Depth}
 	}
 	if st.Truncated {
 		b.truncated++
@@ -491,8 +493,8 @@ func jfrFrameName(jp *jfrparser.Parser, ref jfrtypes.MethodRef) (string, bool) {
 func (b *jfrBuilder) location(name string, line int64) (*profile.Location, error) {
 	fn, ok := b.funcs[name]
 	if !ok {
-		if len(b.p.Function) >= b.lim.entries {
-			return nil, &EntryLimitError{Limit: b.lim.entries}
+		if len(b.p.Function) >= b.lim.Entries {
+			return nil, &format.EntryLimitError{Limit: b.lim.Entries}
 		}
 		fn = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name}
 		b.funcs[name] = fn
@@ -501,8 +503,8 @@ func (b *jfrBuilder) location(name string, line int64) (*profile.Location, error
 	k := jfrLocKey{fn, line}
 	loc, ok := b.locs[k]
 	if !ok {
-		if len(b.p.Location) >= b.lim.entries {
-			return nil, &EntryLimitError{Limit: b.lim.entries}
+		if len(b.p.Location) >= b.lim.Entries {
+			return nil, &format.EntryLimitError{Limit: b.lim.Entries}
 		}
 		loc = &profile.Location{ID: uint64(len(b.p.Location) + 1), Mapping: b.mapping, Line: []profile.Line{{Function: fn, Line: line}}}
 		b.locs[k] = loc

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 	jfrparser "github.com/grafana/jfr-parser/parser"
@@ -27,7 +29,7 @@ func jfrRead(t testing.TB, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if isGzip(data) {
+	if format.IsGzip(data) {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
@@ -304,10 +306,10 @@ func TestJFRExpectedCollapsed(t *testing.T) {
 func TestJFRLimits(t *testing.T) {
 	path := filepath.Join(jfrTestdata, "example.jfr.gz")
 	var (
-		size    *LimitError
-		samples *SampleLimitError
-		depth   *DepthLimitError
-		entries *EntryLimitError
+		size    *format.LimitError
+		samples *format.SampleLimitError
+		depth   *format.DepthLimitError
+		entries *format.EntryLimitError
 	)
 	checks := []struct {
 		o      Options

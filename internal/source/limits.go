@@ -3,6 +3,8 @@ package source
 import (
 	"math"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -10,35 +12,35 @@ import (
 // samples, the labels of each sample, the frames of each sample (a location's inlined lines
 // each count, a location without lines counts once) and the sums of its values (checkSums).
 // The samples are p's, or stacks when not nil.
-func checkLimits(p *profile.Profile, stacks *Stacks, lim limits) error {
+func checkLimits(p *profile.Profile, stacks *Stacks, lim format.Limits) error {
 	if stacks != nil {
 		return checkStackLimits(p, stacks, lim)
 	}
-	if lim.samples > 0 && len(p.Sample) > lim.samples {
-		return &SampleLimitError{Limit: lim.samples}
+	if lim.Samples > 0 && len(p.Sample) > lim.Samples {
+		return &format.SampleLimitError{Limit: lim.Samples}
 	}
-	if lim.labels > 0 {
+	if lim.Labels > 0 {
 		for _, s := range p.Sample {
-			if labelCount(s.Label, s.NumLabel) > lim.labels {
-				return &LabelLimitError{Limit: lim.labels}
+			if format.LabelCount(s.Label, s.NumLabel) > lim.Labels {
+				return &format.LabelLimitError{Limit: lim.Labels}
 			}
 		}
 	}
-	if lim.depth > 0 {
+	if lim.Depth > 0 {
 		maxLines := maxLines(p)
 		for _, s := range p.Sample {
-			if len(s.Location) > lim.depth {
-				return &DepthLimitError{Limit: lim.depth}
+			if len(s.Location) > lim.Depth {
+				return &format.DepthLimitError{Limit: lim.Depth}
 			}
-			if len(s.Location)*maxLines <= lim.depth {
+			if len(s.Location)*maxLines <= lim.Depth {
 				continue
 			}
 			frames := 0
 			for _, l := range s.Location {
 				frames += max(1, len(l.Line))
 			}
-			if frames > lim.depth {
-				return &DepthLimitError{Limit: lim.depth}
+			if frames > lim.Depth {
+				return &format.DepthLimitError{Limit: lim.Depth}
 			}
 		}
 	}
@@ -46,20 +48,20 @@ func checkLimits(p *profile.Profile, stacks *Stacks, lim limits) error {
 }
 
 // checkStackLimits is checkLimits on samples held as stacks.
-func checkStackLimits(p *profile.Profile, st *Stacks, lim limits) error {
-	if lim.samples > 0 && st.Len() > lim.samples {
-		return &SampleLimitError{Limit: lim.samples}
+func checkStackLimits(p *profile.Profile, st *Stacks, lim format.Limits) error {
+	if lim.Samples > 0 && st.Len() > lim.Samples {
+		return &format.SampleLimitError{Limit: lim.Samples}
 	}
-	if lim.labels > 0 {
+	if lim.Labels > 0 {
 		for _, set := range st.LabelSets {
-			if labelCount(set.Label, set.NumLabel) > lim.labels {
-				return &LabelLimitError{Limit: lim.labels}
+			if format.LabelCount(set.Label, set.NumLabel) > lim.Labels {
+				return &format.LabelLimitError{Limit: lim.Labels}
 			}
 		}
 	}
 	ml := maxLines(p)
 	var frames []int // the frames of each location, when some have several lines
-	if lim.depth > 0 && ml > 1 {
+	if lim.Depth > 0 && ml > 1 {
 		frames = make([]int, len(p.Location))
 		for i, l := range p.Location {
 			frames[i] = max(1, len(l.Line))
@@ -70,16 +72,16 @@ func checkStackLimits(p *profile.Profile, st *Stacks, lim limits) error {
 		seg := &st.Segments[k]
 		for j := range seg.Len() {
 			stack := seg.Stack(j)
-			if lim.depth > 0 && len(stack) > lim.depth {
-				return &DepthLimitError{Limit: lim.depth}
+			if lim.Depth > 0 && len(stack) > lim.Depth {
+				return &format.DepthLimitError{Limit: lim.Depth}
 			}
-			if frames != nil && len(stack)*ml > lim.depth {
+			if frames != nil && len(stack)*ml > lim.Depth {
 				n := 0
 				for _, pos := range stack {
 					n += frames[pos]
 				}
-				if n > lim.depth {
-					return &DepthLimitError{Limit: lim.depth}
+				if n > lim.Depth {
+					return &format.DepthLimitError{Limit: lim.Depth}
 				}
 			}
 		}
@@ -90,18 +92,6 @@ func checkStackLimits(p *profile.Profile, st *Stacks, lim limits) error {
 		}
 	}
 	return nil
-}
-
-// labelCount is how many labels a sample with these label maps has.
-func labelCount(label map[string][]string, numLabel map[string][]int64) int {
-	n := 0
-	for _, v := range label {
-		n += len(v)
-	}
-	for _, v := range numLabel {
-		n += len(v)
-	}
-	return n
 }
 
 // maxLines is the most lines a location of p has, at least 1: samples of few enough
@@ -151,14 +141,7 @@ func addAbs(sums []uint64, i int, v int64, types []*profile.ValueType) error {
 	}
 	// Both terms are at most 1<<63, so the sum cannot wrap around uint64.
 	if sums[i] += a; sums[i] > math.MaxInt64 {
-		return &OverflowError{SampleType: valueTypeName(types[i])}
+		return &format.OverflowError{SampleType: format.ValueTypeName(types[i])}
 	}
 	return nil
-}
-
-func valueTypeName(t *profile.ValueType) string {
-	if t == nil {
-		return "?"
-	}
-	return t.Type + "/" + t.Unit
 }

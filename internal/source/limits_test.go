@@ -3,12 +3,15 @@ package source
 import (
 	"bytes"
 	"errors"
-	"google.golang.org/protobuf/encoding/protowire"
 	"io"
 	"math"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/google/pprof/profile"
 
@@ -36,17 +39,17 @@ func TestLimitErrors(t *testing.T) {
 		want any // a pointer to the error type wanted, nil for success
 		flag string
 	}{
-		{"pprof samples", Options{MaxSamples: 1}, encode(t, deep, true), new(*SampleLimitError), "--max-samples"},
+		{"pprof samples", Options{MaxSamples: 1}, encode(t, deep, true), new(*format.SampleLimitError), "--max-samples"},
 		{"pprof samples raised", Options{MaxSamples: 2}, encode(t, deep, true), nil, ""},
-		{"pprof depth", Options{MaxStackDepth: 4}, encode(t, deep, false), new(*DepthLimitError), "--max-stack-depth"},
+		{"pprof depth", Options{MaxStackDepth: 4}, encode(t, deep, false), new(*format.DepthLimitError), "--max-stack-depth"},
 		{"pprof depth raised", Options{MaxStackDepth: 5}, encode(t, deep, false), nil, ""},
-		{"inlined depth", Options{MaxStackDepth: 3}, encode(t, inlined, true), new(*DepthLimitError), "--max-stack-depth"},
+		{"inlined depth", Options{MaxStackDepth: 3}, encode(t, inlined, true), new(*format.DepthLimitError), "--max-stack-depth"},
 		{"inlined depth raised", Options{MaxStackDepth: 4}, encode(t, inlined, true), nil, ""},
-		{"legacy samples", Options{MaxSamples: 1}, []byte(legacy), new(*SampleLimitError), "--max-samples"},
-		{"legacy depth", Options{MaxStackDepth: 2}, []byte(legacy), new(*DepthLimitError), "--max-stack-depth"},
-		{"folded samples", Options{MaxSamples: 1}, []byte("a;b 1\na;c 1\n"), new(*SampleLimitError), "--max-samples"},
-		{"folded depth", Options{MaxStackDepth: 1}, []byte("a;b 1\n"), new(*DepthLimitError), "--max-stack-depth"},
-		{"size", Options{MaxInputBytes: 100}, encode(t, deep, true), new(*LimitError), "--max-input-bytes"},
+		{"legacy samples", Options{MaxSamples: 1}, []byte(legacy), new(*format.SampleLimitError), "--max-samples"},
+		{"legacy depth", Options{MaxStackDepth: 2}, []byte(legacy), new(*format.DepthLimitError), "--max-stack-depth"},
+		{"folded samples", Options{MaxSamples: 1}, []byte("a;b 1\na;c 1\n"), new(*format.SampleLimitError), "--max-samples"},
+		{"folded depth", Options{MaxStackDepth: 1}, []byte("a;b 1\n"), new(*format.DepthLimitError), "--max-stack-depth"},
+		{"size", Options{MaxInputBytes: 100}, encode(t, deep, true), new(*format.LimitError), "--max-input-bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := tc.opts.LoadBytes([]string{"in"}, [][]byte{tc.data})
@@ -71,18 +74,18 @@ func TestLimitErrors(t *testing.T) {
 func TestDecoderStopsEarly(t *testing.T) {
 	p := build(cpuSpec("nanoseconds", 1, 2))
 	raw := encode(t, p, false)
-	_, err := decodeProfileLimited(raw, limits{samples: 1})
-	var lim *SampleLimitError
+	_, err := decodeProfileLimited(raw, format.Limits{Samples: 1})
+	var lim *format.SampleLimitError
 	if !errors.As(err, &lim) || lim.Limit != 1 {
 		t.Fatalf("decodeProfileLimited: %v, want a SampleLimitError", err)
 	}
-	if _, err := parsePprof(raw, raw, limits{samples: 1}); !errors.As(err, &lim) {
+	if _, err := parsePprof(raw, raw, format.Limits{Samples: 1}); !errors.As(err, &lim) {
 		t.Fatalf("parsePprof: %v, want a SampleLimitError", err)
 	}
-	if _, err := decodeProfileLimited(raw, limits{samples: 2, depth: 1}); !errors.As(err, new(*DepthLimitError)) {
+	if _, err := decodeProfileLimited(raw, format.Limits{Samples: 2, Depth: 1}); !errors.As(err, new(*format.DepthLimitError)) {
 		t.Fatalf("decodeProfileLimited: %v, want a DepthLimitError", err)
 	}
-	if _, err := decodeProfileLimited(raw, limits{samples: 2, depth: 2}); err != nil {
+	if _, err := decodeProfileLimited(raw, format.Limits{Samples: 2, Depth: 2}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -95,15 +98,15 @@ func TestGzipGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Options{}.gunzipLimited(bomb.Bytes())
-	var ratio *RatioError
+	var ratio *format.RatioError
 	if !errors.As(err, &ratio) || ratio.Size != bombFloor || ratio.Ratio != maxGzipRatio {
 		t.Fatalf("default limit: %v, want a RatioError at %d bytes", err, bombFloor)
 	}
-	if !isLimit(err) {
+	if !format.IsLimit(err) {
 		t.Error("a RatioError is not a limit")
 	}
 	_, err = Options{MaxInputBytes: bombFloor + 1}.gunzipLimited(bomb.Bytes())
-	var size *LimitError
+	var size *format.LimitError
 	if !errors.As(err, &size) || size.Limit != bombFloor+1 {
 		t.Fatalf("explicit limit: %v, want a LimitError", err)
 	}
@@ -130,7 +133,7 @@ func TestReadSized(t *testing.T) {
 		}
 	}
 	for _, limit := range []int64{1, 4999} {
-		if _, err := readSized(bytes.NewReader(content), int64(len(content)), limit, nil); !errors.As(err, new(*LimitError)) {
+		if _, err := readSized(bytes.NewReader(content), int64(len(content)), limit, nil); !errors.As(err, new(*format.LimitError)) {
 			t.Errorf("limit %d: %v, want a LimitError", limit, err)
 		}
 	}
@@ -168,7 +171,7 @@ func TestCheckSums(t *testing.T) {
 		{"across profiles", []*profile.Profile{prof(math.MaxInt64 / 2), prof(math.MaxInt64/2 + 2)}, false},
 	} {
 		err := checkSums(tc.ps)
-		var ov *OverflowError
+		var ov *format.OverflowError
 		switch {
 		case tc.ok && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -183,7 +186,7 @@ func TestCheckSums(t *testing.T) {
 // TestZeroFilledHead checks that an input of zero bytes is refused from its head, plain or
 // gzipped, and that an OTLP stream cannot be made of empty messages.
 func TestZeroFilledHead(t *testing.T) {
-	for _, n := range []int{8, 100, headSize, 10 * headSize} {
+	for _, n := range []int{8, 100, format.HeadSize, 10 * format.HeadSize} {
 		_, _, err := Options{}.LoadData("zeros", make([]byte, n))
 		if !errors.Is(err, ErrZeroFilled) {
 			t.Errorf("%d zero bytes: %v", n, err)
@@ -194,8 +197,8 @@ func TestZeroFilledHead(t *testing.T) {
 		t.Errorf("4 zero bytes: %v", err)
 	}
 	// A zero byte then something else is not zero-filled.
-	head := make([]byte, headSize)
-	head[headSize-1] = 1
+	head := make([]byte, format.HeadSize)
+	head[format.HeadSize-1] = 1
 	if err := checkHead(head); err != nil {
 		t.Errorf("a head with a 1 at its end: %v", err)
 	}
@@ -234,11 +237,11 @@ func TestFallbackKeepsLimits(t *testing.T) {
 		return varint(p, 9, 2)
 	}
 	o := Options{MaxStackDepth: 100}
-	if _, _, err := o.LoadData("deep", deep(101)); !errors.As(err, new(*DepthLimitError)) {
+	if _, _, err := o.LoadData("deep", deep(101)); !errors.As(err, new(*format.DepthLimitError)) {
 		t.Errorf("101 frames through the fallback: %v, want a DepthLimitError", err)
 	}
 	// Within the limits, ParseData says what it says of it.
-	if _, _, err := o.LoadData("shallow", deep(100)); err == nil || errors.As(err, new(*DepthLimitError)) || !strings.Contains(err.Error(), "concatenated profiles") {
+	if _, _, err := o.LoadData("shallow", deep(100)); err == nil || errors.As(err, new(*format.DepthLimitError)) || !strings.Contains(err.Error(), "concatenated profiles") {
 		t.Errorf("100 frames through the fallback: %v, want ParseData's error", err)
 	}
 }

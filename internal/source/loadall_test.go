@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/profq/profq/internal/source/format"
 )
 
 // TestLoadAll reads profiles and saved documents, streamed and kept whole, in any order of
@@ -49,7 +51,7 @@ func TestLoadAll(t *testing.T) {
 			if (i%2 == 0) != (l.Profile != nil) || (i%2 == 1) != (l.Doc != nil) {
 				t.Errorf("keep %v: argument %d read as profile %v, document %v", keepData, i, l.Profile != nil, l.Doc != nil)
 			}
-			if l.Doc != nil && !bytes.Equal(bytes.TrimSpace(bytes.TrimPrefix(body, []byte(utf8BOM))), bytes.TrimSpace(doc[3:])) {
+			if l.Doc != nil && !bytes.Equal(bytes.TrimSpace(bytes.TrimPrefix(body, []byte(format.UTF8BOM))), bytes.TrimSpace(doc[3:])) {
 				t.Errorf("keep %v: document %q", keepData, body)
 			}
 			return nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/testkit/proftest"
@@ -193,7 +195,7 @@ func TestMergeRefusesOverflow(t *testing.T) {
 	// The result's values fit in seconds, but not once in nanoseconds, as the last input asks.
 	secs := writeProfile(t, dir, "secs.pb.gz", build(cpuSpec("seconds", 2e9, 2e9)))
 	for _, minWeight := range []int{1, minMergeWeight} {
-		var overflow *OverflowError
+		var overflow *format.OverflowError
 		_, _, err := Options{}.merge([]string{small, big, big}, minWeight)
 		if !errors.As(err, &overflow) || overflow.SampleType != "cpu/nanoseconds" ||
 			!strings.HasPrefix(err.Error(), "combining profiles "+small+", "+big+" and "+big+": ") {

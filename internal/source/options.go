@@ -9,9 +9,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/profq/profq/internal/option"
-
-	"github.com/google/pprof/profile"
+	"github.com/profq/profq/internal/source/format"
 
 	"github.com/profq/profq/internal/symbolize"
 )
@@ -117,105 +115,6 @@ const (
 	FormatOTLP = "otlp"
 )
 
-// LimitError is an input larger than Options.MaxInputBytes allows.
-type LimitError struct {
-	// Limit is the limit in bytes.
-	Limit int64
-}
-
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("larger than %d bytes (after decompression); raise the limit with %s", e.Limit, option.Flag("max-input-bytes"))
-}
-
-// RatioError is a gzip input that decompresses to more than a plausible profile's size for
-// its compressed size, as decompression bombs do. It is refused only while the default
-// MaxInputBytes is in force.
-type RatioError struct {
-	// Size is how many bytes it had decompressed to when it was refused.
-	Size int64
-	// Ratio is the decompressed size to the compressed bytes read so far that was exceeded.
-	Ratio int
-}
-
-func (e *RatioError) Error() string {
-	return fmt.Sprintf("decompresses to more than %d bytes at over %d times its compressed size, as decompression bombs do; set %s to read it anyway", e.Size, e.Ratio, option.Flag("max-input-bytes"))
-}
-
-// SampleLimitError is an input with more samples than Options.MaxSamples allows.
-type SampleLimitError struct {
-	// Limit is the limit in samples.
-	Limit int
-}
-
-func (e *SampleLimitError) Error() string {
-	return fmt.Sprintf("more than %d samples; raise the limit with %s", e.Limit, option.Flag("max-samples"))
-}
-
-// DepthLimitError is an input with a sample of more frames than Options.MaxStackDepth
-// allows.
-type DepthLimitError struct {
-	// Limit is the limit in frames per sample.
-	Limit int
-}
-
-func (e *DepthLimitError) Error() string {
-	return fmt.Sprintf("a sample has more than %d frames; raise the limit with %s", e.Limit, option.Flag("max-stack-depth"))
-}
-
-// LabelLimitError is an input with a sample of more labels than Options.MaxLabels allows.
-type LabelLimitError struct {
-	// Limit is the limit in labels per sample.
-	Limit int
-}
-
-func (e *LabelLimitError) Error() string {
-	return fmt.Sprintf("a sample has more than %d labels; raise the limit with %s", e.Limit, option.Flag("max-labels"))
-}
-
-// EntryLimitError is an input with more entries in one of its tables (strings, functions,
-// locations and their lines, mappings) than Options.MaxEntries allows.
-type EntryLimitError struct {
-	// Limit is the limit in entries per table.
-	Limit int
-}
-
-func (e *EntryLimitError) Error() string {
-	return fmt.Sprintf("a table of the profile (strings, functions, locations, lines or mappings) has more than %d entries; raise the limit with %s", e.Limit, option.Flag("max-entries"))
-}
-
-// OverflowError is a profile whose values of one sample type add up, in absolute value,
-// beyond what an int64 holds: a total, a cumulative value or a merged sample could then
-// wrap around and be reported as a wrong number.
-type OverflowError struct {
-	// SampleType is the sample type, "type/unit".
-	SampleType string
-}
-
-func (e *OverflowError) Error() string {
-	return fmt.Sprintf("the values of sample type %s add up to more than %d, which profq cannot total without overflow", e.SampleType, int64(math.MaxInt64))
-}
-
-// limitError is implemented by every error of an input over one of the limits.
-type limitError interface {
-	error
-	overLimit()
-}
-
-func (*LimitError) overLimit()       {}
-func (*RatioError) overLimit()       {}
-func (*SampleLimitError) overLimit() {}
-func (*DepthLimitError) overLimit()  {}
-func (*LabelLimitError) overLimit()  {}
-func (*EntryLimitError) overLimit()  {}
-func (*SampleSizeError) overLimit()  {}
-
-// isLimit says whether err is one of the limit errors, after which an input is not read
-// any further (nor parsed another way).
-func isLimit(err error) bool {
-	var l limitError
-	return errors.As(err, &l)
-}
-
 func (o Options) maxInputBytes() int64 {
 	if o.MaxInputBytes > 0 {
 		return o.MaxInputBytes
@@ -223,26 +122,33 @@ func (o Options) maxInputBytes() int64 {
 	return DefaultMaxInputBytes
 }
 
-// limits are the limits the pprof decoder checks as it goes; zero fields mean none.
-type limits struct {
-	samples, depth, labels, entries int
-}
-
-func (o Options) limits() limits {
-	l := limits{samples: o.MaxSamples, depth: o.MaxStackDepth, labels: o.MaxLabels, entries: o.MaxEntries}
-	if l.entries <= 0 {
-		l.entries = DefaultMaxEntries
+func (o Options) limits() format.Limits {
+	l := format.Limits{Samples: o.MaxSamples, Depth: o.MaxStackDepth, Labels: o.MaxLabels, Entries: o.MaxEntries}
+	if l.Entries <= 0 {
+		l.Entries = DefaultMaxEntries
 	}
-	if l.labels <= 0 {
-		l.labels = DefaultMaxLabels
+	if l.Labels <= 0 {
+		l.Labels = DefaultMaxLabels
 	}
-	if l.samples <= 0 {
-		l.samples = DefaultMaxSamples
+	if l.Samples <= 0 {
+		l.Samples = DefaultMaxSamples
 	}
-	if l.depth <= 0 {
-		l.depth = DefaultMaxStackDepth
+	if l.Depth <= 0 {
+		l.Depth = DefaultMaxStackDepth
 	}
 	return l
+}
+
+// reader is what the readers of the formats read by (format.Options).
+func (o Options) reader() format.Options {
+	return format.Options{
+		Format:      o.Format,
+		Limits:      o.limits(),
+		FoldedType:  o.FoldedType,
+		OTLPProfile: o.OTLPProfile,
+		Aggregate:   o.Aggregate,
+		Compact:     o.compact,
+	}
 }
 
 // readLimited reads r whole, failing with a LimitError beyond limit bytes.
@@ -266,12 +172,12 @@ func readSized(r io.Reader, hint, limit int64, guard func(n int64) error) ([]byt
 	if bound < math.MaxInt64 {
 		bound++
 	}
-	buf := make([]byte, 0, min(max(hint, minRead), bound, headSize))
+	buf := make([]byte, 0, min(max(hint, minRead), bound, format.HeadSize))
 	checked := false
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > limit {
-				return nil, &LimitError{Limit: limit}
+				return nil, &format.LimitError{Limit: limit}
 			}
 			if !checked {
 				if err := checkHead(buf); err != nil {
@@ -285,7 +191,7 @@ func readSized(r io.Reader, hint, limit int64, guard func(n int64) error) ([]byt
 				}
 			}
 			size := min(2*int64(cap(buf)), bound)
-			if len(buf) == headSize {
+			if len(buf) == format.HeadSize {
 				// Past the head, straight to the size the hint expects.
 				size = min(max(hint, size), bound)
 			}
@@ -297,7 +203,7 @@ func readSized(r io.Reader, hint, limit int64, guard func(n int64) error) ([]byt
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			if int64(len(buf)) > limit {
-				return nil, &LimitError{Limit: limit}
+				return nil, &format.LimitError{Limit: limit}
 			}
 			if !checked {
 				if err := checkHead(buf); err != nil {
@@ -311,9 +217,6 @@ func readSized(r io.Reader, hint, limit int64, guard func(n int64) error) ([]byt
 		}
 	}
 }
-
-// headSize is how many bytes of an input checkHead looks at.
-const headSize = 4096
 
 // ErrZeroFilled is returned (wrapped) for an input whose first bytes are all zero.
 var ErrZeroFilled = errors.New("not a profile: it starts with zero bytes only")
@@ -338,20 +241,20 @@ func checkHead(head []byte) error {
 
 // decode parses one input's bytes: decompressed if they are gzip, then read in the format
 // Options.Format names or, without one, the format the content shows.
-func (o Options) decode(data []byte) (decoded, error) {
+func (o Options) decode(data []byte) (format.Decoded, error) {
 	if o.Format != "" && !isKnownFormat(o.Format) {
-		return decoded{}, fmt.Errorf("unknown input format %q (want one of %s)", o.Format, strings.Join(Formats(), ", "))
+		return format.Decoded{}, fmt.Errorf("unknown input format %q (want one of %s)", o.Format, strings.Join(Formats(), ", "))
 	}
-	head := headOf(data[:min(len(data), headWindow)], headSize)
-	if err := checkStart(data[:min(len(data), headSize)], head, o.Format); err != nil {
-		return decoded{}, err
+	head := headOf(data[:min(len(data), headWindow)], format.HeadSize)
+	if err := checkStart(data[:min(len(data), format.HeadSize)], head, o.Format); err != nil {
+		return format.Decoded{}, err
 	}
 	raw := data
-	if isGzip(data) {
+	if format.IsGzip(data) {
 		var err error
 		if raw, err = o.gunzipLimited(data); err != nil {
-			if isLimit(err) || errors.Is(err, ErrZeroFilled) {
-				return decoded{}, err
+			if format.IsLimit(err) || errors.Is(err, ErrZeroFilled) {
+				return format.Decoded{}, err
 			}
 			// Not a well-formed gzip stream: pprof's parser says what is wrong with it.
 			raw = nil
@@ -364,40 +267,11 @@ func (o Options) decode(data []byte) (decoded, error) {
 	return formatNamed(format).read(o, data, raw)
 }
 
-// decoded is one input as its format's reader made it.
-type decoded struct {
-	p      *profile.Profile
-	format string
-	// samples is how many samples the input holds, when the reader aggregated some of them
-	// (Options.Aggregate); 0 means len(p.Sample).
-	samples int
-	// warnings are what the reader passed over.
-	warnings []string
-	// frameTypes are the frame types the input states, by mapping file (see frameTypes);
-	// nil for formats without them.
-	frameTypes map[string]string
-	// labelsCounted says that the reader held every sample's labels to the limit as it
-	// read them, so that checkLimits need not count them again.
-	labelsCounted bool
-	// stacks are the samples when the reader left them compact; p then has none.
-	stacks *Stacks
-	// selfCostsOnly says that the input states each function's own cost but not who called
-	// it (Input.SelfCostsOnly).
-	selfCostsOnly bool
-}
-
-// materialize gives d's profile the samples its stacks hold, if it has stacks.
-func (d *decoded) materialize() {
-	if d.stacks != nil {
-		d.p.Sample, d.stacks = d.stacks.Samples(d.p.Location), nil
-	}
-}
-
 // Decompress returns data decompressed when it is gzip, under the same limits as a gzipped
 // profile (--max-input-bytes, the bomb guard), and data itself otherwise: for inputs that are
 // not profiles, such as the saved reports profq diff reads.
 func (o Options) Decompress(data []byte) ([]byte, error) {
-	if !isGzip(data) {
+	if !format.IsGzip(data) {
 		return data, nil
 	}
 	return o.gunzipLimited(data)
@@ -412,7 +286,7 @@ func (o Options) gunzipLimited(data []byte) ([]byte, error) {
 	in := bytes.NewReader(data)
 	// in is an io.ByteReader, so the decompressor reads no further ahead than it needs,
 	// and len(data)-in.Len() is what it has consumed.
-	zr, err := newGzipReader(in)
+	zr, err := format.NewGzipReader(in)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +302,7 @@ func (o Options) gunzipLimited(data []byte) ([]byte, error) {
 		guard = func(n int64) error {
 			consumed := int64(len(data) - in.Len())
 			if bombLike(n, consumed) {
-				return &RatioError{Size: n, Ratio: maxGzipRatio}
+				return &format.RatioError{Size: n, Ratio: maxGzipRatio}
 			}
 			return nil
 		}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/profq/profq/internal/source/format"
+
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -35,7 +37,7 @@ import (
 var errNotOTLP = errors.New("not an OTLP profiles message: want a ProfilesData or ExportProfilesServiceRequest, a stream of them each preceded by a 4-byte big-endian length, or OTLP/JSON")
 
 // otlpWhole reads OTLP held whole (the registry's read).
-func (o Options) otlpWhole(_, raw []byte) (decoded, error) { return o.parseOTLP(raw) }
+func (o Options) otlpWhole(_, raw []byte) (format.Decoded, error) { return o.parseOTLP(raw) }
 
 // otlpJSONDocument says whether a JSON object is OTLP/JSON, for IsDocument: one with a
 // resourceProfiles member (IsOTLPJSON), or whose first member is one of ProfilesData's,
@@ -56,12 +58,12 @@ func otlpJSONDocument(doc []byte) bool {
 
 // parseOTLP reads decompressed OTLP input in any of its containers and converts it to one
 // pprof profile. The warnings are what the conversion passed over.
-func (o Options) parseOTLP(raw []byte) (decoded, error) {
+func (o Options) parseOTLP(raw []byte) (format.Decoded, error) {
 	lim := o.limits()
 	var msgs []*otlpMessage
 	counted := 0 // the Profiles of the messages taken so far
 	take := func(data *otlppb.ProfilesData, repeats []*otlpRepeats) error {
-		m, err := otlpMessageOf(data, repeats, &counted, o.OTLPProfile, lim.samples)
+		m, err := otlpMessageOf(data, repeats, &counted, o.OTLPProfile, lim.Samples)
 		msgs = append(msgs, m)
 		return err
 	}
@@ -72,15 +74,15 @@ func (o Options) parseOTLP(raw []byte) (decoded, error) {
 	case !ok && isJSONObject(raw):
 		data, err := decodeOTLPJSON(raw)
 		if err != nil {
-			return decoded{}, err
+			return format.Decoded{}, err
 		}
 		for _, d := range data {
 			if err := take(d, nil); err != nil {
-				return decoded{}, err
+				return format.Decoded{}, err
 			}
 		}
 	case !ok:
-		return decoded{}, errNotOTLP
+		return format.Decoded{}, errNotOTLP
 	default:
 		for i, frame := range frames {
 			msg, r, err := decodeOTLPProto(frame)
@@ -88,10 +90,10 @@ func (o Options) parseOTLP(raw []byte) (decoded, error) {
 				err = take(msg, r)
 			}
 			if err != nil {
-				if len(frames) > 1 && !isLimit(err) {
-					return decoded{}, fmt.Errorf("OTLP message %d of %d: %w", i+1, len(frames), err)
+				if len(frames) > 1 && !format.IsLimit(err) {
+					return format.Decoded{}, fmt.Errorf("OTLP message %d of %d: %w", i+1, len(frames), err)
 				}
-				return decoded{}, err
+				return format.Decoded{}, err
 			}
 		}
 	}
@@ -174,12 +176,9 @@ func IsOTLPJSON(data []byte) bool {
 	return false
 }
 
-// utf8BOM may precede JSON written by some Windows tools.
-const utf8BOM = "\xef\xbb\xbf"
-
 // isJSONObject says whether data starts, after white space, with '{'.
 func isJSONObject(data []byte) bool {
-	data = bytes.TrimLeft(bytes.TrimPrefix(data, []byte(utf8BOM)), " \t\r\n")
+	data = bytes.TrimLeft(bytes.TrimPrefix(data, []byte(format.UTF8BOM)), " \t\r\n")
 	return len(data) > 0 && data[0] == '{'
 }
 

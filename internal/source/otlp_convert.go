@@ -7,11 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/profq/profq/internal/option"
 	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/profq/profq/internal/option"
 
 	"github.com/google/pprof/profile"
 	common "go.opentelemetry.io/proto/otlp/common/v1"
@@ -142,7 +145,7 @@ type otlpConverter struct {
 	p             *profile.Profile
 	budget        int // frames and labels the samples may still have (otlpBudget)
 	initial, size int // the whole budget, and the input size it was made for
-	lim           limits
+	lim           format.Limits
 	warnings      []string
 	frameMappings map[string]*profile.Mapping // by frame type
 	frameTypes    frameTypes
@@ -176,26 +179,26 @@ type otlpStack struct {
 // frames and labels of all samples together (otlpBudget); the frames and labels of each
 // sample are checked against lim as it is converted, as checkLimits would check them
 // afterwards.
-func convertOTLP(msgs []*otlpMessage, selected, size int, lim limits) (decoded, error) {
+func convertOTLP(msgs []*otlpMessage, selected, size int, lim format.Limits) (format.Decoded, error) {
 	budget := otlpBudget(size)
 	c := &otlpConverter{p: &profile.Profile{}, budget: budget, initial: budget, size: size, lim: lim}
 	refs, err := c.collect(msgs, selected)
 	if err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	if err := c.header(refs); err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	// header passes over attributes it cannot read, budget errors included.
 	if c.budget < 0 {
-		return decoded{}, c.tooLarge()
+		return format.Decoded{}, c.tooLarge()
 	}
 	// What a Profile's samples were read into, and a message's dictionary once its last
 	// Profile is converted, are let go: an input of many messages holds them all until
 	// then, and the profile made of them is copied once more by Merge.
 	for i, r := range refs {
 		if err := c.samples(r); err != nil {
-			return decoded{}, err
+			return format.Decoded{}, err
 		}
 		if i+1 == len(refs) || refs[i+1].dict != r.dict {
 			*r.dict = otlpDict{}
@@ -211,12 +214,12 @@ func convertOTLP(msgs []*otlpMessage, selected, size int, lim limits) (decoded, 
 	// and drops samples whose every value is zero, as pprof's merge does.
 	p, err := profile.Merge([]*profile.Profile{c.p})
 	if err != nil {
-		return decoded{}, fmt.Errorf("merging OTLP profiles: %w", err)
+		return format.Decoded{}, fmt.Errorf("merging OTLP profiles: %w", err)
 	}
 	if err := p.CheckValid(); err != nil {
-		return decoded{}, fmt.Errorf("converting OTLP: malformed result: %w", err)
+		return format.Decoded{}, fmt.Errorf("converting OTLP: malformed result: %w", err)
 	}
-	return decoded{p: p, format: FormatOTLP, warnings: c.warnings, frameTypes: c.frameTypes}, nil
+	return format.Decoded{P: p, Format: FormatOTLP, Warnings: c.warnings, FrameTypes: c.frameTypes}, nil
 }
 
 // checkEntries holds the tables of a dictionary to the limit on the entries of a table
@@ -225,7 +228,7 @@ func convertOTLP(msgs []*otlpMessage, selected, size int, lim limits) (decoded, 
 func (c *otlpConverter) checkEntries(d *otlppb.ProfilesDictionary) error {
 	for _, n := range []int{len(d.GetMappingTable()), len(d.GetLocationTable()), len(d.GetFunctionTable()),
 		len(d.GetLinkTable()), len(d.GetStringTable()), len(d.GetAttributeTable()), len(d.GetStackTable())} {
-		if err := c.lim.checkEntries(n); err != nil {
+		if err := c.lim.CheckEntries(n); err != nil {
 			return err
 		}
 	}
@@ -384,7 +387,7 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 	// The labels every sample of the Profile gets: the Profile's own attributes (but for
 	// the pprof header fields), then the resource's. A key of more values than a sample
 	// may have labels is kept without them: no sample can inherit it.
-	shared := labelSet{keyMax: c.lim.labels}
+	shared := labelSet{keyMax: c.lim.Labels}
 	for _, i := range r.prof.GetAttributeIndices() {
 		key, v, unit, err := d.attribute(i)
 		if err != nil {
@@ -424,8 +427,8 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 	for _, e := range r.samples.events {
 		s.fromKey(r.samples.keys.at(int(e.key)))
 		ps, err := d.sample(&s, &shared, e.zero)
-		var depth *DepthLimitError
-		var labels *LabelLimitError
+		var depth *format.DepthLimitError
+		var labels *format.LabelLimitError
 		switch {
 		case errors.As(err, &depth), errors.As(err, &labels):
 			return err // as checkLimits, and every other format, says it
@@ -541,7 +544,7 @@ func (a *otlpSamples) add(key []byte, v, times, at int64) error {
 	i, found := a.find(key)
 	if !found {
 		if a.limit > 0 && i >= a.limit {
-			return &SampleLimitError{Limit: a.limit}
+			return &format.SampleLimitError{Limit: a.limit}
 		}
 		a.keys.add(key)
 		a.sums = append(a.sums, v*times)
@@ -669,15 +672,15 @@ func (d *otlpDict) sample(s *otlpSampleFields, shared *labelSet, zero bool) (*pr
 	if err := c.charge(len(stacks[si].GetLocationIndices())); err != nil {
 		return nil, err
 	}
-	if !zero && c.lim.depth > 0 && len(stacks[si].GetLocationIndices()) > c.lim.depth {
-		return nil, &DepthLimitError{Limit: c.lim.depth}
+	if !zero && c.lim.Depth > 0 && len(stacks[si].GetLocationIndices()) > c.lim.Depth {
+		return nil, &format.DepthLimitError{Limit: c.lim.Depth}
 	}
 	st, err := d.stack(si)
 	if err != nil {
 		return nil, err
 	}
-	if !zero && c.lim.depth > 0 && st.frames > c.lim.depth {
-		return nil, &DepthLimitError{Limit: c.lim.depth}
+	if !zero && c.lim.Depth > 0 && st.frames > c.lim.Depth {
+		return nil, &format.DepthLimitError{Limit: c.lim.Depth}
 	}
 
 	if zero {
@@ -701,7 +704,7 @@ func (d *otlpDict) sample(s *otlpSampleFields, shared *labelSet, zero bool) (*pr
 		return nil, nil
 	}
 
-	ls := labelSet{max: c.lim.labels}
+	ls := labelSet{max: c.lim.Labels}
 	for _, i := range s.attrs {
 		key, v, unit, err := d.attribute(i)
 		if err != nil {
@@ -727,14 +730,14 @@ func (d *otlpDict) sample(s *otlpSampleFields, shared *labelSet, zero bool) (*pr
 	// Asked before inherit, which leaves ls's index stale.
 	stamped := ls.has(timestampLabel) || shared.has(timestampLabel)
 	if ls.inherit(shared) {
-		return nil, &LabelLimitError{Limit: c.lim.labels}
+		return nil, &format.LabelLimitError{Limit: c.lim.Labels}
 	}
 	labels := ls.n
 	if ts := s.ts; len(ts) > 0 && !stamped {
 		labels += len(ts) // addTimestamps
 	}
-	if c.lim.labels > 0 && labels > c.lim.labels {
-		return nil, &LabelLimitError{Limit: c.lim.labels}
+	if c.lim.Labels > 0 && labels > c.lim.Labels {
+		return nil, &format.LabelLimitError{Limit: c.lim.Labels}
 	}
 	// profile.Merge writes the bytes of every label of every sample it keeps into that
 	// sample's key: a long value shared by many samples costs its length for each.
@@ -952,7 +955,7 @@ func (d *otlpDict) expand(ls *labelSet, key string, v *common.AnyValue, unit str
 		}
 	}
 	if ls.max > 0 && ls.n > ls.max {
-		return &LabelLimitError{Limit: ls.max}
+		return &format.LabelLimitError{Limit: ls.max}
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func FuzzOTLP(f *testing.F) {
 		}
 		for _, o := range []Options{{}, {OTLPProfile: 2}} {
 			d, err := o.parseOTLP(data)
-			p := d.p
+			p := d.P
 			if err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("error on several lines: %q", err)

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 	common "go.opentelemetry.io/proto/otlp/common/v1"
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
@@ -270,7 +272,7 @@ func TestOTLPHostileInputs(t *testing.T) {
 // a generic JSON value, the ids rewritten in it, then encoded again for protojson. Its
 // results are what decodeOTLPJSON must give.
 func decodeOTLPJSONGeneric(raw []byte) ([]*otlppb.ProfilesData, error) {
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(raw, []byte(utf8BOM))))
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(raw, []byte(format.UTF8BOM))))
 	dec.UseNumber()
 	var msgs []*otlppb.ProfilesData
 	for {
@@ -341,7 +343,7 @@ func otlpJSONCases() [][]byte {
 		`{"dictionary":{"stringTable":["a` + "\xff\xfe" + `b","\ud800x","\ud800\u0041","\udc00\ud800\udc00","\ud83d\ude00","\/\b\f\n\r\t\"\\","` + "\xed\xa0\x80" + `"]}}`,
 		`{"d` + "\xff" + `":1,"dictionary":{"stringTable":["\ud800"]}}`,
 		// containers and white space
-		utf8BOM + `{"dictionary":{}}`,
+		format.UTF8BOM + `{"dictionary":{}}`,
 		`{"dictionary":{"stringTable":["a"]}}{}{}`,
 		"{\"dictionary\" : {\"stringTable\" :\t[ \"a\" ]}}\r\n\n  ",
 		`{"dictionary":{"stringTable":["a"]}} [1]`,

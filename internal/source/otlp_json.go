@@ -13,6 +13,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/profq/profq/internal/source/format"
+
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -47,7 +49,7 @@ var errJSONTooDeep = fmt.Errorf("invalid JSON: arrays and objects nested more th
 
 // decodeOTLPJSON decodes OTLP/JSON: one object, or several one after the other (JSON lines).
 func decodeOTLPJSON(raw []byte) ([]*otlppb.ProfilesData, error) {
-	in := bytes.TrimPrefix(raw, []byte(utf8BOM))
+	in := bytes.TrimPrefix(raw, []byte(format.UTF8BOM))
 	var msgs []*otlppb.ProfilesData
 	var f jsonFixer
 	for n, pos := 1, 0; ; n++ {

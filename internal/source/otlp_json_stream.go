@@ -11,6 +11,8 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/profq/profq/internal/source/format"
+
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/protobuf/proto"
 )
@@ -45,10 +47,10 @@ import (
 // streamOTLPJSON reads OTLP/JSON (looksOTLPJSON) from r as it arrives and converts it as
 // parseOTLP converts it. Without Options.Format, the input must have a member named as
 // IsOTLPJSON wants, as reading whole detects OTLP.
-func (o Options) streamOTLPJSON(r *bufio.Reader) (decoded, error) {
+func (o Options) streamOTLPJSON(r *bufio.Reader) (format.Decoded, error) {
 	bom := 0
-	if b, _ := r.Peek(len(utf8BOM)); string(b) == utf8BOM {
-		bom, _ = r.Discard(len(utf8BOM))
+	if b, _ := r.Peek(len(format.UTF8BOM)); string(b) == format.UTF8BOM {
+		bom, _ = r.Discard(len(format.UTF8BOM))
 	}
 	d := &otlpJSONStream{s: &jsonScan{r: r}, lim: o.limits(), selected: o.OTLPProfile}
 	s := d.s
@@ -56,7 +58,7 @@ func (o Options) streamOTLPJSON(r *bufio.Reader) (decoded, error) {
 		c, ok := s.space()
 		if !ok {
 			if s.err != io.EOF {
-				return decoded{}, s.err
+				return format.Decoded{}, s.err
 			}
 			break
 		}
@@ -68,15 +70,15 @@ func (o Options) streamOTLPJSON(r *bufio.Reader) (decoded, error) {
 		}
 		switch {
 		case err == nil:
-		case isLimit(err), err == s.err:
-			return decoded{}, err
+		case format.IsLimit(err), err == s.err:
+			return format.Decoded{}, err
 		default:
-			return decoded{}, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
+			return format.Decoded{}, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
 		}
 	}
 	if o.Format == "" && !s.sawKey {
 		// Read whole, it would not be taken for OTLP (isOTLP), nor read as another format.
-		return decoded{}, fmt.Errorf("%w: JSON without a resourceProfiles member", ErrNotProfile)
+		return format.Decoded{}, fmt.Errorf("%w: JSON without a resourceProfiles member", format.ErrNotProfile)
 	}
 	size := int64(bom) + s.pos()
 	return convertOTLP(d.msgs, o.OTLPProfile, int(min(size, math.MaxInt)), d.lim)
@@ -95,7 +97,7 @@ func looksOTLPJSON(head []byte) bool {
 	if IsOTLPJSON(head) {
 		return true
 	}
-	s := &jsonScan{r: bufio.NewReaderSize(bytes.NewReader(bytes.TrimPrefix(head, []byte(utf8BOM))), 16)}
+	s := &jsonScan{r: bufio.NewReaderSize(bytes.NewReader(bytes.TrimPrefix(head, []byte(format.UTF8BOM))), 16)}
 	if c, ok := s.space(); !ok || c != '{' {
 		return false
 	}
@@ -112,7 +114,7 @@ func looksOTLPJSON(head []byte) bool {
 // otlpJSONStream is OTLP/JSON being read from a stream.
 type otlpJSONStream struct {
 	s        *jsonScan
-	lim      limits
+	lim      format.Limits
 	selected int // the Profile --otlp-profile picks, 0 for all
 	counted  int // the Profiles of the messages read so far
 	msgs     []*otlpMessage
@@ -176,7 +178,7 @@ func (p *jsonPart) replace(name *jsonName) string {
 func (p *jsonPart) fail(name string, err error) {
 	for i := range p.errs {
 		if e := &p.errs[i]; e.name == name {
-			if isLimit(e.err) && !isLimit(err) {
+			if format.IsLimit(e.err) && !format.IsLimit(err) {
 				e.err = err
 			}
 			return
@@ -199,7 +201,7 @@ func (p *jsonPart) failed(name string) bool {
 // no decoding.
 func (p *jsonPart) broken(name string) bool {
 	for _, e := range p.errs {
-		if e.name == name && !isLimit(e.err) {
+		if e.name == name && !format.IsLimit(e.err) {
 			return true
 		}
 	}
@@ -233,7 +235,7 @@ func (p *jsonPart) finish(f *jsonFixer, msg proto.Message, level int) error {
 	}
 	p.obj = nil
 	for _, e := range p.errs {
-		if !isLimit(e.err) {
+		if !format.IsLimit(e.err) {
 			return e.err
 		}
 	}
@@ -353,10 +355,10 @@ func (d *otlpJSONStream) resourceProfiles(m *otlpMessage, parent *jsonPart, key 
 // profile reads a Profile object under rp and sp, adding up its samples as they come.
 func (d *otlpJSONStream) profile(m *otlpMessage, rp *otlppb.ResourceProfiles, sp *otlppb.ScopeProfiles, parent *jsonPart, key string) error {
 	prof := &otlppb.Profile{}
-	op := m.addProfile(rp, sp, prof, d.counted+len(m.profiles)+1, d.selected, d.lim.samples)
+	op := m.addProfile(rp, sp, prof, d.counted+len(m.profiles)+1, d.selected, d.lim.Samples)
 	err := d.object(jsonSchema().profile, prof, levelJSONProfile, parent, key, func(p *jsonPart, f *jsonField, key string) error {
 		if op.samples != nil {
-			op.samples = newOTLPSamples(d.lim.samples) // not those of a member this one replaces
+			op.samples = newOTLPSamples(d.lim.Samples) // not those of a member this one replaces
 		}
 		at := int64(0)
 		return d.list(p, f, '{', func() error {
@@ -401,7 +403,7 @@ func (d *otlpJSONStream) addSample(a *otlpSamples, at int64, p *jsonPart, key st
 // releasePart lets go of the buffer of a large sample or entry, not to hold it for the small
 // ones after it.
 func (d *otlpJSONStream) releasePart() {
-	if cap(d.part) > 4*streamChunk {
+	if cap(d.part) > 4*format.StreamChunk {
 		d.part = nil
 	}
 }
@@ -460,7 +462,7 @@ func (d *otlpJSONStream) entry(dict *otlppb.ProfilesDictionary, f *jsonField, p 
 		}
 	}
 	d.releasePart()
-	if err := d.lim.checkEntries(entries); err != nil {
+	if err := d.lim.CheckEntries(entries); err != nil {
 		p.fail(key, err)
 	}
 	return nil

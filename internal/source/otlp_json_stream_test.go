@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -25,7 +27,7 @@ import (
 // streamedOTLPJSON reads OTLP/JSON as streamOTLPJSON reads it from a stream, through a 16-byte
 // buffer (bufio's least), so that tokens cross the buffer's end everywhere. The format is
 // forced, as parseOTLP reads what it is given.
-func streamedOTLPJSON(o Options, data []byte) (decoded, error) {
+func streamedOTLPJSON(o Options, data []byte) (format.Decoded, error) {
 	o.Format = FormatOTLP
 	return o.streamOTLPJSON(bufio.NewReaderSize(bytes.NewReader(data), 16))
 }
@@ -48,7 +50,7 @@ func sameAsWholeJSON(t *testing.T, o Options, data []byte) {
 	got, err := streamedOTLPJSON(o, data)
 	sameDecoded(t, data, got, err, want, wantErr)
 	// Both limits, or neither: the fallback to reading whole depends on it.
-	if isLimit(err) && !isLimit(wantErr) && !hasLimitAndOtherError(o, data) {
+	if format.IsLimit(err) && !format.IsLimit(wantErr) && !hasLimitAndOtherError(o, data) {
 		t.Errorf("streamed, limit error %v; whole, error %v", err, wantErr)
 	}
 }
@@ -252,7 +254,7 @@ func streamOnlyCases() map[string]string {
 		"escaped key IsOTLPJSON finds": `{"x\"resourceProfiles":1,"resource_profiles":` + strings.TrimPrefix(two, `{"resourceProfiles":`),
 		"profile fields":               strings.Replace(two, `"sampleType":`, `"profileId":"0102030405060708090a0b0c0d0e0f10","timeUnixNano":"1000","durationNano":20,"period":"10","periodType":{"typeStrindex":1,"unitStrindex":2},"attributeIndices":[1],"originalPayloadFormat":"x","originalPayload":"AQID","sampleType":`, 1),
 		"bad payload":                  strings.Replace(two, `"sampleType":`, `"originalPayload":"!","sampleType":`, 1),
-		"byte-order mark":              utf8BOM + two,
+		"byte-order mark":              format.UTF8BOM + two,
 		"trailing garbage":             two + ` x`,
 		"trailing array":               two + ` [1]`,
 		"cut short":                    two[:len(two)-3],
@@ -297,14 +299,14 @@ func TestStreamOTLPJSONErrors(t *testing.T) {
 	if _, err := streamedOTLPJSON(Options{MaxSamples: 4}, []byte(over)); err != nil {
 		t.Errorf("replaced, within the limit: error %v", err)
 	}
-	if _, err := streamedOTLPJSON(Options{MaxSamples: 1}, []byte(over)); !isLimit(err) {
+	if _, err := streamedOTLPJSON(Options{MaxSamples: 1}, []byte(over)); !format.IsLimit(err) {
 		t.Errorf("replaced, over the limit: error %v, want a limit", err)
 	}
 	first := strings.Replace(cases["samples twice"], `{"stackIndex":"x"}`, `{"stackIndex":1,"timestampsUnixNano":["1"]},{"stackIndex":1,"timestampsUnixNano":["2"]},{"stackIndex":1,"timestampsUnixNano":["3"]},{"stackIndex":1,"timestampsUnixNano":["4"]},{"stackIndex":1,"timestampsUnixNano":["5"]}`, 1)
 	if _, err := streamedOTLPJSON(Options{MaxSamples: 4}, []byte(first)); err != nil {
 		t.Errorf("over the limit, then replaced: error %v", err)
 	}
-	if _, err := streamedOTLPJSON(Options{MaxSamples: 4}, []byte(strings.Replace(first, `],"samples":[{"stackIndex":1,"values"`, `],"x":[{"stackIndex":1,"values"`, 1))); !isLimit(err) {
+	if _, err := streamedOTLPJSON(Options{MaxSamples: 4}, []byte(strings.Replace(first, `],"samples":[{"stackIndex":1,"values"`, `],"x":[{"stackIndex":1,"values"`, 1))); !format.IsLimit(err) {
 		t.Errorf("over the limit, not replaced: error %v, want a limit", err)
 	}
 }
@@ -313,7 +315,7 @@ func TestStreamOTLPJSONErrors(t *testing.T) {
 // dictionary first, but not another JSON object (a saved report), JSON that could be
 // protobuf, nor a start that does not show either key.
 func TestLooksOTLPJSON(t *testing.T) {
-	head := func(data []byte) []byte { return data[:min(len(data), headSize)] }
+	head := func(data []byte) []byte { return data[:min(len(data), format.HeadSize)] }
 	cases := streamOnlyCases()
 	big := strings.Repeat(`{"stackIndex":1,"values":["1"]},`, 200) + `{"stackIndex":1,"values":["1"]}`
 	dictFirst := strings.Replace(cases["dictionary first"], `"stringTable":[`, `"stringTable":[`+strings.Repeat(`"xxxxxxxx",`, 500), 1)
@@ -323,17 +325,17 @@ func TestLooksOTLPJSON(t *testing.T) {
 	}{
 		"resourceProfiles first": {strings.Replace(cases["samples"], `{"stackIndex":1,"values":["10"]}`, big, 1), true},
 		"dictionary first":       {dictFirst, true},
-		"proto names":            {strings.Replace(cases["samples"], `{"resourceProfiles"`, `{"resource_profiles"`, 1) + strings.Repeat(" ", headSize), true},
-		"a byte-order mark":      {utf8BOM + cases["samples"] + strings.Repeat("\n", headSize), true},
+		"proto names":            {strings.Replace(cases["samples"], `{"resourceProfiles"`, `{"resource_profiles"`, 1) + strings.Repeat(" ", format.HeadSize), true},
+		"a byte-order mark":      {format.UTF8BOM + cases["samples"] + strings.Repeat("\n", format.HeadSize), true},
 		"a saved report":         {`{"schema_version":1,"kind":"top","rows":[` + strings.Repeat(`{"name":"dictionary","flat":1},`, 200) + `{}]}`, false},
-		"dictionary nested":      {`{"schema_version":1,"x":{"dictionary":{}},"rows":"` + strings.Repeat("x", headSize) + `"}`, false},
-		"undecided":              {`{"x":"` + strings.Repeat("x", headSize) + `",` + strings.TrimPrefix(cases["samples"], "{"), false},
-		"after a line feed":      {"\n" + cases["samples"] + strings.Repeat(" ", headSize), false},
-		"after white space":      {"\t\t\t{\n" + strings.TrimPrefix(cases["samples"], "{") + strings.Repeat(" ", headSize), false},
-		"an array":               {"[" + cases["samples"] + strings.Repeat(" ", headSize) + "]", false},
+		"dictionary nested":      {`{"schema_version":1,"x":{"dictionary":{}},"rows":"` + strings.Repeat("x", format.HeadSize) + `"}`, false},
+		"undecided":              {`{"x":"` + strings.Repeat("x", format.HeadSize) + `",` + strings.TrimPrefix(cases["samples"], "{"), false},
+		"after a line feed":      {"\n" + cases["samples"] + strings.Repeat(" ", format.HeadSize), false},
+		"after white space":      {"\t\t\t{\n" + strings.TrimPrefix(cases["samples"], "{") + strings.Repeat(" ", format.HeadSize), false},
+		"an array":               {"[" + cases["samples"] + strings.Repeat(" ", format.HeadSize) + "]", false},
 	} {
 		data := []byte(c.data)
-		if len(data) < headSize {
+		if len(data) < format.HeadSize {
 			t.Fatalf("%s: %d bytes, want more than the head", name, len(data))
 		}
 		if got := looksOTLPJSON(head(data)); got != c.want {
@@ -357,7 +359,7 @@ func TestLooksOTLPJSON(t *testing.T) {
 func TestStreamOTLPJSONDispatch(t *testing.T) {
 	streamed := 0
 	for name, data := range otlpJSONInputs(t) {
-		if len(data) <= headSize || !looksOTLPJSON(data[:headSize]) {
+		if len(data) <= format.HeadSize || !looksOTLPJSON(data[:format.HeadSize]) {
 			continue
 		}
 		for _, gz := range []bool{false, true} {
@@ -383,7 +385,7 @@ func TestStreamOTLPJSONDispatch(t *testing.T) {
 	// is streamed, but what has no resourceProfiles member as IsOTLPJSON finds them is not
 	// OTLP, read either way.
 	dictFirst := streamOnlyCases()["dictionary first"]
-	pad := `,"x":"` + strings.Repeat("x", headSize) + `"}`
+	pad := `,"x":"` + strings.Repeat("x", format.HeadSize) + `"}`
 	for name, c := range map[string]struct {
 		data string
 		ok   bool
@@ -399,7 +401,7 @@ func TestStreamOTLPJSONDispatch(t *testing.T) {
 			o.Format = FormatOTLP
 		}
 		data := []byte(c.data)
-		if !looksOTLPJSON(data[:headSize]) {
+		if !looksOTLPJSON(data[:format.HeadSize]) {
 			t.Errorf("%s: not recognised", name)
 		}
 		_, _, wantErr := o.LoadData("-", data)
@@ -564,7 +566,7 @@ func TestStreamOTLPJSONMemory(t *testing.T) {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var d decoded
+	var d format.Decoded
 	var ok bool
 	var err error
 	alloc, peak := measureHeap(func() {
@@ -576,11 +578,11 @@ func TestStreamOTLPJSONMemory(t *testing.T) {
 		t.Fatalf("streamed %v, error %v", ok, err)
 	}
 	var total int64
-	for _, s := range d.p.Sample {
+	for _, s := range d.P.Sample {
 		total += s.Value[0]
 	}
-	if len(d.p.Sample) != stacks || total != n*(n+1)/2 {
-		t.Errorf("%d samples of total %d, want %d of total %d", len(d.p.Sample), total, stacks, n*(n+1)/2)
+	if len(d.P.Sample) != stacks || total != n*(n+1)/2 {
+		t.Errorf("%d samples of total %d, want %d of total %d", len(d.P.Sample), total, stacks, n*(n+1)/2)
 	}
 	if counted.n < 100<<20 {
 		t.Errorf("an input of %d MB, want more than 100", counted.n>>20)
@@ -638,7 +640,7 @@ func TestStreamOTLPJSONHostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := whole.p
+	want := whole.P
 	// at inserts what the readers read at the first place base has where.
 	at := func(where string, what ...func() io.Reader) func() io.Reader {
 		i := strings.Index(base, where)
@@ -670,7 +672,7 @@ func TestStreamOTLPJSONHostile(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var d decoded
+			var d format.Decoded
 			var ok bool
 			var err error
 			alloc, peak := measureHeap(func() {
@@ -686,9 +688,9 @@ func TestStreamOTLPJSONHostile(t *testing.T) {
 			case err != nil || !ok:
 				t.Errorf("streamed %v, error %v; want a profile", ok, err)
 			default:
-				d.materialize()
-				if d.p.String() != want.String() {
-					t.Errorf("profile:\n%s\nwant:\n%s", d.p, want)
+				d.Materialize()
+				if d.P.String() != want.String() {
+					t.Errorf("profile:\n%s\nwant:\n%s", d.P, want)
 				}
 			}
 			if bound := uint64(8 << 20); peak > bound {

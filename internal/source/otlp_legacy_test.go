@@ -92,7 +92,7 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := d.p
+	want := d.P
 	if got := want.Sample[0].Label["thread.name"]; !slices.Equal(got, []string{"t1"}) {
 		t.Fatalf("thread.name %v", got)
 	}
@@ -105,7 +105,7 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", layout, err)
 		}
-		got := d.p
+		got := d.P
 		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
 			t.Errorf("%v: (-current +old):\n%s", layout, diff)
 		}

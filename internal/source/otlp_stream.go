@@ -9,6 +9,8 @@ import (
 	"math"
 	"unicode/utf8"
 
+	"github.com/profq/profq/internal/source/format"
+
 	common "go.opentelemetry.io/proto/otlp/common/v1"
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	resource "go.opentelemetry.io/proto/otlp/resource/v1"
@@ -43,10 +45,10 @@ import (
 
 // streamOTLP reads OTLP protobuf (looksOTLPProto) from r as it arrives and converts it as
 // parseOTLP converts it.
-func (o Options) streamOTLP(r *bufio.Reader) (decoded, error) {
-	d := &otlpStream{s: protoStream{f: streamFields{r: r}}, lim: o.limits(), selected: o.OTLPProfile}
+func (o Options) streamOTLP(r *bufio.Reader) (format.Decoded, error) {
+	d := &otlpStream{s: protoStream{f: format.StreamFields{R: r}}, lim: o.limits(), selected: o.OTLPProfile}
 	if err := d.messages(); err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	return convertOTLP(d.msgs, o.OTLPProfile, int(d.s.pos), d.lim)
 }
@@ -58,7 +60,7 @@ func (o Options) streamOTLP(r *bufio.Reader) (decoded, error) {
 // goes. One that reads as JSON or text is left to be read whole.
 func looksOTLPProto(head []byte) bool {
 	switch {
-	case isJSONObject(head), isText(head):
+	case isJSONObject(head), format.IsText(head):
 		return false
 	case startsOTLPMessage(head):
 		return otlpFieldsStart(head)
@@ -97,7 +99,7 @@ func otlpFieldsStart(b []byte) bool {
 		if size <= uint64(len(b)-i) {
 			end = i + int(size)
 		}
-		if !plausibleFields(b[i:end], uint64(protowire.MaxValidNumber), 0) {
+		if !format.PlausibleFields(b[i:end], uint64(protowire.MaxValidNumber), 0) {
 			return false
 		}
 		i = end
@@ -134,7 +136,7 @@ func cutVarint(b []byte) bool {
 // otlpStream is OTLP protobuf being read from a stream.
 type otlpStream struct {
 	s        protoStream
-	lim      limits
+	lim      format.Limits
 	selected int // the Profile --otlp-profile picks, 0 for all
 	counted  int // the Profiles met so far, in every message
 	msgs     []*otlpMessage
@@ -165,7 +167,7 @@ var (
 // as one message here, it fails, and a regular file is then read whole (streamArg) for
 // parseOTLP to tell which it is.
 func (d *otlpStream) messages() error {
-	start, err := d.s.f.r.Peek(binary.MaxVarintLen64)
+	start, err := d.s.f.R.Peek(binary.MaxVarintLen64)
 	if len(start) == 0 {
 		if err == io.EOF {
 			return errNotOTLP
@@ -177,7 +179,7 @@ func (d *otlpStream) messages() error {
 	}
 	for n := 1; ; n++ {
 		var prefix [4]byte
-		k, err := io.ReadFull(d.s.f.r, prefix[:])
+		k, err := io.ReadFull(d.s.f.R, prefix[:])
 		d.s.pos += int64(k)
 		switch {
 		case k == 0 && err == io.EOF:
@@ -192,7 +194,7 @@ func (d *otlpStream) messages() error {
 			return errNotOTLP // as in otlpFrames
 		}
 		if err := d.message(d.s.pos + int64(size)); err != nil {
-			if isLimit(err) {
+			if format.IsLimit(err) {
 				return err
 			}
 			return fmt.Errorf("OTLP message %d: %w", n, err)
@@ -262,7 +264,7 @@ func (d *otlpStream) scopeProfiles(m *otlpPending, rp *otlppb.ResourceProfiles, 
 // number otherwise (7 to 12) wait for the message's end in pp, in both readings.
 func (d *otlpStream) profile(m *otlpPending, rp *otlppb.ResourceProfiles, sp *otlppb.ScopeProfiles, end int64) error {
 	d.counted++
-	op := m.msg.addProfile(rp, sp, &otlppb.Profile{}, d.counted, d.selected, d.lim.samples)
+	op := m.msg.addProfile(rp, sp, &otlppb.Profile{}, d.counted, d.selected, d.lim.Samples)
 	pp := &pendingProfile{otlpProfile: op}
 	m.profiles = append(m.profiles, pp)
 	prof := op.prof
@@ -335,7 +337,7 @@ func (d *otlpStream) addSample(m *otlpPending, pp *pendingProfile, n int64) erro
 	}
 	if !m.decided {
 		if pp.raw == nil {
-			pp.raw = newOTLPSamples(d.lim.samples)
+			pp.raw = newOTLPSamples(d.lim.Samples)
 		}
 		d.key = d.sample.appendKey(d.key[:0])
 		return pp.raw.add(d.key, 1, 1, at)
@@ -368,7 +370,7 @@ func (d *otlpStream) dictionary(m *otlpPending, end int64) error {
 			entries, err = addDictEntry(dict, num, func(e proto.Message) error { return unmarshalAt(b, e, levelDictionary) })
 		}
 		if err == nil {
-			err = d.lim.checkEntries(entries)
+			err = d.lim.CheckEntries(entries)
 		}
 		return err
 	})
@@ -395,15 +397,6 @@ func addDictEntry(dict *otlppb.ProfilesDictionary, num protowire.Number, decode 
 func clearDictTable(dict *otlppb.ProfilesDictionary, num protowire.Number) {
 	m := dict.ProtoReflect()
 	m.Clear(m.Descriptor().Fields().ByNumber(num))
-}
-
-// checkEntries holds a table of entries entries to --max-entries as it grows, as
-// otlpConverter.checkEntries holds it once read.
-func (l limits) checkEntries(entries int) error {
-	if l.entries > 0 && entries > l.entries {
-		return &EntryLimitError{Limit: l.entries}
-	}
-	return nil
 }
 
 // unmarshalAt decodes b into msg (merging, as a field given again is merged) as
@@ -651,8 +644,8 @@ const unbounded = math.MaxInt64
 // protoStream reads protobuf from a stream as proto.Unmarshal reads it in memory, one field
 // at a time, within the bounds of the messages it is in.
 type protoStream struct {
-	f   streamFields // its read reads a field's bytes
-	pos int64        // the bytes read
+	f   format.StreamFields // its read reads a field's bytes
+	pos int64               // the bytes read
 }
 
 // fields calls fn for each field of the message ending at end (unbounded: with the input),
@@ -661,7 +654,7 @@ type protoStream struct {
 func (s *protoStream) fields(end int64, fn func(num protowire.Number, typ protowire.Type, n int64) error) error {
 	for {
 		if end == unbounded {
-			if _, err := s.f.r.Peek(1); err == io.EOF {
+			if _, err := s.f.R.Peek(1); err == io.EOF {
 				return nil
 			} else if err != nil {
 				return err
@@ -701,7 +694,7 @@ func (s *protoStream) readByte(end int64) (byte, error) {
 	if s.pos >= end {
 		return 0, errOTLPShort
 	}
-	c, err := s.f.r.ReadByte()
+	c, err := s.f.R.ReadByte()
 	if err != nil {
 		return 0, cutShort(err)
 	}
@@ -755,7 +748,7 @@ func (s *protoStream) length(end int64) (int64, error) {
 
 // bytes reads n bytes, valid until the next read.
 func (s *protoStream) bytes(n int64) ([]byte, error) {
-	b, err := s.f.read(uint64(n))
+	b, err := s.f.Read(uint64(n))
 	if err != nil {
 		return nil, cutShort(err)
 	}
@@ -765,7 +758,7 @@ func (s *protoStream) bytes(n int64) ([]byte, error) {
 
 func (s *protoStream) discard(n int64) error {
 	for n > 0 {
-		k, err := s.f.r.Discard(int(min(n, math.MaxInt32)))
+		k, err := s.f.R.Discard(int(min(n, math.MaxInt32)))
 		s.pos += int64(k)
 		n -= int64(k)
 		if err != nil {
@@ -798,8 +791,8 @@ func (s *protoStream) str(n int64) error {
 func (s *protoStream) validUTF8(n int64) (bool, error) {
 	valid := true
 	for n > 0 {
-		want := int(min(n, int64(s.f.r.Size())))
-		b, err := s.f.r.Peek(want)
+		want := int(min(n, int64(s.f.R.Size())))
+		b, err := s.f.R.Peek(want)
 		if len(b) < want {
 			return false, cutShort(err)
 		}

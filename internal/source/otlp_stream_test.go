@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	common "go.opentelemetry.io/proto/otlp/common/v1"
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
@@ -26,7 +28,7 @@ import (
 
 // streamedOTLP reads OTLP protobuf as streamOTLP reads it from a stream, through a 16-byte
 // buffer, so that fields cross the buffer's end everywhere.
-func streamedOTLP(o Options, data []byte) (decoded, error) {
+func streamedOTLP(o Options, data []byte) (format.Decoded, error) {
 	return o.streamOTLP(bufio.NewReaderSize(bytes.NewReader(data), 16))
 }
 
@@ -41,7 +43,7 @@ func sameAsWhole(t *testing.T, o Options, data []byte) {
 
 // sameDecoded checks that data read as a stream (got, err) is what it is read whole (want,
 // wantErr): the same profile, warnings and frame types, or an error for both, on one line.
-func sameDecoded(t *testing.T, data []byte, got decoded, err error, want decoded, wantErr error) {
+func sameDecoded(t *testing.T, data []byte, got format.Decoded, err error, want format.Decoded, wantErr error) {
 	t.Helper()
 	if (err == nil) != (wantErr == nil) {
 		t.Fatalf("%.40q...: streamed, error %v; whole, error %v", data, err, wantErr)
@@ -52,9 +54,9 @@ func sameDecoded(t *testing.T, data []byte, got decoded, err error, want decoded
 		}
 		return
 	}
-	sameProfile(t, got.p, want.p)
-	got.p, want.p = nil, nil
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(decoded{})); diff != "" {
+	sameProfile(t, got.P, want.P)
+	got.P, want.P = nil, nil
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(format.Decoded{})); diff != "" {
 		t.Errorf("decoded (-whole +streamed):\n%s", diff)
 	}
 }
@@ -184,9 +186,9 @@ func checkAsWhole(t *testing.T, inputs map[string][]byte, same func(*testing.T, 
 // TestLooksOTLPProto recognises OTLP protobuf from its start, but not pprof, folded stacks,
 // JSON, nor a start that two containers could both begin with.
 func TestLooksOTLPProto(t *testing.T) {
-	head := func(data []byte) []byte { return data[:min(len(data), headSize)] }
+	head := func(data []byte) []byte { return data[:min(len(data), format.HeadSize)] }
 	for name, data := range otlpProtoInputs(t) {
-		if strings.Contains(name, "cut") || len(data) < headSize || !isOTLP(data) {
+		if strings.Contains(name, "cut") || len(data) < format.HeadSize || !isOTLP(data) {
 			continue
 		}
 		if !looksOTLPProto(head(data)) {
@@ -200,7 +202,7 @@ func TestLooksOTLPProto(t *testing.T) {
 	}
 	for name, data := range map[string][]byte{
 		"folded": bytes.Repeat([]byte("main;f 1\n"), 1000),
-		"json":   hostileJSONArray()[:headSize],
+		"json":   hostileJSONArray()[:format.HeadSize],
 		// An empty resource_profiles, then a field of neither ProfilesData nor
 		// ExportProfilesServiceRequest.
 		"field 3": {0x0a, 0x00, 0x1a, 0x00},
@@ -366,7 +368,7 @@ func TestStreamOTLPMemory(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			gz := hostileGzip(t, c.data)
-			var whole, streamed decoded
+			var whole, streamed format.Decoded
 			var wholeErr, streamErr error
 			wholeAlloc, wholePeak := measureHeap(func() { whole, wholeErr = c.opts.decode(gz) })
 			streamAlloc, streamPeak := measureHeap(func() {
@@ -382,7 +384,7 @@ func TestStreamOTLPMemory(t *testing.T) {
 				t.Fatalf("whole: %v; streamed: %v", wholeErr, streamErr)
 			}
 			if streamErr == nil {
-				sameProfile(t, streamed.p, whole.p)
+				sameProfile(t, streamed.P, whole.P)
 			}
 			// The stream's own buffers (its reader's, gzip's window) come on top.
 			if bound := wholeAlloc/c.ratio + headWindow + 64<<10; streamAlloc > bound {
@@ -456,9 +458,9 @@ func BenchmarkStreamOTLP(b *testing.B) {
 		data []byte
 	}{{"2M samples", samples}, {"100k messages", hostileManyMessages(b, 100_000)}}
 	for _, in := range inputs {
-		read := map[string]func() (decoded, error){
-			"whole": func() (decoded, error) { return Options{}.parseOTLP(in.data) },
-			"streamed": func() (decoded, error) {
+		read := map[string]func() (format.Decoded, error){
+			"whole": func() (format.Decoded, error) { return Options{}.parseOTLP(in.data) },
+			"streamed": func() (format.Decoded, error) {
 				return Options{}.streamOTLP(bufio.NewReaderSize(bytes.NewReader(in.data), headWindow))
 			},
 		}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -213,7 +215,7 @@ func TestParcaLimit(t *testing.T) {
 	answer := readParcaAnswer(t, "query-merge-cpu.json")
 	host := startParca(t, &fakeParca{answers: map[string]parcaAnswer{"/api/profiles/query": {body: answer}}})
 	_, _, err := Options{MaxInputBytes: 10000}.Load([]string{"parca+http://" + host + "/" + parcaCPU + "{}"})
-	var le *LimitError
+	var le *format.LimitError
 	if !errors.As(err, &le) {
 		t.Errorf("err = %v, want a LimitError", err)
 	}

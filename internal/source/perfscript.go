@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/text"
@@ -58,21 +60,21 @@ const (
 )
 
 // perfWhole reads perf script text held whole (the registry's read).
-func (o Options) perfWhole(_, raw []byte) (decoded, error) { return o.parsePerf(raw) }
+func (o Options) perfWhole(_, raw []byte) (format.Decoded, error) { return o.parsePerf(raw) }
 
 // perfStream reads perf script text as it arrives (the registry's stream).
-func (o Options) perfStream(r *bufio.Reader) (decoded, error) {
-	discardBOM(r)
-	return o.perfLines(&streamLines{r: r})
+func (o Options) perfStream(r *bufio.Reader) (format.Decoded, error) {
+	format.DiscardBOM(r)
+	return o.perfLines(&format.StreamLines{R: r})
 }
 
 // parsePerf reads perf script text held in memory: raw is the input decompressed (nil when
 // it is gzip that does not decompress).
-func (o Options) parsePerf(raw []byte) (decoded, error) {
+func (o Options) parsePerf(raw []byte) (format.Decoded, error) {
 	if raw == nil {
-		return decoded{}, errors.New("decompressing: invalid gzip data")
+		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
-	return o.perfLines(&textLines{text: bytes.TrimPrefix(raw, []byte(utf8BOM))})
+	return o.perfLines(&format.TextLines{Text: bytes.TrimPrefix(raw, []byte(format.UTF8BOM))})
 }
 
 // perfHeader is what an event's header line says.
@@ -94,7 +96,7 @@ type perfFrame struct {
 // perfReader accumulates events into a profile.
 type perfReader struct {
 	o   Options
-	lim limits
+	lim format.Limits
 	p   *profile.Profile
 
 	events   map[string]int // sample type index by event name
@@ -130,7 +132,7 @@ type perfLocKey struct {
 
 // perfLines reads perf script text line by line. Lines that are neither an event header, a
 // frame of an event nor a comment are skipped and counted in one warning.
-func (o Options) perfLines(src lineSource) (decoded, error) {
+func (o Options) perfLines(src format.LineSource) (format.Decoded, error) {
 	r := &perfReader{
 		o: o, lim: o.limits(), p: &profile.Profile{},
 		events: map[string]int{}, mappings: map[string]*profile.Mapping{},
@@ -157,26 +159,26 @@ func (o Options) perfLines(src lineSource) (decoded, error) {
 	}
 	bad := func(n int, line []byte) {
 		if skipped == 0 {
-			firstBad, firstLine = n, quoteLine(string(line[:min(len(line), 4*maxQuoted)]))
+			firstBad, firstLine = n, format.QuoteLine(string(line[:min(len(line), 4*format.MaxQuoted)]))
 		}
 		skipped++
 	}
 	for n := 1; ; n++ {
-		line, err := src.next()
+		line, err := src.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			if isLimit(err) {
-				return decoded{}, err
+			if format.IsLimit(err) {
+				return format.Decoded{}, err
 			}
-			return decoded{}, fmt.Errorf("perf script: line %d: %w", n, err)
+			return format.Decoded{}, fmt.Errorf("perf script: line %d: %w", n, err)
 		}
 		line = bytes.TrimRight(line, " \t\r")
 		switch {
 		case len(line) == 0:
 			if err := flush(); err != nil {
-				return decoded{}, err
+				return format.Decoded{}, err
 			}
 		case line[0] == '#':
 		case in && (line[0] == ' ' || line[0] == '\t') && isPerfFrame(line):
@@ -185,8 +187,8 @@ func (o Options) perfLines(src lineSource) (decoded, error) {
 				bad(n, line)
 				continue
 			}
-			if len(frames) >= r.lim.depth {
-				return decoded{}, &DepthLimitError{Limit: r.lim.depth}
+			if len(frames) >= r.lim.Depth {
+				return format.Decoded{}, &format.DepthLimitError{Limit: r.lim.Depth}
 			}
 			frames = append(frames, f)
 		default:
@@ -196,19 +198,19 @@ func (o Options) perfLines(src lineSource) (decoded, error) {
 				continue
 			}
 			if err := flush(); err != nil {
-				return decoded{}, err
+				return format.Decoded{}, err
 			}
 			h, frames, in = nh, frames[:0], true
 		}
 	}
 	if err := flush(); err != nil {
-		return decoded{}, err
+		return format.Decoded{}, err
 	}
 	if r.count == 0 {
 		if skipped == 0 {
-			return decoded{}, errors.New("perf script: no events in the input")
+			return format.Decoded{}, errors.New("perf script: no events in the input")
 		}
-		return decoded{}, fmt.Errorf("perf script: no line is an event header (\"comm pid time: period event:\") (line %d: %s)", firstBad, firstLine)
+		return format.Decoded{}, fmt.Errorf("perf script: no line is an event header (\"comm pid time: period event:\") (line %d: %s)", firstBad, firstLine)
 	}
 	r.finish()
 	var warnings []string
@@ -216,9 +218,9 @@ func (o Options) perfLines(src lineSource) (decoded, error) {
 		warnings = append(warnings, fmt.Sprintf("perf script: skipped %d unrecognized %s (first: line %d: %s)",
 			skipped, text.Plural(skipped, "line", "lines"), firstBad, firstLine))
 	}
-	d := decoded{p: r.p, format: FormatPerf, warnings: warnings, samples: r.count, labelsCounted: true}
+	d := format.Decoded{P: r.p, Format: FormatPerf, Warnings: warnings, Samples: r.count, LabelsCounted: true}
 	if len(r.types) > 0 {
-		d.frameTypes = r.types
+		d.FrameTypes = r.types
 	}
 	return d, nil
 }
@@ -281,15 +283,15 @@ func (r *perfReader) add(h *perfHeader, frames []perfFrame) error {
 			return nil
 		}
 	}
-	if len(r.p.Sample) >= r.lim.samples {
-		return &SampleLimitError{Limit: r.lim.samples}
+	if len(r.p.Sample) >= r.lim.Samples {
+		return &format.SampleLimitError{Limit: r.lim.Samples}
 	}
 	labels := 2
 	if h.hasPid {
 		labels++
 	}
-	if labels > r.lim.labels {
-		return &LabelLimitError{Limit: r.lim.labels}
+	if labels > r.lim.Labels {
+		return &format.LabelLimitError{Limit: r.lim.Labels}
 	}
 	s := &profile.Sample{Location: stack, Value: make([]int64, idx+1)}
 	s.Value[idx] = value
@@ -335,8 +337,8 @@ func (r *perfReader) location(f perfFrame, java bool) (*profile.Location, error)
 		r.locs[k] = nil
 		return nil, nil
 	}
-	if len(r.p.Location) >= r.lim.entries || len(r.p.Function) >= r.lim.entries {
-		return nil, &EntryLimitError{Limit: r.lim.entries}
+	if len(r.p.Location) >= r.lim.Entries || len(r.p.Function) >= r.lim.Entries {
+		return nil, &format.EntryLimitError{Limit: r.lim.Entries}
 	}
 	l := &profile.Location{ID: uint64(len(r.p.Location) + 1), Address: f.addr}
 	if f.dso != "" && f.dso != "[unknown]" {
@@ -351,8 +353,8 @@ func (r *perfReader) location(f perfFrame, java bool) (*profile.Location, error)
 	}
 	// "outer->inner": the last is the innermost, Line[0] in pprof's order.
 	parts := strings.Split(f.sym, "->")
-	if len(parts) > r.lim.depth {
-		return nil, &DepthLimitError{Limit: r.lim.depth}
+	if len(parts) > r.lim.Depth {
+		return nil, &format.DepthLimitError{Limit: r.lim.Depth}
 	}
 	l.Line = make([]profile.Line, len(parts))
 	for i, part := range parts {
@@ -616,10 +618,10 @@ func isPerfTime(b []byte) bool {
 // header ("# ========" then "# captured on"), or, after comment and blank lines, an event
 // header followed by a frame, a blank line, another header or the end of head.
 func looksPerfScript(head []byte) bool {
-	if !isText(head) {
+	if !format.IsText(head) {
 		return false
 	}
-	text := bytes.TrimPrefix(head, []byte(utf8BOM))
+	text := bytes.TrimPrefix(head, []byte(format.UTF8BOM))
 	if bytes.HasPrefix(text, []byte("# ========\n# captured on")) {
 		return true
 	}
@@ -635,7 +637,7 @@ func looksPerfScript(head []byte) bool {
 			if len(line) == 0 || line[0] == '#' {
 				continue
 			}
-			if legacyHeader(line) {
+			if format.LegacyHeader(line) {
 				return false
 			}
 			if _, ok := parsePerfHeader(line); !ok {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 )
@@ -201,8 +203,8 @@ func TestPerfStackcollapse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.format != FormatPerf {
-				t.Fatalf("read as %q", d.format)
+			if d.Format != FormatPerf {
+				t.Fatalf("read as %q", d.Format)
 			}
 			for _, variant := range []string{"pid", "all"} {
 				want, err := os.ReadFile(filepath.Join(perfDir, "expected", name+"-collapsed-"+variant+".txt"))
@@ -213,7 +215,7 @@ func TestPerfStackcollapse(t *testing.T) {
 				if variant == "pid" {
 					expected = javaPidQuirk(expected)
 				}
-				got := perfCollapsed(d.p, d.frameTypes, variant == "pid", variant == "all")
+				got := perfCollapsed(d.P, d.FrameTypes, variant == "pid", variant == "all")
 				if diff := cmp.Diff(expected, got); diff != "" {
 					t.Errorf("--%s (-stackcollapse-perf.pl +profq):\n%s", variant, diff)
 				}
@@ -334,10 +336,10 @@ this line is nothing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.format != FormatPerf {
-		t.Fatalf("read as %q", d.format)
+	if d.Format != FormatPerf {
+		t.Fatalf("read as %q", d.Format)
 	}
-	p := d.p
+	p := d.P
 	if got := []string{p.SampleType[0].Type, p.SampleType[1].Type}; got[0] != "cycles:u" || got[1] != "sched:sched_switch" {
 		t.Errorf("sample types %v", got)
 	}
@@ -348,7 +350,7 @@ this line is nothing
 	if s.Label["comm"][0] != "V8 WorkerThread" || s.NumLabel["pid"][0] != 100 || s.NumLabel["tid"][0] != 101 {
 		t.Errorf("labels %v %v", s.Label, s.NumLabel)
 	}
-	got := perfCollapsed(p, d.frameTypes, false, true)
+	got := perfCollapsed(p, d.FrameTypes, false, true)
 	want := map[string]int64{"V8_WorkerThread;[[nf_conntrack]]_[k];net/http.(*Client).Do;std::vector<int>::push_back;outer;inner_[i] 250": 0}
 	for k := range want {
 		i := strings.LastIndexByte(k, ' ')
@@ -364,8 +366,8 @@ this line is nothing
 	if l := p.Sample[1].Location[0]; l.Mapping.File != "/tmp/x (deleted)" || l.Line[0].Function.Name != "[x (deleted)]" {
 		t.Errorf("frame in a deleted file: %q %q", l.Mapping.File, l.Line[0].Function.Name)
 	}
-	if len(d.warnings) != 1 || !strings.Contains(d.warnings[0], "line 10") {
-		t.Errorf("warnings %q", d.warnings)
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "line 10") {
+		t.Errorf("warnings %q", d.Warnings)
 	}
 
 	// Aggregation adds identical stacks of the same thread, not of others.
@@ -374,21 +376,21 @@ this line is nothing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.p.Sample) != 2 || d.p.Sample[0].Value[0] != 12 || d.samples != 3 {
-		t.Errorf("aggregated: %d samples, first %v, %d events", len(d.p.Sample), d.p.Sample[0].Value, d.samples)
+	if len(d.P.Sample) != 2 || d.P.Sample[0].Value[0] != 12 || d.Samples != 3 {
+		t.Errorf("aggregated: %d samples, first %v, %d events", len(d.P.Sample), d.P.Sample[0].Value, d.Samples)
 	}
 
 	for _, c := range []struct {
 		o    Options
 		want any
 	}{
-		{Options{MaxStackDepth: 2}, &DepthLimitError{}},
-		{Options{MaxSamples: 1}, &SampleLimitError{}},
-		{Options{MaxLabels: 1}, &LabelLimitError{}},
-		{Options{MaxEntries: 1}, &EntryLimitError{}},
+		{Options{MaxStackDepth: 2}, &format.DepthLimitError{}},
+		{Options{MaxSamples: 1}, &format.SampleLimitError{}},
+		{Options{MaxLabels: 1}, &format.LabelLimitError{}},
+		{Options{MaxEntries: 1}, &format.EntryLimitError{}},
 	} {
 		_, err := c.o.decode([]byte("a 1 1.0: 5 cycles:\n\t1 f (/x)\n\t2 g (/x)\n\t3 h (/x)\n\nb 2 1.0: 5 cycles:\n\t1 f (/x)\n"))
-		if err == nil || !isLimit(err) || fmt.Sprintf("%T", err) != fmt.Sprintf("%T", c.want) {
+		if err == nil || !format.IsLimit(err) || fmt.Sprintf("%T", err) != fmt.Sprintf("%T", c.want) {
 			t.Errorf("%+v: %v, want %T", c.o, err, c.want)
 		}
 	}
@@ -451,15 +453,15 @@ func FuzzPerf(f *testing.F) {
 				}
 				continue
 			}
-			if err := d.p.CheckValid(); err != nil {
+			if err := d.P.CheckValid(); err != nil {
 				t.Fatalf("invalid profile: %v", err)
 			}
-			if d.samples < len(d.p.Sample) {
-				t.Errorf("%d events for %d samples", d.samples, len(d.p.Sample))
+			if d.Samples < len(d.P.Sample) {
+				t.Errorf("%d events for %d samples", d.Samples, len(d.P.Sample))
 			}
-			for _, s := range d.p.Sample {
-				if len(s.Value) != len(d.p.SampleType) {
-					t.Fatalf("%d values for %d sample types", len(s.Value), len(d.p.SampleType))
+			for _, s := range d.P.Sample {
+				if len(s.Value) != len(d.P.SampleType) {
+					t.Fatalf("%d values for %d sample types", len(s.Value), len(d.P.SampleType))
 				}
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"connectrpc.com/connect"
 	"github.com/google/go-cmp/cmp"
 	googlev1 "github.com/grafana/pyroscope/api/gen/proto/go/google/v1"
@@ -321,7 +323,7 @@ func TestPyroscopeLimit(t *testing.T) {
 	host := startPyroscope(t, s)
 	arg := "pyroscope+http://" + host + "/" + pyroscopeCPU
 	_, _, err := Options{MaxInputBytes: 1000}.Load([]string{arg})
-	var le *LimitError
+	var le *format.LimitError
 	if !errors.As(err, &le) {
 		t.Errorf("err = %v, want a LimitError", err)
 	}
@@ -392,7 +394,7 @@ func TestPyroscopeLimitSkipped(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, _, err := Options{MaxInputBytes: 5000}.Load([]string{"pyroscope+" + srv.URL + "/" + pyroscopeCPU})
-	var le *LimitError
+	var le *format.LimitError
 	if !errors.As(err, &le) {
 		t.Errorf("err = %v, want a LimitError", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/profq/profq/internal/source/format"
 )
 
 // inputFormat is one row of the registry: how one format, or one container of a format,
@@ -26,13 +28,13 @@ type inputFormat struct {
 	head func(head []byte) bool
 	// stream reads an input whose head is this format's as it arrives, decompressed. nil:
 	// such an input is read whole, then detected again whole (detect).
-	stream func(o Options, r *bufio.Reader) (decoded, error)
+	stream func(o Options, r *bufio.Reader) (format.Decoded, error)
 	// rereads says that a regular file that fails to stream (for another reason than a
 	// limit) is read whole again, so that the reader over bytes has the last word.
 	rereads bool
 	// read reads a whole input: data as read, raw the same decompressed (nil when it is
 	// gzip that does not decompress).
-	read func(o Options, data, raw []byte) (decoded, error)
+	read func(o Options, data, raw []byte) (format.Decoded, error)
 	// plausible says whether head, the decompressed start of an input, can begin an input
 	// in this format; text says whether head is text (isText). It errs on the side of
 	// reading: what it lets through is refused by the reader. nil: covered by another row.
@@ -107,7 +109,7 @@ var registry = []inputFormat{
 		// Read whole: a dump is at most 64 MB, runtime/pprof's cap.
 		name:      FormatGoroutine,
 		about:     "dumps of goroutines",
-		detect:    func(raw []byte) bool { return looksGoroutineDump(raw[:min(len(raw), headSize)]) },
+		detect:    func(raw []byte) bool { return looksGoroutineDump(raw[:min(len(raw), format.HeadSize)]) },
 		head:      looksGoroutineDump,
 		read:      Options.goroutineWhole,
 		plausible: func(head []byte, text bool) bool { return text && looksGoroutineDump(head) },
@@ -117,7 +119,7 @@ var registry = []inputFormat{
 		// folded stacks.
 		name:   FormatCallgrind,
 		about:  "callgrind",
-		detect: func(raw []byte) bool { return looksCallgrind(raw[:min(len(raw), headSize)]) },
+		detect: func(raw []byte) bool { return looksCallgrind(raw[:min(len(raw), format.HeadSize)]) },
 		head:   looksCallgrind,
 		stream: Options.callgrindStream,
 		read:   Options.callgrindWhole,
@@ -127,7 +129,7 @@ var registry = []inputFormat{
 	{
 		name:      FormatPerf,
 		about:     "perf script",
-		detect:    func(raw []byte) bool { return looksPerfScript(raw[:min(len(raw), headSize)]) },
+		detect:    func(raw []byte) bool { return looksPerfScript(raw[:min(len(raw), format.HeadSize)]) },
 		head:      looksPerfScript,
 		stream:    Options.perfStream,
 		read:      Options.perfWhole,
@@ -232,8 +234,8 @@ func checkPlausible(head []byte) error {
 	if len(head) < 16 {
 		return nil
 	}
-	if !isGzip(head) {
-		text := isText(head)
+	if !format.IsGzip(head) {
+		text := format.IsText(head)
 		for _, f := range registry {
 			if f.plausible != nil && f.plausible(head, text) {
 				return nil
@@ -241,12 +243,12 @@ func checkPlausible(head []byte) error {
 		}
 	}
 	switch {
-	case isGzip(head):
-		return fmt.Errorf("%w: gzip inside gzip (one layer is decompressed, as pprof does); %s", ErrNotProfile, want())
-	case isText(head):
-		return fmt.Errorf("%w: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile; %s", ErrNotProfile, want())
+	case format.IsGzip(head):
+		return fmt.Errorf("%w: gzip inside gzip (one layer is decompressed, as pprof does); %s", format.ErrNotProfile, want())
+	case format.IsText(head):
+		return fmt.Errorf("%w: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile; %s", format.ErrNotProfile, want())
 	}
-	return fmt.Errorf("%w: its first bytes are no protobuf message and no text; %s", ErrNotProfile, want())
+	return fmt.Errorf("%w: its first bytes are no protobuf message and no text; %s", format.ErrNotProfile, want())
 }
 
 // IsDocument says whether the start of a decompressed input is a JSON document that is not
@@ -254,7 +256,7 @@ func checkPlausible(head []byte) error {
 // white space, that no format of the registry claims (speedscope, V8 CPU profiles and
 // Chrome traces, OpenTelemetry profiles).
 func IsDocument(head []byte) bool {
-	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(utf8BOM)), " \t\r\n")
+	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(format.UTF8BOM)), " \t\r\n")
 	if len(doc) == 0 || doc[0] != '{' {
 		return false
 	}

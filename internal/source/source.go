@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/profq/profq/internal/option"
 	"io"
 	"net/url"
 	"os"
@@ -41,6 +40,10 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/profq/profq/internal/option"
 
 	"github.com/google/pprof/profile"
 
@@ -272,20 +275,20 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 	)
 	// Only one input without bases is left compact: combining profiles needs their samples.
 	if o.compact = o.compact && len(args) == 1 && len(bases.Paths) == 0; o.compact {
-		var d decoded
+		var d format.Decoded
 		var in Input
 		if d, in, err = o.parseDecoded(args[0], rd); err != nil {
 			return nil, nil, nil, err
 		}
 		// Combining one profile changes its samples only where sample types repeat a
 		// name (they are dropped): those samples are made first.
-		if d.stacks != nil && repeatsTypes(d.p) {
-			d.materialize()
+		if d.Stacks != nil && repeatsTypes(d.P) {
+			d.Materialize()
 		}
-		if p, err = combine([]*profile.Profile{d.p}, args); err != nil {
+		if p, err = combine([]*profile.Profile{d.P}, args); err != nil {
 			return nil, nil, nil, err
 		}
-		stacks, inputs = d.stacks, []Input{in}
+		stacks, inputs = d.Stacks, []Input{in}
 	} else if p, inputs, err = o.group(args, rd); err != nil {
 		return nil, nil, nil, err
 	}
@@ -407,60 +410,60 @@ func (o Options) parse(arg string, rd argReader) (*profile.Profile, Input, error
 	if err != nil {
 		return nil, Input{}, err
 	}
-	d.materialize()
-	return d.p, in, nil
+	d.Materialize()
+	return d.P, in, nil
 }
 
 // parseDecoded is parse leaving the samples compact where the reader did (LoadStacks).
-func (o Options) parseDecoded(arg string, rd argReader) (decoded, Input, error) {
+func (o Options) parseDecoded(arg string, rd argReader) (format.Decoded, Input, error) {
 	d, err := o.parseArg(arg, rd)
 	if err != nil {
-		return decoded{}, Input{}, err
+		return format.Decoded{}, Input{}, err
 	}
-	p := d.p
+	p := d.P
 	// A profile without sample types can never be combined (pprof fails with "profiles have
 	// empty common sample type list"); say which input it is.
 	if len(p.SampleType) == 0 {
-		return decoded{}, Input{}, &inputError{"parsing " + arg, ErrNoSampleTypes}
+		return format.Decoded{}, Input{}, &inputError{"parsing " + arg, ErrNoSampleTypes}
 	}
 	lim := o.limits()
-	if d.labelsCounted {
-		lim.labels = 0
+	if d.LabelsCounted {
+		lim.Labels = 0
 	}
-	if err := checkLimits(p, d.stacks, lim); err != nil {
-		return decoded{}, Input{}, &inputError{"parsing " + arg, err}
+	if err := checkLimits(p, d.Stacks, lim); err != nil {
+		return format.Decoded{}, Input{}, &inputError{"parsing " + arg, err}
 	}
 	addFakeMapping(p)
-	samples := cmp.Or(d.samples, len(p.Sample))
-	if samples == 0 && d.stacks != nil {
-		samples = d.stacks.Len()
+	samples := cmp.Or(d.Samples, len(p.Sample))
+	if samples == 0 && d.Stacks != nil {
+		samples = d.Stacks.Len()
 	}
 	if isFleetURL(arg) {
 		w, err := o.Fetch.fleetCheck(arg, p, samples)
 		if err != nil {
-			return decoded{}, Input{}, err
+			return format.Decoded{}, Input{}, err
 		}
-		d.warnings = append(d.warnings, w...)
+		d.Warnings = append(d.Warnings, w...)
 	}
 	// The readers validated the profile, as pprof's grabProfile does again.
 	return d, Input{
 		Source:        HidePassword(arg),
-		Format:        d.format,
+		Format:        d.Format,
 		SampleTypes:   copyValueTypes(p.SampleType),
 		Samples:       samples,
-		Warnings:      d.warnings,
-		FrameTypes:    d.frameTypes,
-		SelfCostsOnly: d.selfCostsOnly,
+		Warnings:      d.Warnings,
+		FrameTypes:    d.FrameTypes,
+		SelfCostsOnly: d.SelfCostsOnly,
 	}, nil
 }
 
 // parseArg reads and decodes one argument.
-func (o Options) parseArg(arg string, rd argReader) (decoded, error) {
+func (o Options) parseArg(arg string, rd argReader) (format.Decoded, error) {
 	var data []byte
 	if rd.open != nil {
 		in, err := rd.open(arg)
 		if err != nil {
-			return decoded{}, readError(arg, err)
+			return format.Decoded{}, readError(arg, err)
 		}
 		d, whole, ok, err := o.streamArg(arg, in)
 		var (
@@ -469,11 +472,11 @@ func (o Options) parseArg(arg string, rd argReader) (decoded, error) {
 		)
 		switch {
 		case errors.As(err, &rerr):
-			return decoded{}, readError(arg, rerr.error)
+			return format.Decoded{}, readError(arg, rerr.error)
 		case errors.As(err, &fe):
-			return decoded{}, fe
+			return format.Decoded{}, fe
 		case err != nil:
-			return decoded{}, &inputError{"parsing " + arg, err}
+			return format.Decoded{}, &inputError{"parsing " + arg, err}
 		case ok:
 			return d, nil
 		}
@@ -481,15 +484,15 @@ func (o Options) parseArg(arg string, rd argReader) (decoded, error) {
 	} else {
 		var err error
 		if data, err = rd.read(arg); err != nil {
-			return decoded{}, readError(arg, err)
+			return format.Decoded{}, readError(arg, err)
 		}
 	}
 	if len(data) == 0 {
-		return decoded{}, &inputError{"parsing " + arg, ErrEmpty}
+		return format.Decoded{}, &inputError{"parsing " + arg, ErrEmpty}
 	}
 	d, err := o.decode(data)
 	if err != nil {
-		return decoded{}, &inputError{"parsing " + arg, err}
+		return format.Decoded{}, &inputError{"parsing " + arg, err}
 	}
 	return d, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -130,7 +132,7 @@ func speedscopeUnitNs(unit string) float64 {
 // the top-level members are looked at, the others skipped byte by byte without being
 // decoded, so that a large JSON input of another format costs no memory here.
 func looksSpeedscope(data []byte) bool {
-	doc := bytes.TrimLeft(bytes.TrimPrefix(data, []byte(utf8BOM)), " \t\r\n")
+	doc := bytes.TrimLeft(bytes.TrimPrefix(data, []byte(format.UTF8BOM)), " \t\r\n")
 	if len(doc) == 0 || doc[0] != '{' {
 		return false
 	}
@@ -253,9 +255,9 @@ type speedscopeValue struct {
 }
 
 // speedscopeWhole reads a speedscope file held whole (the registry's read).
-func (o Options) speedscopeWhole(_, raw []byte) (decoded, error) {
+func (o Options) speedscopeWhole(_, raw []byte) (format.Decoded, error) {
 	p, warnings, err := o.parseSpeedscope(raw)
-	return decoded{p: p, format: FormatSpeedscope, warnings: warnings}, err
+	return format.Decoded{P: p, Format: FormatSpeedscope, Warnings: warnings}, err
 }
 
 // parseSpeedscope reads a speedscope file held whole (raw, decompressed; nil when data is
@@ -265,19 +267,19 @@ func (o Options) parseSpeedscope(raw []byte) (*profile.Profile, []string, error)
 		return nil, nil, errors.New("decompressing: invalid gzip data")
 	}
 	var f SpeedscopeFile
-	if err := json.Unmarshal(bytes.TrimPrefix(raw, []byte(utf8BOM)), &f); err != nil {
+	if err := json.Unmarshal(bytes.TrimPrefix(raw, []byte(format.UTF8BOM)), &f); err != nil {
 		return nil, nil, fmt.Errorf("speedscope: %w", err)
 	}
 	return speedscopeProfile(&f, o.limits())
 }
 
 // speedscopeProfile makes the pprof profile of a speedscope file.
-func speedscopeProfile(f *SpeedscopeFile, lim limits) (*profile.Profile, []string, error) {
+func speedscopeProfile(f *SpeedscopeFile, lim format.Limits) (*profile.Profile, []string, error) {
 	if len(f.Profiles) == 0 {
 		return nil, nil, errors.New("speedscope: the file holds no profiles")
 	}
-	if lim.entries > 0 && len(f.Shared.Frames) > lim.entries {
-		return nil, nil, &EntryLimitError{Limit: lim.entries}
+	if lim.Entries > 0 && len(f.Shared.Frames) > lim.Entries {
+		return nil, nil, &format.EntryLimitError{Limit: lim.Entries}
 	}
 	own := strings.HasPrefix(f.Exporter, SpeedscopeExporter)
 	// The sample type of each profile.
@@ -317,8 +319,8 @@ func speedscopeProfile(f *SpeedscopeFile, lim limits) (*profile.Profile, []strin
 	samples := 0
 	var key []byte
 	add := func(prof int, rootFirst []int, w float64) error {
-		if samples++; lim.samples > 0 && samples > lim.samples {
-			return &SampleLimitError{Limit: lim.samples}
+		if samples++; lim.Samples > 0 && samples > lim.Samples {
+			return &format.SampleLimitError{Limit: lim.Samples}
 		}
 		key = strconv.AppendInt(key[:0], int64(prof), 10)
 		for _, fr := range rootFirst {
@@ -353,8 +355,8 @@ func speedscopeProfile(f *SpeedscopeFile, lim limits) (*profile.Profile, []strin
 			}
 			stack := []int{}
 			for si, s := range sp.Samples {
-				if lim.depth > 0 && len(s) > lim.depth {
-					return nil, nil, &DepthLimitError{Limit: lim.depth}
+				if lim.Depth > 0 && len(s) > lim.Depth {
+					return nil, nil, &format.DepthLimitError{Limit: lim.Depth}
 				}
 				stack = stack[:0]
 				for _, v := range s {
@@ -399,8 +401,8 @@ func speedscopeProfile(f *SpeedscopeFile, lim limits) (*profile.Profile, []strin
 			last = ev.At
 			switch ev.Type {
 			case "O":
-				if stack = append(stack, fr); lim.depth > 0 && len(stack) > lim.depth {
-					return nil, nil, &DepthLimitError{Limit: lim.depth}
+				if stack = append(stack, fr); lim.Depth > 0 && len(stack) > lim.Depth {
+					return nil, nil, &format.DepthLimitError{Limit: lim.Depth}
 				}
 			case "C":
 				if len(stack) == 0 || stack[len(stack)-1] != fr {

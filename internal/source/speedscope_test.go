@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 )
@@ -293,19 +295,19 @@ func TestSpeedscopeErrors(t *testing.T) {
 
 	// Limits.
 	doc := []byte(`{` + frames + `,"profiles":[{"type":"sampled","name":"p","unit":"none","samples":[[0,1],[1]],"weights":[1,2]}]}`)
-	var depth *DepthLimitError
+	var depth *format.DepthLimitError
 	if _, _, err := (Options{MaxStackDepth: 1}).LoadData("x", doc); !errors.As(err, &depth) {
 		t.Errorf("depth limit: %v", err)
 	}
-	var samples *SampleLimitError
+	var samples *format.SampleLimitError
 	if _, _, err := (Options{MaxSamples: 1}).LoadData("x", doc); !errors.As(err, &samples) {
 		t.Errorf("sample limit: %v", err)
 	}
-	var entries *EntryLimitError
+	var entries *format.EntryLimitError
 	if _, _, err := (Options{MaxEntries: 1}).LoadData("x", doc); !errors.As(err, &entries) {
 		t.Errorf("entry limit: %v", err)
 	}
-	var size *LimitError
+	var size *format.LimitError
 	path := filepath.Join(t.TempDir(), "x.json")
 	if err := os.WriteFile(path, doc, 0o644); err != nil {
 		t.Fatal(err)

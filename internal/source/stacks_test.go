@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/testkit/proftest"
@@ -169,9 +171,9 @@ func TestStacksRefuseUnknownLocations(t *testing.T) {
 		},
 	} {
 		data := newProfileBytes(t, edit)
-		d, err := decodeFields(&streamFields{r: bufio.NewReader(bytes.NewReader(data))}, limits{}, decodeMode{compact: true})
+		d, err := decodeFields(&format.StreamFields{R: bufio.NewReader(bytes.NewReader(data))}, format.Limits{}, decodeMode{compact: true})
 		if err == nil {
-			t.Errorf("%s: a sample with an unknown location is accepted: %d stacks", name, d.stacks.Len())
+			t.Errorf("%s: a sample with an unknown location is accepted: %d stacks", name, d.Stacks.Len())
 		}
 	}
 }

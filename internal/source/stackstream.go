@@ -7,6 +7,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/workers"
@@ -137,18 +139,18 @@ func (r *sampleReader) readRawChunk(data []byte, count int) rawSegment {
 // countFrames is how many location IDs the samples of a chunk of the arena hold.
 func countFrames(data []byte) (int, error) {
 	n := 0
-	var f field
+	var f format.Field
 	for c := data; len(c) > 0; {
 		msg, rest := nextMessage(c)
 		c = rest
 		for i := 0; i < len(msg); {
-			next, err := readField(msg, i, &f)
+			next, err := format.ReadField(msg, i, &f)
 			if err != nil {
 				return 0, err
 			}
 			i = next
-			if f.num == 1 {
-				n += countVarints(&f)
+			if f.Num == 1 {
+				n += format.CountVarints(&f)
 			}
 		}
 	}
@@ -164,20 +166,20 @@ func (r *sampleReader) readStack(msg []byte, raw *rawSegment) error {
 
 // addIDs appends the location IDs of f to the segment (idSink), for the sample that starts
 // at raw.start.
-func (raw *rawSegment) addIDs(f field) (int, error) {
+func (raw *rawSegment) addIDs(f format.Field) (int, error) {
 	err := raw.appendFrames(&f)
 	return len(raw.seg.Frames) - raw.start, err
 }
 
 // appendFrames appends the location IDs of f to the segment, as rawSegment holds them.
-func (raw *rawSegment) appendFrames(f *field) error {
-	switch f.wire {
-	case wireVarint:
-		raw.appendFrame(f.u64)
+func (raw *rawSegment) appendFrames(f *format.Field) error {
+	switch f.Wire {
+	case format.WireVarint:
+		raw.appendFrame(f.U64)
 		return nil
-	case wireBytes:
+	case format.WireBytes:
 		frames, last := raw.seg.Frames, raw.last
-		b := f.data
+		b := f.Data
 		for i := 0; i < len(b); {
 			// IDs of one and two bytes without a call: most are.
 			id := uint64(b[i])
@@ -189,7 +191,7 @@ func (raw *rawSegment) appendFrames(f *field) error {
 				i += 2
 			default:
 				var err error
-				if id, i, err = readVarint(b, i); err != nil {
+				if id, i, err = format.ReadVarint(b, i); err != nil {
 					raw.seg.Frames, raw.last = frames, last
 					return err
 				}
@@ -207,7 +209,7 @@ func (raw *rawSegment) appendFrames(f *field) error {
 		raw.seg.Frames, raw.last = frames, last
 		return nil
 	}
-	return errWireType
+	return format.ErrWireType
 }
 
 // appendFrame appends one location ID to the segment, as rawSegment holds it.

@@ -9,130 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"unicode/utf8"
 
-	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/source/format"
 )
-
-// streamFields is a fieldSource that reads a profile.proto message from a stream: the
-// decompressed input is never held whole, only the field being read.
-type streamFields struct {
-	r   *bufio.Reader
-	buf []byte
-	lim limits
-}
-
-// streamChunk bounds what is allocated for a length-delimited field before its bytes have
-// arrived: a length read from the input is a claim, and a longer field grows as it is read.
-const streamChunk = 1 << 20
-
-func (s *streamFields) next(f *field) error {
-	tag, err := s.varint()
-	if err != nil {
-		return err // io.EOF at the end of the last field
-	}
-	f.u64, f.data = 0, nil
-	f.num, f.wire = tag>>3, tag&7
-	switch f.wire {
-	case wireVarint:
-		f.u64, err = s.varint()
-	case wireFixed64:
-		var b [8]byte
-		_, err = io.ReadFull(s.r, b[:])
-		f.u64 = binary.LittleEndian.Uint64(b[:])
-	case wireFixed32:
-		var b [4]byte
-		_, err = io.ReadFull(s.r, b[:])
-		f.u64 = uint64(binary.LittleEndian.Uint32(b[:]))
-	case wireBytes:
-		var n uint64
-		if n, err = s.varint(); err != nil {
-			break
-		}
-		if f.num == fieldSample {
-			// A sample within the limits is small: refuse a larger one before reading it.
-			if max := s.lim.maxSampleBytes(); max > 0 && n > uint64(max) {
-				return &SampleSizeError{Size: n, lim: s.lim}
-			}
-		}
-		f.data, err = s.read(n)
-	default:
-		return errWireType
-	}
-	if err == io.EOF {
-		err = errTruncated
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = errTruncated
-	}
-	return err
-}
-
-// varint reads a varint as readVarint does: at most 10 bytes, bits beyond 64 dropped.
-func (s *streamFields) varint() (uint64, error) {
-	var u uint64
-	for n := 0; n < 10; n++ {
-		c, err := s.r.ReadByte()
-		if err != nil {
-			if n > 0 && err == io.EOF {
-				return 0, errTruncated
-			}
-			return 0, err
-		}
-		u |= uint64(c&0x7f) << (7 * n)
-		if c < 0x80 {
-			return u, nil
-		}
-	}
-	return 0, errVarint
-}
-
-// read reads the n bytes of a field into the reused buffer, growing it only as bytes arrive.
-func (s *streamFields) read(n uint64) ([]byte, error) {
-	buf := s.buf[:0]
-	for uint64(len(buf)) < n {
-		step := min(n-uint64(len(buf)), streamChunk)
-		if uint64(cap(buf)-len(buf)) < step {
-			grown := make([]byte, len(buf), max(2*cap(buf), len(buf)+int(step)))
-			copy(grown, buf)
-			buf = grown
-		}
-		k, err := io.ReadFull(s.r, buf[len(buf):len(buf)+int(step)])
-		buf = buf[:len(buf)+k]
-		if err != nil {
-			return nil, err
-		}
-	}
-	// A buffer grown for one large field is not kept for the small ones after it.
-	if cap(buf) <= 4*streamChunk {
-		s.buf = buf
-	} else {
-		s.buf = nil
-	}
-	return buf, nil
-}
-
-// maxSampleBytes is the size of the largest sample message the limits allow: each frame's
-// location ID and each value a varint of at most 10 bytes, each label four varints.
-func (l limits) maxSampleBytes() int {
-	if l.depth <= 0 || l.labels <= 0 {
-		return 0
-	}
-	const maxValues = 1 << 10 // sample types: real profiles have a handful
-	return 64 + 11*(l.depth+maxValues) + 48*l.labels
-}
-
-// SampleSizeError is a sample message too large for any sample within the limits on
-// frames and labels.
-type SampleSizeError struct {
-	Size uint64
-	lim  limits
-}
-
-func (e *SampleSizeError) Error() string {
-	return fmt.Sprintf("a sample of %d bytes, more than %d frames and %d labels take; raise the limits with %s and %s",
-		e.Size, e.lim.depth, e.lim.labels, option.Flag("max-stack-depth"), option.Flag("max-labels"))
-}
 
 // looksProfileProto says whether the decompressed start of an input is the start of a
 // profile.proto message as profile writers begin one: fields of the header (times, the
@@ -145,9 +24,9 @@ func (e *SampleSizeError) Error() string {
 // formats do not start with a varint field or a length-delimited one of varints.
 func looksProfileProto(head []byte) bool {
 	valueTypes := 0
-	var f field
+	var f format.Field
 	for i := 0; i < len(head); {
-		tag, _, err := readVarint(head, i)
+		tag, _, err := format.ReadVarint(head, i)
 		if err != nil {
 			return false
 		}
@@ -156,29 +35,29 @@ func looksProfileProto(head []byte) bool {
 			// The tables and samples: their contents, which may reach past head, are
 			// not read. Some writers start with the tables (mappings first); an
 			// OpenTelemetry dictionary is field 2, and no writer starts with a sample.
-			if tag&7 != wireBytes {
+			if tag&7 != format.WireBytes {
 				return false
 			}
 			return valueTypes > 0 || (i == 0 && tag>>3 != fieldSample && plausibleProto(head))
 		}
-		next, err := readField(head, i, &f)
+		next, err := format.ReadField(head, i, &f)
 		if err != nil {
 			return false
 		}
-		switch f.num {
+		switch f.Num {
 		case fieldSampleType, fieldPeriodType:
-			if f.wire != wireBytes || len(f.data) == 0 || len(f.data) > 64 || !allVarints(f.data) {
+			if f.Wire != format.WireBytes || len(f.Data) == 0 || len(f.Data) > 64 || !allVarints(f.Data) {
 				return false
 			}
 			valueTypes++
 		case fieldDropFrames, fieldKeepFrames, fieldTimeNanos, fieldDurationNanos, fieldPeriod,
 			fieldDefaultSampleType, fieldDocURL:
-			if f.wire != wireVarint {
+			if f.Wire != format.WireVarint {
 				return false
 			}
 		case fieldComment:
 			// Packed or not.
-			if f.wire != wireVarint && (f.wire != wireBytes || len(f.data) == 0 || f.data[len(f.data)-1] >= 0x80) {
+			if f.Wire != format.WireVarint && (f.Wire != format.WireBytes || len(f.Data) == 0 || f.Data[len(f.Data)-1] >= 0x80) {
 				return false
 			}
 		default:
@@ -191,10 +70,10 @@ func looksProfileProto(head []byte) bool {
 
 // allVarints says whether msg is made of varint fields only.
 func allVarints(msg []byte) bool {
-	var f field
+	var f format.Field
 	for i := 0; i < len(msg); {
-		next, err := readField(msg, i, &f)
-		if err != nil || f.wire != wireVarint {
+		next, err := format.ReadField(msg, i, &f)
+		if err != nil || f.Wire != format.WireVarint {
 			return false
 		}
 		i = next
@@ -271,7 +150,7 @@ func (b *encodedBody) Read(p []byte) (int, error) {
 	var fe *FetchError
 	switch {
 	case err == nil || err == io.EOF || errors.As(err, &fe):
-	case isLimit(err):
+	case format.IsLimit(err):
 		err = b.resp.fail(err)
 	default:
 		err = b.resp.fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
@@ -307,7 +186,7 @@ func (o Options) openStream(arg string) (*streamInput, error) {
 // by the thousand, would otherwise each clear a 256 KiB buffer they never fill).
 func bufferSize(in *streamInput) int {
 	if in.file && in.hint < headWindow {
-		return max(int(in.hint), headSize)
+		return max(int(in.hint), format.HeadSize)
 	}
 	return headWindow
 }
@@ -342,10 +221,10 @@ func decompressedHead(br *bufio.Reader, n int) []byte {
 
 // headOf returns up to n bytes of what start, the start of an input, decompresses to.
 func headOf(start []byte, n int) []byte {
-	if !isGzip(start) {
+	if !format.IsGzip(start) {
 		return start[:min(len(start), n)]
 	}
-	zr, err := newGzipReader(bytes.NewReader(start))
+	zr, err := format.NewGzipReader(bytes.NewReader(start))
 	if err != nil {
 		return nil
 	}
@@ -362,10 +241,10 @@ func headOf(start []byte, n int) []byte {
 // the readers over bytes (profile.ParseData, which reads more than the decoder does and says
 // what is wrong in its own words; the OTLP reader) have the last word; a limit error is
 // final.
-func (o Options) streamArg(arg string, in *streamInput) (d decoded, data []byte, ok bool, err error) {
+func (o Options) streamArg(arg string, in *streamInput) (d format.Decoded, data []byte, ok bool, err error) {
 	defer in.close()
 	d, data, ok, err = o.streamFrom(arg, in)
-	var size *LimitError
+	var size *format.LimitError
 	if errors.As(err, &size) {
 		// As when an input is read whole: reading it failed.
 		err = in.fail(err)
@@ -374,37 +253,37 @@ func (o Options) streamArg(arg string, in *streamInput) (d decoded, data []byte,
 }
 
 // streamFrom is streamArg once arg is open.
-func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte, ok bool, err error) {
+func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data []byte, ok bool, err error) {
 	limit := o.maxInputBytes()
-	start, err := in.r.Peek(int(min(headSize, limit+1)))
+	start, err := in.r.Peek(int(min(format.HeadSize, limit+1)))
 	if err != nil && err != io.EOF {
-		return decoded{}, nil, false, in.fail(err)
+		return format.Decoded{}, nil, false, in.fail(err)
 	}
 	if int64(len(start)) > limit {
-		return decoded{}, nil, false, &LimitError{Limit: limit}
+		return format.Decoded{}, nil, false, &format.LimitError{Limit: limit}
 	}
-	head := decompressedHead(in.r, headSize)
+	head := decompressedHead(in.r, format.HeadSize)
 	if err := checkStart(start, head, o.Format); err != nil {
-		return decoded{}, nil, false, err
+		return format.Decoded{}, nil, false, err
 	}
 	// All of the input in its head is read whole: it is detected as bytes in memory are
 	// (detect), which the head alone could not do for a large input.
 	var f *inputFormat
-	if len(head) == headSize {
+	if len(head) == format.HeadSize {
 		f = detectHead(head, o.Format)
 	}
 	if f == nil {
 		data, err := readSized(in.r, in.hint, limit, nil)
 		if err != nil {
-			return decoded{}, nil, false, in.fail(err)
+			return format.Decoded{}, nil, false, in.fail(err)
 		}
-		return decoded{}, data, false, nil
+		return format.Decoded{}, data, false, nil
 	}
 	var r io.Reader = &limitedReader{r: in.r, limit: limit}
-	if isGzip(start) {
+	if format.IsGzip(start) {
 		z, err := o.newInflater(in.r)
 		if err != nil {
-			return decoded{}, nil, false, err
+			return format.Decoded{}, nil, false, err
 		}
 		defer z.stop()
 		r = z
@@ -419,21 +298,21 @@ func (o Options) streamFrom(arg string, in *streamInput) (d decoded, data []byte
 		rerr readErr
 		fe   *FetchError
 	)
-	if isLimit(err) || errors.As(err, &rerr) || errors.As(err, &fe) || !in.file {
-		return decoded{}, nil, false, err
+	if format.IsLimit(err) || errors.As(err, &rerr) || errors.As(err, &fe) || !in.file {
+		return format.Decoded{}, nil, false, err
 	}
 	in.close()
 	if data, err = o.readArg(arg); err != nil {
-		return decoded{}, nil, false, in.fail(err)
+		return format.Decoded{}, nil, false, in.fail(err)
 	}
-	return decoded{}, data, false, nil
+	return format.Decoded{}, data, false, nil
 }
 
 // longFoldedLine says whether head is the start of a line of folded stacks too long to end
 // within it: text with frames (';') and no line break yet. Only the line's end, its value,
 // can say whether it is one; it is read as one, within the limits on frames and line length.
 func longFoldedLine(head []byte) bool {
-	return len(head) == headSize && isText(head) && bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, ';') >= 0
+	return len(head) == format.HeadSize && format.IsText(head) && bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, ';') >= 0
 }
 
 // isUTF16 says whether text starts with a UTF-16 byte-order mark: such folded files are
@@ -457,7 +336,7 @@ type limitedReader struct {
 func (l *limitedReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	if l.n += int64(n); l.n > l.limit {
-		return n, &LimitError{Limit: l.limit}
+		return n, &format.LimitError{Limit: l.limit}
 	}
 	return n, err
 }
@@ -487,7 +366,7 @@ const (
 
 func (o Options) newInflater(src *bufio.Reader) (*inflater, error) {
 	in := &countingReader{r: src}
-	zr, err := newGzipReader(in)
+	zr, err := format.NewGzipReader(in)
 	if err != nil {
 		return nil, err
 	}
@@ -526,9 +405,9 @@ func (o Options) newInflater(src *bufio.Reader) (*inflater, error) {
 			total += int64(n)
 			switch {
 			case total > limit:
-				err = &LimitError{Limit: limit}
+				err = &format.LimitError{Limit: limit}
 			case guarded && bombLike(total, in.n):
-				err = &RatioError{Size: total, Ratio: maxGzipRatio}
+				err = &format.RatioError{Size: total, Ratio: maxGzipRatio}
 			}
 			select {
 			case z.full <- inflated{b[:n], err}:
@@ -584,35 +463,10 @@ func (c *countingReader) ReadByte() (byte, error) {
 	return b, err
 }
 
-// ErrNotProfile is returned (wrapped) for an input whose first bytes no format profq reads
-// can begin with: random or corrupted bytes, or text that is neither folded stacks nor one
-// of pprof's legacy text formats.
-var ErrNotProfile = errors.New("not a profile")
-
-// isText says whether head is UTF-8 text without control characters other than white space
-// (a rune cut at the end of head aside).
-func isText(head []byte) bool {
-	head = bytes.TrimPrefix(head, []byte(utf8BOM))
-	for i := 0; i < len(head); {
-		r, size := utf8.DecodeRune(head[i:])
-		if r == utf8.RuneError && size <= 1 {
-			if len(head)-i < utf8.UTFMax && !utf8.FullRune(head[i:]) {
-				return true
-			}
-			return false
-		}
-		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
-			return false
-		}
-		i += size
-	}
-	return true
-}
-
 // legacyText says whether text starts, after blank and '#' comment lines, with the header
 // line of one of pprof's legacy text formats (legacyHeader).
 func legacyText(head []byte) bool {
-	text := bytes.TrimPrefix(head, []byte(utf8BOM))
+	text := bytes.TrimPrefix(head, []byte(format.UTF8BOM))
 	for len(text) > 0 {
 		var line []byte
 		line, text, _ = bytes.Cut(text, []byte("\n"))
@@ -620,7 +474,7 @@ func legacyText(head []byte) bool {
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
-		return legacyHeader(line)
+		return format.LegacyHeader(line)
 	}
 	return true // blank lines and comments only, so far
 }
@@ -629,53 +483,7 @@ func legacyText(head []byte) bool {
 // message: fields numbered as theirs (1 to 15) with wire types protobuf has, where those
 // that can hold messages (1 to 5) hold protobuf fields too. A field cut by the end of head
 // is judged on what head has of it.
-func plausibleProto(head []byte) bool { return plausibleFields(head, 15, 1) }
-
-// plausibleFields says whether b reads as protobuf fields numbered 1 to maxNum, up to a cut
-// at its end; with depth > 0, the length-delimited fields numbered 1 to 5 must hold such
-// fields themselves, of any number (0 too, which protobuf forbids and pprof's decoder
-// passes over).
-func plausibleFields(b []byte, maxNum uint64, depth int) bool {
-	const maxVarint = 10
-	for i := 0; i < len(b); {
-		tag, j, err := readVarint(b, i)
-		if err != nil {
-			return len(b)-i < maxVarint
-		}
-		num, wire := tag>>3, tag&7
-		if num > maxNum || (num < 1 && maxNum <= 15) {
-			return false
-		}
-		switch wire {
-		case wireVarint:
-			at := j
-			if _, j, err = readVarint(b, at); err != nil {
-				return len(b)-at < maxVarint
-			}
-		case wireFixed64:
-			j += 8
-		case wireFixed32:
-			j += 4
-		case wireBytes:
-			n, k, err := readVarint(b, j)
-			if err != nil {
-				return len(b)-j < maxVarint
-			}
-			end := len(b) + 1 // past b: cut
-			if n <= uint64(len(b)-k) {
-				end = k + int(n)
-			}
-			if depth > 0 && num >= 1 && num <= 5 && !plausibleFields(b[k:min(end, len(b))], 1<<29-1, depth-1) {
-				return false
-			}
-			j = end
-		default:
-			return false
-		}
-		i = j
-	}
-	return true
-}
+func plausibleProto(head []byte) bool { return format.PlausibleFields(head, 15, 1) }
 
 // plausibleOTLPStream says whether head starts an OTLP length-prefixed stream: a 4-byte
 // big-endian length, then a ProfilesData message.

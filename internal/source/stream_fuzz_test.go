@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -29,19 +31,19 @@ func FuzzStreamDecode(f *testing.F) {
 	rich := encodeRaw(f, richProfile())
 	f.Add(rich)
 	f.Add(rich[:len(rich)/2])
-	lim := limits{samples: 1000, depth: 100, labels: 100, entries: 1000}
+	lim := format.Limits{Samples: 1000, Depth: 100, Labels: 100, Entries: 1000}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		stream := func(mode decodeMode) (*profile.Profile, int, error) {
-			d, err := decodeFields(&streamFields{r: bufio.NewReaderSize(bytes.NewReader(data), 16), lim: lim}, lim, mode)
-			if d.stacks != nil {
-				d.p.Sample = d.stacks.Samples(d.p.Location)
+			d, err := decodeFields(&format.StreamFields{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Lim: lim, SampleField: fieldSample}, lim, mode)
+			if d.Stacks != nil {
+				d.P.Sample = d.Stacks.Samples(d.P.Location)
 			}
-			return d.p, d.samples, err
+			return d.P, d.Samples, err
 		}
 		wantD, wantErr := decodeFields(&sliceFields{data: data}, lim, decodeMode{})
-		want, wantN := wantD.p, wantD.samples
+		want, wantN := wantD.P, wantD.Samples
 		got, gotN, err := stream(decodeMode{})
-		var size *SampleSizeError
+		var size *format.SampleSizeError
 		switch {
 		case errors.As(err, &size):
 			// Only a stream refuses a sample from its length: the limits must refuse it
@@ -90,9 +92,9 @@ func FuzzStreamFolded(f *testing.F) {
 	}
 	o := Options{MaxStackDepth: 8, MaxSamples: 50}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		want, wantWarn, wantErr := o.foldLines(&textLines{text: data})
-		got, gotWarn, err := o.foldLines(&streamLines{r: bufio.NewReaderSize(bytes.NewReader(data), 16), lim: o.limits()})
-		var depth *DepthLimitError
+		want, wantWarn, wantErr := o.foldLines(&format.TextLines{Text: data})
+		got, gotWarn, err := o.foldLines(&format.StreamLines{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Lim: o.limits()})
+		var depth *format.DepthLimitError
 		if errors.As(err, &depth) {
 			// A stream refuses a deep line as it reads it; in memory, a deep line that is
 			// no "stack value" line is skipped instead.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 
+	"github.com/profq/profq/internal/source/format"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -31,10 +33,10 @@ func (o Options) LoadOrDocument(arg string, isDoc func(head []byte) bool) (p *pr
 	if err != nil {
 		return nil, nil, Input{}, nil, readError(arg, err)
 	}
-	if head := decompressedHead(si.r, headSize); isDoc(head) {
+	if head := decompressedHead(si.r, format.HeadSize); isDoc(head) {
 		var r io.Reader = si.r
 		closeAll := si.close
-		if start, _ := si.r.Peek(2); isGzip(start) {
+		if start, _ := si.r.Peek(2); format.IsGzip(start) {
 			z, err := o.newInflater(si.r)
 			if err != nil {
 				si.close()

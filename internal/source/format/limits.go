@@ -1,0 +1,176 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/google/pprof/profile"
+	"github.com/profq/profq/internal/option"
+)
+
+// LabelCount is how many labels a sample with these label maps has.
+func LabelCount(label map[string][]string, numLabel map[string][]int64) int {
+	n := 0
+	for _, v := range label {
+		n += len(v)
+	}
+	for _, v := range numLabel {
+		n += len(v)
+	}
+	return n
+}
+
+// ValueTypeName names a sample type in messages, "type/unit".
+func ValueTypeName(t *profile.ValueType) string {
+	if t == nil {
+		return "?"
+	}
+	return t.Type + "/" + t.Unit
+}
+
+// LimitError is an input larger than Options.MaxInputBytes allows.
+type LimitError struct {
+	// Limit is the limit in bytes.
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("larger than %d bytes (after decompression); raise the limit with %s", e.Limit, option.Flag("max-input-bytes"))
+}
+
+// RatioError is a gzip input that decompresses to more than a plausible profile's size for
+// its compressed size, as decompression bombs do. It is refused only while the default
+// MaxInputBytes is in force.
+type RatioError struct {
+	// Size is how many bytes it had decompressed to when it was refused.
+	Size int64
+	// Ratio is the decompressed size to the compressed bytes read so far that was exceeded.
+	Ratio int
+}
+
+func (e *RatioError) Error() string {
+	return fmt.Sprintf("decompresses to more than %d bytes at over %d times its compressed size, as decompression bombs do; set %s to read it anyway", e.Size, e.Ratio, option.Flag("max-input-bytes"))
+}
+
+// SampleLimitError is an input with more samples than Options.MaxSamples allows.
+type SampleLimitError struct {
+	// Limit is the limit in samples.
+	Limit int
+}
+
+func (e *SampleLimitError) Error() string {
+	return fmt.Sprintf("more than %d samples; raise the limit with %s", e.Limit, option.Flag("max-samples"))
+}
+
+// DepthLimitError is an input with a sample of more frames than Options.MaxStackDepth
+// allows.
+type DepthLimitError struct {
+	// Limit is the limit in frames per sample.
+	Limit int
+}
+
+func (e *DepthLimitError) Error() string {
+	return fmt.Sprintf("a sample has more than %d frames; raise the limit with %s", e.Limit, option.Flag("max-stack-depth"))
+}
+
+// LabelLimitError is an input with a sample of more labels than Options.MaxLabels allows.
+type LabelLimitError struct {
+	// Limit is the limit in labels per sample.
+	Limit int
+}
+
+func (e *LabelLimitError) Error() string {
+	return fmt.Sprintf("a sample has more than %d labels; raise the limit with %s", e.Limit, option.Flag("max-labels"))
+}
+
+// EntryLimitError is an input with more entries in one of its tables (strings, functions,
+// locations and their lines, mappings) than Options.MaxEntries allows.
+type EntryLimitError struct {
+	// Limit is the limit in entries per table.
+	Limit int
+}
+
+func (e *EntryLimitError) Error() string {
+	return fmt.Sprintf("a table of the profile (strings, functions, locations, lines or mappings) has more than %d entries; raise the limit with %s", e.Limit, option.Flag("max-entries"))
+}
+
+// OverflowError is a profile whose values of one sample type add up, in absolute value,
+// beyond what an int64 holds: a total, a cumulative value or a merged sample could then
+// wrap around and be reported as a wrong number.
+type OverflowError struct {
+	// SampleType is the sample type, "type/unit".
+	SampleType string
+}
+
+func (e *OverflowError) Error() string {
+	return fmt.Sprintf("the values of sample type %s add up to more than %d, which profq cannot total without overflow", e.SampleType, int64(math.MaxInt64))
+}
+
+// LimitChecker is implemented by every error of an input over one of the limits.
+type LimitChecker interface {
+	error
+	overLimit()
+}
+
+func (*LimitError) overLimit() {}
+
+func (*RatioError) overLimit() {}
+
+func (*SampleLimitError) overLimit() {}
+
+func (*DepthLimitError) overLimit() {}
+
+func (*LabelLimitError) overLimit() {}
+
+func (*EntryLimitError) overLimit() {}
+
+func (*SampleSizeError) overLimit() {}
+
+// IsLimit says whether err is one of the limit errors, after which an input is not read
+// any further (nor parsed another way).
+func IsLimit(err error) bool {
+	var l LimitChecker
+	return errors.As(err, &l)
+}
+
+// Limits are the limits the readers check as they go, per input; zero fields mean none.
+type Limits struct {
+	Samples, Depth, Labels, Entries int
+}
+
+// CheckEntries holds a table of entries entries to --max-entries as it grows, as
+// otlpConverter.checkEntries holds it once read.
+func (l Limits) CheckEntries(entries int) error {
+	if l.Entries > 0 && entries > l.Entries {
+		return &EntryLimitError{Limit: l.Entries}
+	}
+	return nil
+}
+
+// MaxSampleBytes is the size of the largest sample message the limits allow: each frame's
+// location ID and each value a varint of at most 10 bytes, each label four varints.
+func (l Limits) MaxSampleBytes() int {
+	if l.Depth <= 0 || l.Labels <= 0 {
+		return 0
+	}
+	const maxValues = 1 << 10 // sample types: real profiles have a handful
+	return 64 + 11*(l.Depth+maxValues) + 48*l.Labels
+}
+
+// SampleSizeError is a sample message too large for any sample within the limits on
+// frames and labels.
+type SampleSizeError struct {
+	Size uint64
+	Lim  Limits
+}
+
+func (e *SampleSizeError) Error() string {
+	return fmt.Sprintf("a sample of %d bytes, more than %d frames and %d labels take; raise the limits with %s and %s",
+		e.Size, e.Lim.Depth, e.Lim.Labels, option.Flag("max-stack-depth"), option.Flag("max-labels"))
+}
+
+// ErrNotProfile is returned (wrapped) for an input whose first bytes no format profq reads
+// can begin with: random or corrupted bytes, or text that is neither folded stacks nor one
+// of pprof's legacy text formats.
+var ErrNotProfile = errors.New("not a profile")
