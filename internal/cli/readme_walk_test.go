@@ -13,8 +13,8 @@ import (
 )
 
 // TestReadmeWalk walks through the README as a newcomer does: in a fresh copy of the
-// repository's files (what git tracks, committed to a repository of their own in a temporary
-// directory), it runs every command of every sh block, in order, with the profq built from
+// repository's files (what git tracks or would, committed to a repository of their own in a
+// temporary directory), it runs every command of every sh block, in order, with the profq built from
 // this checkout on PATH, and checks that each exits as the README says (0, or the code a
 // preceding "# Exit N" comment names) and that the copy is as clean afterwards as before:
 // no example leaves a file that git would see. readme.txtar checks what they print.
@@ -63,8 +63,9 @@ func TestReadmeWalk(t *testing.T) {
 		}
 		return out
 	}
-	// The tracked files, as a fresh clone has them (the working tree's versions).
-	files := strings.Split(strings.TrimSpace(mustRun(repo, "git", "ls-files")), "\n")
+	// The files a fresh clone has, as the working tree has them: tracked, and new ones git
+	// does not ignore (a change not committed yet).
+	files := strings.Split(strings.TrimSpace(mustRun(repo, "git", "ls-files", "--cached", "--others", "--exclude-standard")), "\n")
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(repo, f))
 		if errors.Is(err, os.ErrNotExist) {
