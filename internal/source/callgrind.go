@@ -66,28 +66,30 @@ const (
 )
 
 // callgrindWhole reads callgrind output held whole (the registry's read).
-func (o Options) callgrindWhole(_, raw []byte) (format.Decoded, error) { return o.parseCallgrind(raw) }
+func callgrindWhole(o format.Options, _, raw []byte) (format.Decoded, error) {
+	return parseCallgrind(o, raw)
+}
 
 // callgrindStream reads callgrind output as it arrives (the registry's stream).
-func (o Options) callgrindStream(r *bufio.Reader) (format.Decoded, error) {
+func callgrindStream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	format.DiscardBOM(r)
-	return o.callgrindLines(&format.StreamLines{R: r, Max: maxCallgrindLine})
+	return callgrindLines(o, &format.StreamLines{R: r, Max: maxCallgrindLine})
 }
 
 // parseCallgrind reads callgrind output held in memory: raw is the input decompressed (nil
 // when it is gzip that does not decompress).
-func (o Options) parseCallgrind(raw []byte) (format.Decoded, error) {
+func parseCallgrind(o format.Options, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
-	return o.callgrindLines(&format.TextLines{Text: raw})
+	return callgrindLines(o, &format.TextLines{Text: raw})
 }
 
 // callgrindLines reads callgrind output line by line. Callgrind output is written by a
 // program, so the first line that does not parse is an error, and the line after a calls= or
 // jump line must be the one the format puts there.
-func (o Options) callgrindLines(src format.LineSource) (format.Decoded, error) {
-	r, err := o.readCallgrind(src)
+func callgrindLines(o format.Options, src format.LineSource) (format.Decoded, error) {
+	r, err := readCallgrind(o, src)
 	if err != nil {
 		return format.Decoded{}, err
 	}
@@ -95,8 +97,8 @@ func (o Options) callgrindLines(src format.LineSource) (format.Decoded, error) {
 }
 
 // readCallgrind reads every line of src.
-func (o Options) readCallgrind(src format.LineSource) (*cgReader, error) {
-	r := newCallgrindReader(o.limits())
+func readCallgrind(o format.Options, src format.LineSource) (*cgReader, error) {
+	r := newCallgrindReader(o.Limits)
 	for {
 		line, err := src.Next()
 		if err == io.EOF {

@@ -353,7 +353,7 @@ func BenchmarkCallgrind(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := (Options{}).parseCallgrind(raw); err != nil {
+		if _, err := parseCallgrind((Options{}).reader(), raw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/folded"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,7 +20,7 @@ import (
 // readCallgrindText reads callgrind output held in memory and checks the profile.
 func readCallgrindText(t *testing.T, o Options, text string) format.Decoded {
 	t.Helper()
-	d, err := o.callgrindLines(&format.TextLines{Text: []byte(text)})
+	d, err := callgrindLines(o.reader(), &format.TextLines{Text: []byte(text)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +357,7 @@ totals: 2 7
 		t.Errorf("warnings %q", d.Warnings)
 	}
 	// A part that starts without a function has none.
-	_, err := Options{}.callgrindLines(&format.TextLines{Text: []byte("events: Ir\nfn=f\n1 1\npart: 2\n1 1\n")})
+	_, err := callgrindLines(Options{}.reader(), &format.TextLines{Text: []byte("events: Ir\nfn=f\n1 1\npart: 2\n1 1\n")})
 	if err == nil || !strings.Contains(err.Error(), `line 5: a cost line before any "fn=" line`) {
 		t.Errorf("error %v", err)
 	}
@@ -434,7 +436,7 @@ func TestCallgrindMalformed(t *testing.T) {
 		{"totals: 5\n", `line 1: "totals:" before the "events:" line`},
 		{"events: Ir\ntotals: 1 2\n", `line 2: 2 costs, but "events:" names 1 event`},
 	} {
-		_, err := Options{}.callgrindLines(&format.TextLines{Text: []byte(tc.text)})
+		_, err := callgrindLines(Options{}.reader(), &format.TextLines{Text: []byte(tc.text)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.text, err, tc.want)
 		}
@@ -462,7 +464,7 @@ func TestCallgrindLimits(t *testing.T) {
 		{"depth, a million callers", Options{}, "events: Ir\nfn=a" + strings.Repeat("'b", 1e6) + "\n1 1\n", &format.DepthLimitError{Limit: DefaultMaxStackDepth}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.o.callgrindLines(&format.TextLines{Text: []byte(tc.text)})
+			_, err := callgrindLines(tc.o.reader(), &format.TextLines{Text: []byte(tc.text)})
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -477,15 +479,15 @@ func TestCallgrindLimits(t *testing.T) {
 	// A line is bounded whether the input is read in memory or as a stream.
 	long := "events: Ir\nfn=" + strings.Repeat("x", maxCallgrindLine) + "\n1 1\n"
 	want := fmt.Sprintf("callgrind: line 2: a line longer than %d bytes", maxCallgrindLine)
-	if _, err := (Options{}).callgrindLines(&format.TextLines{Text: []byte(long)}); err == nil || err.Error() != want {
+	if _, err := callgrindLines((Options{}).reader(), &format.TextLines{Text: []byte(long)}); err == nil || err.Error() != want {
 		t.Errorf("in memory: error %v, want %q", err, want)
 	}
 	sl := &format.StreamLines{R: bufio.NewReaderSize(strings.NewReader(long), 16), Max: maxCallgrindLine}
-	if _, err := (Options{}).callgrindLines(sl); err == nil || err.Error() != want {
+	if _, err := callgrindLines((Options{}).reader(), sl); err == nil || err.Error() != want {
 		t.Errorf("as a stream: error %v, want %q", err, want)
 	}
 	longest := "events: Ir\nfn=" + strings.Repeat("x", maxCallgrindLine-3) + "\n1 1\n"
-	if d, err := (Options{}).callgrindLines(&format.TextLines{Text: []byte(longest)}); err != nil || len(d.P.Sample) != 1 {
+	if d, err := callgrindLines((Options{}).reader(), &format.TextLines{Text: []byte(longest)}); err != nil || len(d.P.Sample) != 1 {
 		t.Errorf("a line of %d bytes: %v", maxCallgrindLine, err)
 	}
 }
@@ -526,7 +528,7 @@ func TestCallgrindDetect(t *testing.T) {
 	}
 	// Callgrind's cost lines read as folded stacks: detection takes callgrind first.
 	text := "# callgrind format\nevents: Ir\n" + body
-	if !looksFolded([]byte(text)) {
+	if !folded.Looks([]byte(text)) {
 		t.Error("the test's text does not look like folded stacks: the test tests nothing")
 	}
 	if got := detect([]byte(text)); got != FormatCallgrind {

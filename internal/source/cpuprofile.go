@@ -110,15 +110,15 @@ type traceChunk struct {
 }
 
 // v8Whole reads a V8 CPU profile or Chrome trace held whole (the registry's read).
-func (o Options) v8Whole(_, raw []byte) (format.Decoded, error) { return o.parseV8(raw) }
+func v8Whole(o format.Options, _, raw []byte) (format.Decoded, error) { return parseV8(o, raw) }
 
 // parseV8 reads raw, a V8 CPU profile or a Chrome trace holding some.
-func (o Options) parseV8(raw []byte) (format.Decoded, error) {
+func parseV8(o format.Options, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
 	raw = bytes.TrimLeft(bytes.TrimPrefix(raw, []byte(format.UTF8BOM)), " \t\r\n")
-	b := newV8Builder(o.limits())
+	b := newV8Builder(o.Limits)
 	var err error
 	switch {
 	case len(raw) > 0 && raw[0] == '[':

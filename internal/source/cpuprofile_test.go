@@ -392,7 +392,7 @@ func FuzzV8(f *testing.F) {
 	f.Add([]byte(`{"head":{"functionName":"(root)","id":1,"hitCount":2,"children":[]},"startTime":1,"endTime":2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		o := Options{MaxSamples: 1000, MaxStackDepth: 100, MaxEntries: 1000}
-		d, err := o.parseV8(data)
+		d, err := parseV8(o.reader(), data)
 		if err != nil {
 			return
 		}

@@ -18,15 +18,15 @@ import (
 )
 
 // pprofWhole reads a pprof input held whole (the registry's read).
-func (o Options) pprofWhole(data, raw []byte) (format.Decoded, error) {
-	p, err := parsePprof(data, raw, o.limits())
+func pprofWhole(o format.Options, data, raw []byte) (format.Decoded, error) {
+	p, err := parsePprof(data, raw, o.Limits)
 	return format.Decoded{P: p, Format: FormatPprof}, err
 }
 
 // pprofStream decodes profile.proto as it arrives (the registry's stream).
-func (o Options) pprofStream(r *bufio.Reader) (format.Decoded, error) {
-	lim := o.limits()
-	d, err := decodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: fieldSample}, lim, decodeMode{aggregate: o.Aggregate, compact: o.compact})
+func pprofStream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
+	lim := o.Limits
+	d, err := decodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: fieldSample}, lim, decodeMode{aggregate: o.Aggregate, compact: o.Compact})
 	if err != nil {
 		return format.Decoded{}, err
 	}

@@ -11,6 +11,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/profq/profq/internal/source/formats/folded"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,7 +90,7 @@ func TestFoldedCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := detect(data); got != FormatFolded {
+			if got := detect(data); got != folded.Name {
 				t.Errorf("detect = %q, want folded", got)
 			}
 			p, inputs, err := Options{}.Load([]string{path})
@@ -147,7 +149,7 @@ func TestFoldedCorpus(t *testing.T) {
 func parseFoldedString(t *testing.T, o Options, text string) (*profile.Profile, []string) {
 	t.Helper()
 	data := []byte(text)
-	p, warnings, err := o.parseFolded(data, data)
+	p, warnings, err := folded.Parse(o.reader(), data, data)
 	if err != nil {
 		t.Fatalf("parseFolded(%q): %v", text, err)
 	}
@@ -232,12 +234,12 @@ func TestFoldedType(t *testing.T) {
 		t.Errorf("sample type = %s/%s, want cpu/nanoseconds", got.Type, got.Unit)
 	}
 	for _, bad := range []string{"cpu", "/ns", "cpu/", "cpu time/ns", "cpu/"} {
-		if _, err := ParseFoldedType(bad); err == nil {
+		if _, err := folded.ParseType(bad); err == nil {
 			t.Errorf("ParseFoldedType(%q) succeeded", bad)
 		}
 	}
 	data := []byte("a 1\n")
-	if _, _, err := (Options{FoldedType: "x"}).parseFolded(data, data); err == nil || !strings.Contains(err.Error(), "TYPE/UNIT") {
+	if _, _, err := folded.Parse((Options{FoldedType: "x"}).reader(), data, data); err == nil || !strings.Contains(err.Error(), "TYPE/UNIT") {
 		t.Errorf("bad FoldedType: err = %v", err)
 	}
 }
@@ -252,19 +254,19 @@ func TestFoldedErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := []byte(tt.text)
-			_, _, err := Options{}.parseFolded(data, data)
+			_, _, err := folded.Parse(Options{}.reader(), data, data)
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
 	}
 	// Forced on input that is not folded, Load names the argument and exits as bad input.
-	_, _, err := Options{Format: FormatFolded}.LoadBytes([]string{"x.pb"}, [][]byte{encode(t, build(cpuSpec("nanoseconds", 1, 2)), true)})
+	_, _, err := Options{Format: folded.Name}.LoadBytes([]string{"x.pb"}, [][]byte{encode(t, build(cpuSpec("nanoseconds", 1, 2)), true)})
 	if err == nil || !strings.HasPrefix(err.Error(), "parsing x.pb: folded stacks: ") {
 		t.Errorf("forced folded on pprof: err = %v", err)
 	}
 	// Forced on a broken gzip stream, the error is the gzip's.
-	_, _, err = Options{Format: FormatFolded}.LoadBytes([]string{"x.gz"}, [][]byte{{0x1f, 0x8b, 1, 2, 3}})
+	_, _, err = Options{Format: folded.Name}.LoadBytes([]string{"x.gz"}, [][]byte{{0x1f, 0x8b, 1, 2, 3}})
 	if err == nil || !strings.HasPrefix(err.Error(), "parsing x.gz: decompressing: ") {
 		t.Errorf("forced folded on broken gzip: err = %v", err)
 	}
@@ -300,7 +302,7 @@ func TestFoldedUTF16(t *testing.T) {
 	const text = "main;日本;𝔣 3\r\nmain 2"
 	for _, be := range []bool{false, true} {
 		data := utf16Bytes(text, be)
-		if detect(data) != FormatFolded {
+		if detect(data) != folded.Name {
 			t.Errorf("big endian %v: not detected", be)
 		}
 		p, _ := parseFoldedString(t, Options{}, string(data))
@@ -313,7 +315,7 @@ func TestFoldedUTF16(t *testing.T) {
 // TestFoldedDetect checks that detection takes folded stacks and leaves everything pprof
 // reads (profile.proto and the legacy text formats) to pprof, and JSON to OTLP.
 func TestFoldedDetect(t *testing.T) {
-	folded := []string{
+	texts := []string{
 		"a;b 1",
 		"a 1\n",
 		"[unknown];main 3\n",
@@ -321,8 +323,8 @@ func TestFoldedDetect(t *testing.T) {
 		"# perf\nprog;main 1\nprog;main;f 2\ngarbage\n",
 		strings.Repeat("a;b 1\n", 20000) + strings.Repeat("x\n", 100),
 	}
-	for _, s := range folded {
-		if got := detect([]byte(s)); got != FormatFolded {
+	for _, s := range texts {
+		if got := detect([]byte(s)); got != folded.Name {
 			t.Errorf("detect(%.40q) = %q, want folded", s, got)
 		}
 	}
@@ -343,7 +345,7 @@ func TestFoldedDetect(t *testing.T) {
 		encode(t, build(cpuSpec("nanoseconds", 1, 2)), false),
 	}
 	for _, b := range notFolded {
-		if looksFolded(b) {
+		if folded.Looks(b) {
 			t.Errorf("detect(%.60q) = folded", b)
 		}
 	}
@@ -391,8 +393,8 @@ func FuzzFolded(f *testing.F) {
 	f.Add(utf16Bytes("a;b 1\n", true))
 	f.Add([]byte{0xfe, 0xff, 0xd8, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		looks := detect(data) == FormatFolded
-		p, warnings, err := Options{}.parseFolded(data, data)
+		looks := detect(data) == folded.Name
+		p, warnings, err := folded.Parse(Options{}.reader(), data, data)
 		if err != nil {
 			if looks && !strings.Contains(err.Error(), "64 bits") {
 				t.Errorf("detected as folded but does not parse: %v", err)
@@ -433,7 +435,7 @@ func FuzzFolded(f *testing.F) {
 		for _, s := range stacks(p) {
 			buf.WriteString(s + "\n")
 		}
-		q, _, err := Options{}.parseFolded(buf.Bytes(), buf.Bytes())
+		q, _, err := folded.Parse(Options{}.reader(), buf.Bytes(), buf.Bytes())
 		if err != nil {
 			// Frame text with a line break or starting or ending with blanks does not
 			// survive a plain rewrite; everything else must.
@@ -467,10 +469,10 @@ func BenchmarkFolded(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if detect(data) != FormatFolded {
+		if detect(data) != folded.Name {
 			b.Fatal("not detected")
 		}
-		if _, _, err := (Options{}).parseFolded(data, data); err != nil {
+		if _, _, err := folded.Parse((Options{}).reader(), data, data); err != nil {
 			b.Fatal(err)
 		}
 	}

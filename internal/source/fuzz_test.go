@@ -293,7 +293,7 @@ func FuzzCallgrind(f *testing.F) {
 // readCallgrindChecked reads callgrind output and returns, besides the profile, the self
 // costs the reader tallied as it read the cost lines, by sample type.
 func readCallgrindChecked(o Options, src format.LineSource) (format.Decoded, []uint64, error) {
-	r, err := o.readCallgrind(src)
+	r, err := readCallgrind(o.reader(), src)
 	if err != nil {
 		return format.Decoded{}, nil, err
 	}

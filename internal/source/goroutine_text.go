@@ -221,22 +221,22 @@ func (b *goroutineBuilder) warnings(form string) []string {
 }
 
 // goroutineWhole reads a goroutine dump held whole (the registry's read).
-func (o Options) goroutineWhole(_, raw []byte) (format.Decoded, error) {
+func goroutineWhole(o format.Options, _, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, fmt.Errorf("decompressing: invalid gzip data")
 	}
-	p, warnings, err := o.parseGoroutineDump(raw)
+	p, warnings, err := parseGoroutineDump(o, raw)
 	return format.Decoded{P: p, Format: FormatGoroutine, Warnings: warnings}, err
 }
 
 // parseGoroutineDump reads raw, a goroutine dump in either text form.
-func (o Options) parseGoroutineDump(raw []byte) (*profile.Profile, []string, error) {
+func parseGoroutineDump(o format.Options, raw []byte) (*profile.Profile, []string, error) {
 	raw = bytes.TrimPrefix(raw, []byte(format.UTF8BOM))
 	switch goroutineDumpKind(raw[:min(len(raw), format.HeadSize)]) {
 	case 1:
-		return parseGoroutineCounts(&format.TextLines{Text: raw}, o.limits())
+		return parseGoroutineCounts(&format.TextLines{Text: raw}, o.Limits)
 	case 2:
-		return parseGoroutineStacks(&format.TextLines{Text: raw}, o.limits())
+		return parseGoroutineStacks(&format.TextLines{Text: raw}, o.Limits)
 	}
 	return nil, nil, fmt.Errorf("%w: not a goroutine dump: want \"goroutine profile: total N\" (debug=1) or \"goroutine N [state]:\" (debug=2) first", format.ErrNotProfile)
 }

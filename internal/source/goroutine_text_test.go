@@ -215,7 +215,7 @@ func TestGoroutineDumpText(t *testing.T) {
 }
 
 func (o Options) parse1(text string) (*profile.Profile, error) {
-	p, _, err := o.parseGoroutineDump([]byte(text))
+	p, _, err := parseGoroutineDump(o.reader(), []byte(text))
 	return p, err
 }
 
@@ -254,7 +254,7 @@ func FuzzGoroutineDump(f *testing.F) {
 		f.Add(d.debug2)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, warnings, err := Options{}.parseGoroutineDump(data)
+		p, warnings, err := parseGoroutineDump(Options{}.reader(), data)
 		if err != nil {
 			if msg := err.Error(); strings.ContainsFunc(msg, func(r rune) bool { return !unicode.IsPrint(r) }) {
 				t.Errorf("error is not one printable line: %q", msg)

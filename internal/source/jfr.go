@@ -111,13 +111,13 @@ const (
 const asyncProfilerDefaultInterval = 10_000_000
 
 // jfrWhole reads a JFR recording held whole (the registry's read).
-func (o Options) jfrWhole(_, raw []byte) (format.Decoded, error) {
-	p, warnings, err := o.parseJFR(raw)
+func jfrWhole(o format.Options, _, raw []byte) (format.Decoded, error) {
+	p, warnings, err := parseJFR(o, raw)
 	return format.Decoded{P: p, Format: FormatJFR, Warnings: warnings}, err
 }
 
 // parseJFR reads a JFR recording (decompressed; nil if it could not be).
-func (o Options) parseJFR(raw []byte) (p *profile.Profile, warnings []string, err error) {
+func parseJFR(o format.Options, raw []byte) (p *profile.Profile, warnings []string, err error) {
 	if raw == nil {
 		return nil, nil, errors.New("decompressing: invalid gzip data")
 	}
@@ -127,7 +127,7 @@ func (o Options) parseJFR(raw []byte) (p *profile.Profile, warnings []string, er
 	if err := checkJFR(raw); err != nil {
 		return nil, nil, err
 	}
-	b := newJFRBuilder(o.limits())
+	b := newJFRBuilder(o.Limits)
 	defer func() {
 		// The parser indexes and allocates as the recording says: a malformed one can make
 		// it panic. That is a malformed input, said in one line.

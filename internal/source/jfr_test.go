@@ -352,7 +352,7 @@ func TestJFRMalformed(t *testing.T) {
 	}
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
-			p, _, err := Options{}.parseJFR(data)
+			p, _, err := parseJFR(Options{}.reader(), data)
 			if err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("error on several lines: %q", err)
@@ -406,7 +406,7 @@ func FuzzJFR(f *testing.F) {
 		if looksJFR(data) != (detect(data) == FormatJFR) {
 			t.Fatal("detection and the magic disagree")
 		}
-		p, _, err := (Options{MaxEntries: 100_000, MaxSamples: 100_000}).parseJFR(data)
+		p, _, err := parseJFR((Options{MaxEntries: 100_000, MaxSamples: 100_000}).reader(), data)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error on several lines: %q", err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/source/formats/folded"
 
 	"github.com/profq/profq/internal/symbolize"
 )
@@ -108,8 +109,8 @@ func bombLike(n, consumed int64) bool { return n >= bombFloor && n > maxGzipRati
 const (
 	// FormatPprof is profile.proto, gzipped or not, and pprof's legacy text and binary formats.
 	FormatPprof = "pprof"
-	// FormatFolded is folded stacks, "root;caller;leaf value" per line (folded.go).
-	FormatFolded = "folded"
+	// FormatFolded is folded stacks, "root;caller;leaf value" per line (formats/folded).
+	FormatFolded = folded.Name
 	// FormatOTLP is OpenTelemetry profiles: protobuf, length-prefixed streams, OTLP/JSON and
 	// JSON lines (otlp.go).
 	FormatOTLP = "otlp"
@@ -264,7 +265,7 @@ func (o Options) decode(data []byte) (format.Decoded, error) {
 	if format == "" {
 		format = detect(raw)
 	}
-	return formatNamed(format).read(o, data, raw)
+	return formatNamed(format).Read(o.reader(), data, raw)
 }
 
 // Decompress returns data decompressed when it is gzip, under the same limits as a gzipped

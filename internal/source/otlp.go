@@ -37,7 +37,7 @@ import (
 var errNotOTLP = errors.New("not an OTLP profiles message: want a ProfilesData or ExportProfilesServiceRequest, a stream of them each preceded by a 4-byte big-endian length, or OTLP/JSON")
 
 // otlpWhole reads OTLP held whole (the registry's read).
-func (o Options) otlpWhole(_, raw []byte) (format.Decoded, error) { return o.parseOTLP(raw) }
+func otlpWhole(o format.Options, _, raw []byte) (format.Decoded, error) { return parseOTLP(o, raw) }
 
 // otlpJSONDocument says whether a JSON object is OTLP/JSON, for IsDocument: one with a
 // resourceProfiles member (IsOTLPJSON), or whose first member is one of ProfilesData's,
@@ -58,8 +58,8 @@ func otlpJSONDocument(doc []byte) bool {
 
 // parseOTLP reads decompressed OTLP input in any of its containers and converts it to one
 // pprof profile. The warnings are what the conversion passed over.
-func (o Options) parseOTLP(raw []byte) (format.Decoded, error) {
-	lim := o.limits()
+func parseOTLP(o format.Options, raw []byte) (format.Decoded, error) {
+	lim := o.Limits
 	var msgs []*otlpMessage
 	counted := 0 // the Profiles of the messages taken so far
 	take := func(data *otlppb.ProfilesData, repeats []*otlpRepeats) error {

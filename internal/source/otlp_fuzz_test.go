@@ -60,12 +60,12 @@ func FuzzOTLP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !isOTLP(data) && len(data) > 0 && data[0] != '{' {
 			// Detection and the reader agree: what is not detected is not read either.
-			if _, err := (Options{}).parseOTLP(data); err == nil {
+			if _, err := parseOTLP((Options{}).reader(), data); err == nil {
 				t.Fatal("read as OTLP but not detected as OTLP")
 			}
 		}
 		for _, o := range []Options{{}, {OTLPProfile: 2}} {
-			d, err := o.parseOTLP(data)
+			d, err := parseOTLP(o.reader(), data)
 			p := d.P
 			if err != nil {
 				if strings.Contains(err.Error(), "\n") {

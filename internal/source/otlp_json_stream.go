@@ -47,12 +47,12 @@ import (
 // streamOTLPJSON reads OTLP/JSON (looksOTLPJSON) from r as it arrives and converts it as
 // parseOTLP converts it. Without Options.Format, the input must have a member named as
 // IsOTLPJSON wants, as reading whole detects OTLP.
-func (o Options) streamOTLPJSON(r *bufio.Reader) (format.Decoded, error) {
+func streamOTLPJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	bom := 0
 	if b, _ := r.Peek(len(format.UTF8BOM)); string(b) == format.UTF8BOM {
 		bom, _ = r.Discard(len(format.UTF8BOM))
 	}
-	d := &otlpJSONStream{s: &jsonScan{r: r}, lim: o.limits(), selected: o.OTLPProfile}
+	d := &otlpJSONStream{s: &jsonScan{r: r}, lim: o.Limits, selected: o.OTLPProfile}
 	s := d.s
 	for n := 1; ; n++ {
 		c, ok := s.space()

@@ -29,7 +29,7 @@ import (
 // forced, as parseOTLP reads what it is given.
 func streamedOTLPJSON(o Options, data []byte) (format.Decoded, error) {
 	o.Format = FormatOTLP
-	return o.streamOTLPJSON(bufio.NewReaderSize(bytes.NewReader(data), 16))
+	return streamOTLPJSON(o.reader(), bufio.NewReaderSize(bytes.NewReader(data), 16))
 }
 
 // readAsJSON says whether parseOTLP reads data as OTLP/JSON: whatever is not protobuf
@@ -46,7 +46,7 @@ func sameAsWholeJSON(t *testing.T, o Options, data []byte) {
 	if !readAsJSON(data) {
 		return
 	}
-	want, wantErr := o.parseOTLP(data)
+	want, wantErr := parseOTLP(o.reader(), data)
 	got, err := streamedOTLPJSON(o, data)
 	sameDecoded(t, data, got, err, want, wantErr)
 	// Both limits, or neither: the fallback to reading whole depends on it.
@@ -59,7 +59,7 @@ func sameAsWholeJSON(t *testing.T, o Options, data []byte) {
 // then may meet the limit first, where reading whole says what else is wrong.
 func hasLimitAndOtherError(o Options, data []byte) bool {
 	o.MaxSamples, o.MaxEntries, o.MaxLabels, o.MaxStackDepth = 1<<30, 1<<30, 1<<30, 1<<30
-	_, err := o.parseOTLP(data)
+	_, err := parseOTLP(o.reader(), data)
 	return err != nil
 }
 
@@ -277,14 +277,14 @@ func TestStreamOTLPJSONErrors(t *testing.T) {
 	cases := streamOnlyCases()
 	for _, name := range []string{"trailing garbage", "trailing array", "cut short", "nested too deep, unknown"} {
 		data := []byte(cases[name])
-		_, want := Options{}.parseOTLP(data)
+		_, want := parseOTLP(Options{}.reader(), data)
 		_, got := streamedOTLPJSON(Options{}, data)
 		if want == nil || got == nil || got.Error() != want.Error() {
 			t.Errorf("%s: streamed, error %v; want %v", name, got, want)
 		}
 	}
 	for _, data := range otlpJSONCases() {
-		_, want := Options{}.parseOTLP(data)
+		_, want := parseOTLP(Options{}.reader(), data)
 		_, got := streamedOTLPJSON(Options{}, data)
 		var syntax bool
 		if want != nil {
@@ -636,7 +636,7 @@ func TestStreamOTLPJSONHostile(t *testing.T) {
 	}
 	const size = 50 << 20
 	base := streamOnlyCases()["two profiles"]
-	whole, err := Options{}.parseOTLP([]byte(base))
+	whole, err := parseOTLP(Options{}.reader(), []byte(base))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 	if l, err := otlpWireLayout(current); l != layoutCurrent || err != nil {
 		t.Fatalf("current message: layout %v, %v", l, err)
 	}
-	d, err := Options{}.parseOTLP(current)
+	d, err := parseOTLP(Options{}.reader(), current)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 		if l, err := otlpWireLayout(old); l != layout || err != nil {
 			t.Errorf("%v: detected %v, %v", layout, l, err)
 		}
-		d, err := Options{}.parseOTLP(old)
+		d, err := parseOTLP(Options{}.reader(), old)
 		if err != nil {
 			t.Fatalf("%v: %v", layout, err)
 		}
@@ -119,7 +119,7 @@ func TestOTLPOldLayoutsRejected(t *testing.T) {
 	if _, err := otlpWireLayout(pre18); !errors.Is(err, errPre18Layout) {
 		t.Errorf("pre-1.8 sample: %v", err)
 	}
-	if _, err := (Options{}).parseOTLP(pre18); !errors.Is(err, errPre18Layout) {
+	if _, err := parseOTLP((Options{}).reader(), pre18); !errors.Is(err, errPre18Layout) {
 		t.Errorf("pre-1.8 parse: %v", err)
 	}
 	// Profile.location_indices (field 3 as packed varints) is pre-1.8 too.

@@ -45,8 +45,8 @@ import (
 
 // streamOTLP reads OTLP protobuf (looksOTLPProto) from r as it arrives and converts it as
 // parseOTLP converts it.
-func (o Options) streamOTLP(r *bufio.Reader) (format.Decoded, error) {
-	d := &otlpStream{s: protoStream{f: format.StreamFields{R: r}}, lim: o.limits(), selected: o.OTLPProfile}
+func streamOTLP(o format.Options, r *bufio.Reader) (format.Decoded, error) {
+	d := &otlpStream{s: protoStream{f: format.StreamFields{R: r}}, lim: o.Limits, selected: o.OTLPProfile}
 	if err := d.messages(); err != nil {
 		return format.Decoded{}, err
 	}

@@ -29,14 +29,14 @@ import (
 // streamedOTLP reads OTLP protobuf as streamOTLP reads it from a stream, through a 16-byte
 // buffer, so that fields cross the buffer's end everywhere.
 func streamedOTLP(o Options, data []byte) (format.Decoded, error) {
-	return o.streamOTLP(bufio.NewReaderSize(bytes.NewReader(data), 16))
+	return streamOTLP(o.reader(), bufio.NewReaderSize(bytes.NewReader(data), 16))
 }
 
 // sameAsWhole checks that OTLP protobuf read as a stream gives what parseOTLP gives for the
 // same bytes in memory: the same profile, warnings and frame types, or an error for both.
 func sameAsWhole(t *testing.T, o Options, data []byte) {
 	t.Helper()
-	want, wantErr := o.parseOTLP(data)
+	want, wantErr := parseOTLP(o.reader(), data)
 	got, err := streamedOTLP(o, data)
 	sameDecoded(t, data, got, err, want, wantErr)
 }
@@ -174,7 +174,7 @@ func checkAsWhole(t *testing.T, inputs map[string][]byte, same func(*testing.T, 
 				same(t, o, data)
 			}
 		})
-		if _, err := (Options{}).parseOTLP(data); err == nil {
+		if _, err := parseOTLP((Options{}).reader(), data); err == nil {
 			accepted++
 		}
 	}
@@ -376,7 +376,7 @@ func TestStreamOTLPMemory(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				streamed, streamErr = c.opts.streamOTLP(bufio.NewReaderSize(zr, headWindow))
+				streamed, streamErr = streamOTLP(c.opts.reader(), bufio.NewReaderSize(zr, headWindow))
 			})
 			t.Logf("%d bytes (%d gzipped): whole %d KB allocated, peak %d KB; streamed %d KB, peak %d KB; error %v",
 				len(c.data), len(gz), wholeAlloc>>10, wholePeak>>10, streamAlloc>>10, streamPeak>>10, streamErr)
@@ -459,9 +459,9 @@ func BenchmarkStreamOTLP(b *testing.B) {
 	}{{"2M samples", samples}, {"100k messages", hostileManyMessages(b, 100_000)}}
 	for _, in := range inputs {
 		read := map[string]func() (format.Decoded, error){
-			"whole": func() (format.Decoded, error) { return Options{}.parseOTLP(in.data) },
+			"whole": func() (format.Decoded, error) { return parseOTLP(Options{}.reader(), in.data) },
 			"streamed": func() (format.Decoded, error) {
-				return Options{}.streamOTLP(bufio.NewReaderSize(bytes.NewReader(in.data), headWindow))
+				return streamOTLP(Options{}.reader(), bufio.NewReaderSize(bytes.NewReader(in.data), headWindow))
 			},
 		}
 		for _, path := range []string{"whole", "streamed"} {
@@ -514,7 +514,7 @@ func TestStreamOTLPRecursionLimit(t *testing.T) {
 		inScope := msg(slices.Clone(base), 1, msg(nil, 2, msg(nil, 1, msg(nil, 3, kv))))
 		for _, data := range [][]byte{inDict, inScope} {
 			sameAsWhole(t, Options{}, data)
-			_, err := Options{}.parseOTLP(data)
+			_, err := parseOTLP(Options{}.reader(), data)
 			accepted[err == nil] = true
 		}
 	}

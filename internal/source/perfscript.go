@@ -60,21 +60,21 @@ const (
 )
 
 // perfWhole reads perf script text held whole (the registry's read).
-func (o Options) perfWhole(_, raw []byte) (format.Decoded, error) { return o.parsePerf(raw) }
+func perfWhole(o format.Options, _, raw []byte) (format.Decoded, error) { return parsePerf(o, raw) }
 
 // perfStream reads perf script text as it arrives (the registry's stream).
-func (o Options) perfStream(r *bufio.Reader) (format.Decoded, error) {
+func perfStream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	format.DiscardBOM(r)
-	return o.perfLines(&format.StreamLines{R: r})
+	return perfLines(o, &format.StreamLines{R: r})
 }
 
 // parsePerf reads perf script text held in memory: raw is the input decompressed (nil when
 // it is gzip that does not decompress).
-func (o Options) parsePerf(raw []byte) (format.Decoded, error) {
+func parsePerf(o format.Options, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
-	return o.perfLines(&format.TextLines{Text: bytes.TrimPrefix(raw, []byte(format.UTF8BOM))})
+	return perfLines(o, &format.TextLines{Text: bytes.TrimPrefix(raw, []byte(format.UTF8BOM))})
 }
 
 // perfHeader is what an event's header line says.
@@ -95,7 +95,7 @@ type perfFrame struct {
 
 // perfReader accumulates events into a profile.
 type perfReader struct {
-	o   Options
+	o   format.Options
 	lim format.Limits
 	p   *profile.Profile
 
@@ -132,9 +132,9 @@ type perfLocKey struct {
 
 // perfLines reads perf script text line by line. Lines that are neither an event header, a
 // frame of an event nor a comment are skipped and counted in one warning.
-func (o Options) perfLines(src format.LineSource) (format.Decoded, error) {
+func perfLines(o format.Options, src format.LineSource) (format.Decoded, error) {
 	r := &perfReader{
-		o: o, lim: o.limits(), p: &profile.Profile{},
+		o: o, lim: o.Limits, p: &profile.Profile{},
 		events: map[string]int{}, mappings: map[string]*profile.Mapping{},
 		funcs: map[[2]string]*profile.Function{}, locs: map[perfLocKey]*profile.Location{},
 		stacks: map[string][]*profile.Location{}, types: map[string]string{},

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/profq/profq/internal/source/formats/folded"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/go-cmp/cmp"
@@ -425,7 +427,7 @@ func TestPerfDetect(t *testing.T) {
 		if got := detect(text); got != FormatPerf {
 			t.Errorf("%s detected as %s", file, got)
 		}
-		if looksFolded(text) {
+		if folded.Looks(text) {
 			t.Errorf("%s looks like folded stacks", file)
 		}
 	}
@@ -446,7 +448,7 @@ func FuzzPerf(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, aggregate := range []bool{false, true} {
-			d, err := Options{Aggregate: aggregate, MaxStackDepth: 64, MaxSamples: 1000}.parsePerf(data)
+			d, err := parsePerf(Options{Aggregate: aggregate, MaxStackDepth: 64, MaxSamples: 1000}.reader(), data)
 			if err != nil {
 				if msg := err.Error(); strings.ContainsFunc(msg, func(r rune) bool { return !unicode.IsPrint(r) }) {
 					t.Errorf("error is not one printable line: %q", msg)

@@ -1,63 +1,30 @@
 package source
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/profq/profq/internal/source/formats/folded"
+
 	"github.com/profq/profq/internal/source/format"
 )
-
-// inputFormat is one row of the registry: how one format, or one container of a format,
-// is recognised and read.
-type inputFormat struct {
-	// name is the format's name, for --input-format and Input.Format. A format whose
-	// containers are recognised at different places in the order (OTLP's JSON and
-	// protobuf, on a stream's head) has a row for each, under one name.
-	name string
-	// about is how the "want ..." part of an error message names the format.
-	about string
-	// detect says whether a whole decompressed input (nil when it did not decompress) is in
-	// this format. nil: the row is not tried on whole inputs. Whole inputs that no row
-	// claims are pprof's (profile.ParseData reads what it can, legacy formats included).
-	detect func(raw []byte) bool
-	// head says whether the decompressed start of an input longer than headSize bytes is
-	// in this format. nil: the row is not tried on streams.
-	head func(head []byte) bool
-	// stream reads an input whose head is this format's as it arrives, decompressed. nil:
-	// such an input is read whole, then detected again whole (detect).
-	stream func(o Options, r *bufio.Reader) (format.Decoded, error)
-	// rereads says that a regular file that fails to stream (for another reason than a
-	// limit) is read whole again, so that the reader over bytes has the last word.
-	rereads bool
-	// read reads a whole input: data as read, raw the same decompressed (nil when it is
-	// gzip that does not decompress).
-	read func(o Options, data, raw []byte) (format.Decoded, error)
-	// plausible says whether head, the decompressed start of an input, can begin an input
-	// in this format; text says whether head is text (isText). It errs on the side of
-	// reading: what it lets through is refused by the reader. nil: covered by another row.
-	plausible func(head []byte, text bool) bool
-	// json says whether a JSON object (the start of one) is an input in this format, so
-	// that IsDocument does not take it for a document. nil: the format is not JSON.
-	json func(doc []byte) bool
-}
 
 // registry is every input format, in the order detection tries them: detect on whole
 // inputs, and head on the start of a stream. The order is the contract: an input that
 // two formats could take is the first one's.
-var registry = []inputFormat{
+var registry = []format.Format{
 	{
 		// profile.proto is recognised first on a stream's head and last on whole inputs,
 		// where it takes whatever no other format claims (pprof's legacy formats too).
-		name:    FormatPprof,
-		about:   "pprof (profile.proto, gzipped or not, or a legacy format)",
-		head:    looksProfileProto,
-		stream:  Options.pprofStream,
-		rereads: true,
-		read:    Options.pprofWhole,
-		plausible: func(head []byte, text bool) bool {
+		Name:    FormatPprof,
+		About:   "pprof (profile.proto, gzipped or not, or a legacy format)",
+		Head:    looksProfileProto,
+		Stream:  pprofStream,
+		Rereads: true,
+		Read:    pprofWhole,
+		Plausible: func(head []byte, text bool) bool {
 			if text {
 				return legacyText(head)
 			}
@@ -65,103 +32,92 @@ var registry = []inputFormat{
 		},
 	},
 	{
-		name:      FormatJFR,
-		about:     "JFR",
-		detect:    looksJFR,
-		read:      Options.jfrWhole,
-		plausible: func(head []byte, _ bool) bool { return looksJFR(head) },
+		Name:      FormatJFR,
+		About:     "JFR",
+		Detect:    looksJFR,
+		Read:      jfrWhole,
+		Plausible: func(head []byte, _ bool) bool { return looksJFR(head) },
 	},
 	{
-		name:      FormatSpeedscope,
-		about:     "speedscope",
-		detect:    looksSpeedscope,
-		read:      Options.speedscopeWhole,
-		plausible: func(head []byte, _ bool) bool { return isJSONObject(head) },
-		json:      looksSpeedscope,
+		Name:      FormatSpeedscope,
+		About:     "speedscope",
+		Detect:    looksSpeedscope,
+		Read:      speedscopeWhole,
+		Plausible: func(head []byte, _ bool) bool { return isJSONObject(head) },
+		JSON:      looksSpeedscope,
 	},
 	{
 		// Both containers on whole inputs; on a stream's head, JSON here and protobuf in the
 		// last row.
-		name:    FormatOTLP,
-		about:   "OpenTelemetry profiles",
-		detect:  isOTLP,
-		head:    looksOTLPJSON,
-		stream:  Options.streamOTLPJSON,
-		rereads: true,
-		read:    Options.otlpWhole,
-		plausible: func(head []byte, text bool) bool {
+		Name:    FormatOTLP,
+		About:   "OpenTelemetry profiles",
+		Detect:  isOTLP,
+		Head:    looksOTLPJSON,
+		Stream:  streamOTLPJSON,
+		Rereads: true,
+		Read:    otlpWhole,
+		Plausible: func(head []byte, text bool) bool {
 			return isJSONObject(head) || !text && (plausibleProto(head) || plausibleOTLPStream(head))
 		},
-		json: otlpJSONDocument,
+		JSON: otlpJSONDocument,
 	},
 	{
-		name:   FormatV8,
-		about:  "V8 CPU profiles",
-		detect: looksV8,
+		Name:   FormatV8,
+		About:  "V8 CPU profiles",
+		Detect: looksV8,
 		// Read whole; before folded stacks, which a one-line profile with a ';' in a URL
 		// could look like.
-		head:      looksV8,
-		read:      Options.v8Whole,
-		plausible: func(head []byte, _ bool) bool { return isJSONObject(head) || looksV8(head) },
-		json:      looksV8,
+		Head:      looksV8,
+		Read:      v8Whole,
+		Plausible: func(head []byte, _ bool) bool { return isJSONObject(head) || looksV8(head) },
+		JSON:      looksV8,
 	},
 	{
 		// Read whole: a dump is at most 64 MB, runtime/pprof's cap.
-		name:      FormatGoroutine,
-		about:     "dumps of goroutines",
-		detect:    func(raw []byte) bool { return looksGoroutineDump(raw[:min(len(raw), format.HeadSize)]) },
-		head:      looksGoroutineDump,
-		read:      Options.goroutineWhole,
-		plausible: func(head []byte, text bool) bool { return text && looksGoroutineDump(head) },
+		Name:      FormatGoroutine,
+		About:     "dumps of goroutines",
+		Detect:    func(raw []byte) bool { return looksGoroutineDump(raw[:min(len(raw), format.HeadSize)]) },
+		Head:      looksGoroutineDump,
+		Read:      goroutineWhole,
+		Plausible: func(head []byte, text bool) bool { return text && looksGoroutineDump(head) },
 	},
 	{
 		// Before perf script and folded stacks: callgrind's cost lines ("16 20") read as
 		// folded stacks.
-		name:   FormatCallgrind,
-		about:  "callgrind",
-		detect: func(raw []byte) bool { return looksCallgrind(raw[:min(len(raw), format.HeadSize)]) },
-		head:   looksCallgrind,
-		stream: Options.callgrindStream,
-		read:   Options.callgrindWhole,
+		Name:   FormatCallgrind,
+		About:  "callgrind",
+		Detect: func(raw []byte) bool { return looksCallgrind(raw[:min(len(raw), format.HeadSize)]) },
+		Head:   looksCallgrind,
+		Stream: callgrindStream,
+		Read:   callgrindWhole,
 		// Text or not: callgrind output may name files in other encodings than UTF-8.
-		plausible: func(head []byte, _ bool) bool { return looksCallgrind(head) },
+		Plausible: func(head []byte, _ bool) bool { return looksCallgrind(head) },
 	},
 	{
-		name:      FormatPerf,
-		about:     "perf script",
-		detect:    func(raw []byte) bool { return looksPerfScript(raw[:min(len(raw), format.HeadSize)]) },
-		head:      looksPerfScript,
-		stream:    Options.perfStream,
-		read:      Options.perfWhole,
-		plausible: func(head []byte, text bool) bool { return text && looksPerfScript(head) },
+		Name:      FormatPerf,
+		About:     "perf script",
+		Detect:    func(raw []byte) bool { return looksPerfScript(raw[:min(len(raw), format.HeadSize)]) },
+		Head:      looksPerfScript,
+		Stream:    perfStream,
+		Read:      perfWhole,
+		Plausible: func(head []byte, text bool) bool { return text && looksPerfScript(head) },
 	},
-	{
-		name:   FormatFolded,
-		about:  "folded stacks",
-		detect: looksFolded,
-		// Folded stacks in UTF-16 are decoded whole (foldedText).
-		head:   func(head []byte) bool { return (looksFolded(head) || longFoldedLine(head)) && !isUTF16(head) },
-		stream: Options.foldedStream,
-		read:   Options.foldedWhole,
-		plausible: func(head []byte, text bool) bool {
-			return isUTF16(head) || text && (looksFolded(head) || longFoldedLine(head))
-		},
-	},
+	folded.Format,
 	{
 		// OTLP's protobuf container on a stream's head; the OTLP row above detects it in
 		// whole inputs and says what is plausible.
-		name:    FormatOTLP,
-		head:    looksOTLPProto,
-		stream:  Options.streamOTLP,
-		rereads: true,
-		read:    Options.otlpWhole,
+		Name:    FormatOTLP,
+		Head:    looksOTLPProto,
+		Stream:  streamOTLP,
+		Rereads: true,
+		Read:    otlpWhole,
 	},
 }
 
 // formatNamed returns the first row of the registry named name, nil for none.
-func formatNamed(name string) *inputFormat {
+func formatNamed(name string) *format.Format {
 	for i := range registry {
-		if registry[i].name == name {
+		if registry[i].Name == name {
 			return &registry[i]
 		}
 	}
@@ -173,8 +129,8 @@ func formatNamed(name string) *inputFormat {
 func Formats() []string {
 	var names []string
 	for _, f := range registry {
-		if !slices.Contains(names, f.name) {
-			names = append(names, f.name)
+		if !slices.Contains(names, f.Name) {
+			names = append(names, f.Name)
 		}
 	}
 	return names
@@ -186,8 +142,8 @@ func isKnownFormat(f string) bool { return formatNamed(f) != nil }
 // decompressed): the first row of the registry that claims them, pprof when none does.
 func detect(raw []byte) string {
 	for _, f := range registry {
-		if f.detect != nil && f.detect(raw) {
-			return f.name
+		if f.Detect != nil && f.Detect(raw) {
+			return f.Name
 		}
 	}
 	return FormatPprof
@@ -197,13 +153,13 @@ func detect(raw []byte) string {
 // (headSize bytes of a longer input) is head: the first row, among those named format
 // when it is not "", whose head claims it. nil: the input is read whole, either because
 // that row does not stream or because no row claims it.
-func detectHead(head []byte, format string) *inputFormat {
+func detectHead(head []byte, format string) *format.Format {
 	for i, f := range registry {
-		if f.head == nil || format != "" && f.name != format {
+		if f.Head == nil || format != "" && f.Name != format {
 			continue
 		}
-		if f.head(head) {
-			if f.stream == nil {
+		if f.Head(head) {
+			if f.Stream == nil {
 				return nil
 			}
 			return &registry[i]
@@ -218,8 +174,8 @@ func detectHead(head []byte, format string) *inputFormat {
 func want() string {
 	var abouts []string
 	for _, f := range registry {
-		if f.about != "" {
-			abouts = append(abouts, f.about)
+		if f.About != "" {
+			abouts = append(abouts, f.About)
 		}
 	}
 	return "want " + strings.Join(abouts[:len(abouts)-1], ", ") + " or " + abouts[len(abouts)-1]
@@ -237,7 +193,7 @@ func checkPlausible(head []byte) error {
 	if !format.IsGzip(head) {
 		text := format.IsText(head)
 		for _, f := range registry {
-			if f.plausible != nil && f.plausible(head, text) {
+			if f.Plausible != nil && f.Plausible(head, text) {
 				return nil
 			}
 		}
@@ -261,7 +217,7 @@ func IsDocument(head []byte) bool {
 		return false
 	}
 	for _, f := range registry {
-		if f.json != nil && f.json(doc) {
+		if f.JSON != nil && f.JSON(doc) {
 			return false
 		}
 	}

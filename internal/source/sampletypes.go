@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/profq/profq/internal/source/formats/folded"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/option"
@@ -34,11 +36,11 @@ func (c *typeCheck) add(in Input) error {
 		return nil
 	}
 	switch {
-	case in.Format == FormatFolded:
+	case in.Format == folded.Name:
 		if c.folded == nil {
 			c.folded = &in
 		}
-	case typeList(in.SampleTypes) != DefaultFoldedType:
+	case typeList(in.SampleTypes) != folded.DefaultType:
 		if c.stated == nil {
 			c.stated = &in
 		}
@@ -48,14 +50,14 @@ func (c *typeCheck) add(in Input) error {
 	}
 	// In argument order: the one added now is the later.
 	first := c.stated
-	if in.Format != FormatFolded {
+	if in.Format != folded.Name {
 		first = c.folded
 	}
 	suggest := c.stated.SampleTypes[len(c.stated.SampleTypes)-1]
 	return &inputError{
 		"combining " + describe([]string{first.Source, in.Source}),
 		fmt.Errorf("%s is folded stacks, read as %s (the default), and %s has %s: say what the folded values measure with %s, such as %s/%s",
-			c.folded.Source, DefaultFoldedType, c.stated.Source, typeList(c.stated.SampleTypes), option.Flag("folded-type"), suggest.Type, suggest.Unit),
+			c.folded.Source, folded.DefaultType, c.stated.Source, typeList(c.stated.SampleTypes), option.Flag("folded-type"), suggest.Type, suggest.Unit),
 	}
 }
 
@@ -111,3 +113,11 @@ func noCommonType(err error, inputs []Input) error {
 	}
 	return &inputError{ie.context, fmt.Errorf("%w: %s", ErrNoCommonType, strings.Join(shown, "; "))}
 }
+
+// DefaultFoldedType is the sample type of folded stacks when Options.FoldedType is empty
+// (folded.DefaultType).
+const DefaultFoldedType = folded.DefaultType
+
+// ParseFoldedType parses a sample type written "type/unit", the form of
+// Options.FoldedType (folded.ParseType).
+func ParseFoldedType(s string) (*profile.ValueType, error) { return folded.ParseType(s) }

@@ -255,14 +255,14 @@ type speedscopeValue struct {
 }
 
 // speedscopeWhole reads a speedscope file held whole (the registry's read).
-func (o Options) speedscopeWhole(_, raw []byte) (format.Decoded, error) {
-	p, warnings, err := o.parseSpeedscope(raw)
+func speedscopeWhole(o format.Options, _, raw []byte) (format.Decoded, error) {
+	p, warnings, err := parseSpeedscope(o, raw)
 	return format.Decoded{P: p, Format: FormatSpeedscope, Warnings: warnings}, err
 }
 
 // parseSpeedscope reads a speedscope file held whole (raw, decompressed; nil when data is
 // gzip that does not decompress).
-func (o Options) parseSpeedscope(raw []byte) (*profile.Profile, []string, error) {
+func parseSpeedscope(o format.Options, raw []byte) (*profile.Profile, []string, error) {
 	if raw == nil {
 		return nil, nil, errors.New("decompressing: invalid gzip data")
 	}
@@ -270,7 +270,7 @@ func (o Options) parseSpeedscope(raw []byte) (*profile.Profile, []string, error)
 	if err := json.Unmarshal(bytes.TrimPrefix(raw, []byte(format.UTF8BOM)), &f); err != nil {
 		return nil, nil, fmt.Errorf("speedscope: %w", err)
 	}
-	return speedscopeProfile(&f, o.limits())
+	return speedscopeProfile(&f, o.Limits)
 }
 
 // speedscopeProfile makes the pprof profile of a speedscope file.

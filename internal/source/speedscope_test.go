@@ -323,7 +323,7 @@ func FuzzSpeedscope(f *testing.F) {
 	}
 	f.Add([]byte(`{"shared":{"frames":[{"name":"a"}]},"profiles":[{"type":"evented","name":"p","unit":"seconds","startValue":0,"endValue":9,"events":[{"type":"O","at":0.25,"frame":0}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, warnings, err := Options{}.parseSpeedscope(data)
+		p, warnings, err := parseSpeedscope(Options{}.reader(), data)
 		if err != nil {
 			return
 		}

@@ -268,7 +268,7 @@ func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data
 	}
 	// All of the input in its head is read whole: it is detected as bytes in memory are
 	// (detect), which the head alone could not do for a large input.
-	var f *inputFormat
+	var f *format.Format
 	if len(head) == format.HeadSize {
 		f = detectHead(head, o.Format)
 	}
@@ -288,10 +288,10 @@ func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data
 		defer z.stop()
 		r = z
 	}
-	if d, err = f.stream(o, bufio.NewReaderSize(r, headWindow)); err == nil {
+	if d, err = f.Stream(o.reader(), bufio.NewReaderSize(r, headWindow)); err == nil {
 		return d, nil, true, nil
 	}
-	if !f.rereads {
+	if !f.Rereads {
 		return d, nil, false, err
 	}
 	var (
@@ -306,19 +306,6 @@ func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data
 		return format.Decoded{}, nil, false, in.fail(err)
 	}
 	return format.Decoded{}, data, false, nil
-}
-
-// longFoldedLine says whether head is the start of a line of folded stacks too long to end
-// within it: text with frames (';') and no line break yet. Only the line's end, its value,
-// can say whether it is one; it is read as one, within the limits on frames and line length.
-func longFoldedLine(head []byte) bool {
-	return len(head) == format.HeadSize && format.IsText(head) && bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, ';') >= 0
-}
-
-// isUTF16 says whether text starts with a UTF-16 byte-order mark: such folded files are
-// decoded whole (foldedText).
-func isUTF16(head []byte) bool {
-	return bytes.HasPrefix(head, []byte{0xff, 0xfe}) || bytes.HasPrefix(head, []byte{0xfe, 0xff})
 }
 
 // readErr is an error reading an input rather than in its content.

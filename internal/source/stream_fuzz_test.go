@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/folded"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/pprof/profile"
@@ -92,8 +94,8 @@ func FuzzStreamFolded(f *testing.F) {
 	}
 	o := Options{MaxStackDepth: 8, MaxSamples: 50}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		want, wantWarn, wantErr := o.foldLines(&format.TextLines{Text: data})
-		got, gotWarn, err := o.foldLines(&format.StreamLines{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Lim: o.limits()})
+		want, wantWarn, wantErr := folded.Lines(o.reader(), &format.TextLines{Text: data})
+		got, gotWarn, err := folded.Lines(o.reader(), &format.StreamLines{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Lim: o.limits()})
 		var depth *format.DepthLimitError
 		if errors.As(err, &depth) {
 			// A stream refuses a deep line as it reads it; in memory, a deep line that is

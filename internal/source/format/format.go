@@ -5,6 +5,8 @@
 // a row of source's registry.
 package format
 
+import "bufio"
+
 // Options are what a reader reads by, as source.Options set them.
 type Options struct {
 	// Format is the format --input-format forced, "" when the input's content chose it.
@@ -20,4 +22,38 @@ type Options struct {
 	Aggregate bool
 	// Compact lets the pprof decoder leave the samples compact, as stacks.Stacks.
 	Compact bool
+}
+
+// Format is one row of source's registry of input formats: how one format, or one
+// container of a format, is recognised and read. Each format's package has its row.
+type Format struct {
+	// Name is the format's name, for --input-format and Input.Format. A format whose
+	// containers are recognised at different places in the order (OTLP's JSON and
+	// protobuf, on a stream's head) has a row for each, under one name.
+	Name string
+	// About is how the "want ..." part of an error message names the format.
+	About string
+	// Detect says whether a whole decompressed input (nil when it did not decompress) is in
+	// this format. nil: the row is not tried on whole inputs. Whole inputs that no row
+	// claims are pprof's (profile.ParseData reads what it can, legacy formats included).
+	Detect func(raw []byte) bool
+	// Head says whether the decompressed start of an input longer than HeadSize bytes is
+	// in this format. nil: the row is not tried on streams.
+	Head func(head []byte) bool
+	// Stream reads an input whose head is this format's as it arrives, decompressed. nil:
+	// such an input is read whole, then detected again whole (Detect).
+	Stream func(o Options, r *bufio.Reader) (Decoded, error)
+	// Rereads says that a regular file that fails to stream (for another reason than a
+	// limit) is read whole again, so that the reader over bytes has the last word.
+	Rereads bool
+	// Read reads a whole input: data as read, raw the same decompressed (nil when it is
+	// gzip that does not decompress).
+	Read func(o Options, data, raw []byte) (Decoded, error)
+	// Plausible says whether head, the decompressed start of an input, can begin an input
+	// in this format; text says whether head is text (IsText). It errs on the side of
+	// reading: what it lets through is refused by the reader. nil: covered by another row.
+	Plausible func(head []byte, text bool) bool
+	// JSON says whether a JSON object (the start of one) is an input in this format, so
+	// that IsDocument does not take it for a document. nil: the format is not JSON.
+	JSON func(doc []byte) bool
 }

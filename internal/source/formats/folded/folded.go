@@ -1,4 +1,9 @@
-package source
+// Package folded reads folded stacks ("root;caller;leaf 123" per line), what FlameGraph's
+// stackcollapse-* scripts, inferno, async-profiler's "collapsed" output, py-spy --format raw
+// and profq traces --format folded write. It has no header, so nothing in a file says what
+// its values measure: the sample type is DefaultType unless Options.FoldedType names
+// another.
+package folded
 
 import (
 	"bufio"
@@ -20,22 +25,16 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// The folded stacks format ("root;caller;leaf 123" per line) is what FlameGraph's
-// stackcollapse-* scripts, inferno, async-profiler's "collapsed" output, py-spy --format raw
-// and profq traces --format folded write. It has no header, so nothing in a file says what
-// its values measure: the sample type is DefaultFoldedType unless Options.FoldedType names
-// another.
-
-// DefaultFoldedType is the sample type of folded stacks when Options.FoldedType is empty:
+// DefaultType is the sample type of folded stacks when Options.FoldedType is empty:
 // each value counts samples, which is what stackcollapse scripts write.
-const DefaultFoldedType = "samples/count"
+const DefaultType = "samples/count"
 
-// ParseFoldedType parses a sample type written "type/unit" (as in "cpu/nanoseconds"), the form
-// of Options.FoldedType; "" is DefaultFoldedType. Both parts must be non-empty and without
+// ParseType parses a sample type written "type/unit" (as in "cpu/nanoseconds"), the form
+// of Options.FoldedType; "" is DefaultType. Both parts must be non-empty and without
 // white space, so that a typo fails rather than naming a strange type.
-func ParseFoldedType(s string) (*profile.ValueType, error) {
+func ParseType(s string) (*profile.ValueType, error) {
 	if s == "" {
-		s = DefaultFoldedType
+		s = DefaultType
 	}
 	i := strings.LastIndexByte(s, '/')
 	typ, unit := s[:max(i, 0)], s[i+1:]
@@ -47,23 +46,23 @@ func ParseFoldedType(s string) (*profile.ValueType, error) {
 
 func isFoldedSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
 
-// foldedWhole reads folded stacks held whole (the registry's read).
-func (o Options) foldedWhole(data, raw []byte) (format.Decoded, error) {
-	p, warnings, err := o.parseFolded(data, raw)
-	return format.Decoded{P: p, Format: FormatFolded, Warnings: warnings}, err
+// Read reads folded stacks held whole (the registry's read).
+func Read(o format.Options, data, raw []byte) (format.Decoded, error) {
+	p, warnings, err := Parse(o, data, raw)
+	return format.Decoded{P: p, Format: Name, Warnings: warnings}, err
 }
 
-// foldedStream reads folded stacks as they arrive (the registry's stream).
-func (o Options) foldedStream(r *bufio.Reader) (format.Decoded, error) {
+// Stream reads folded stacks as they arrive (the registry's stream).
+func Stream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	// A UTF-8 byte-order mark is not part of the first frame.
 	format.DiscardBOM(r)
-	p, warnings, err := o.foldLines(&format.StreamLines{R: r, Lim: o.limits()})
-	return format.Decoded{P: p, Format: FormatFolded, Warnings: warnings}, err
+	p, warnings, err := Lines(o, &format.StreamLines{R: r, Lim: o.Limits})
+	return format.Decoded{P: p, Format: Name, Warnings: warnings}, err
 }
 
-// parseFolded reads folded stacks: data as read, raw the same decompressed (nil when data is
+// Parse reads folded stacks: data as read, raw the same decompressed (nil when data is
 // gzip that does not decompress).
-func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, error) {
+func Parse(o format.Options, data, raw []byte) (*profile.Profile, []string, error) {
 	if raw == nil {
 		_, err := format.Gunzip(data)
 		if err == nil {
@@ -71,20 +70,20 @@ func (o Options) parseFolded(data, raw []byte) (*profile.Profile, []string, erro
 		}
 		return nil, nil, fmt.Errorf("decompressing: %w", err)
 	}
-	return o.foldLines(&format.TextLines{Text: foldedText(raw)})
+	return Lines(o, &format.TextLines{Text: foldedText(raw)})
 }
 
-// foldLines reads folded stacks line by line. Blank lines are passed over; lines that are
+// Lines reads folded stacks line by line. Blank lines are passed over; lines that are
 // not "stack value" are skipped and counted in one warning, so that a comment or a
 // truncated last line does not lose the whole file. Identical stacks are merged by adding
 // their values, and every distinct frame text becomes one function and one location.
-func (o Options) foldLines(src format.LineSource) (*profile.Profile, []string, error) {
-	st, err := ParseFoldedType(o.FoldedType)
+func Lines(o format.Options, src format.LineSource) (*profile.Profile, []string, error) {
+	st, err := ParseType(o.FoldedType)
 	if err != nil {
 		return nil, nil, fmt.Errorf("folded stacks: %w", err)
 	}
 	b := newFoldedBuilder(st)
-	b.lim = o.limits()
+	b.lim = o.Limits
 	var (
 		skipped, rounded int
 		firstBad         int
@@ -324,12 +323,12 @@ func decodeUTF16(b []byte, bigEndian bool) []byte {
 // enough lines to judge, and little time spent on large inputs of other formats.
 const maxDetectBytes = 64 << 10
 
-// looksFolded tells whether decompressed input bytes are folded stacks: text without control
+// Looks tells whether decompressed input bytes are folded stacks: text without control
 // characters, not starting like one of pprof's legacy text formats, whose non-blank lines
 // (comment lines starting with '#' aside) are mostly "stack value". Files in the legacy
 // formats end many lines with a number too ("goroutine profile: total 5", the 0 inode of
 // anonymous memory maps), so their headers are excluded outright.
-func looksFolded(raw []byte) bool {
+func Looks(raw []byte) bool {
 	if len(raw) == 0 {
 		return false
 	}
@@ -376,3 +375,33 @@ func looksFolded(raw []byte) bool {
 	}
 	return valid > 0 && valid >= invalid
 }
+
+// longLine says whether head is the start of a line of folded stacks too long to end
+// within it: text with frames (';') and no line break yet. Only the line's end, its value,
+// can say whether it is one; it is read as one, within the limits on frames and line length.
+func longLine(head []byte) bool {
+	return len(head) == format.HeadSize && format.IsText(head) && bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, ';') >= 0
+}
+
+// isUTF16 says whether text starts with a UTF-16 byte-order mark: such folded files are
+// decoded whole (foldedText).
+func isUTF16(head []byte) bool {
+	return bytes.HasPrefix(head, []byte{0xff, 0xfe}) || bytes.HasPrefix(head, []byte{0xfe, 0xff})
+}
+
+// Format is the row of source's registry for this format.
+var Format = format.Format{
+	Name:   Name,
+	About:  "folded stacks",
+	Detect: Looks,
+	// Folded stacks in UTF-16 are decoded whole (foldedText).
+	Head:   func(head []byte) bool { return (Looks(head) || longLine(head)) && !isUTF16(head) },
+	Stream: Stream,
+	Read:   Read,
+	Plausible: func(head []byte, text bool) bool {
+		return isUTF16(head) || text && (Looks(head) || longLine(head))
+	},
+}
+
+// Name is the format's name: folded stacks, "root;caller;leaf value" per line.
+const Name = "folded"
