@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/callgrind"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/go-cmp/cmp"
@@ -106,7 +108,7 @@ func TestCallgrindFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := inputs[0]
-			if in.Format != FormatCallgrind {
+			if in.Format != callgrind.Name {
 				t.Errorf("read as %q", in.Format)
 			}
 			if diff := cmp.Diff(callgrindFileTotals(raw), eventTotals(p)); diff != "" {
@@ -281,7 +283,7 @@ func annotateSelf(t *testing.T, file string, events int) map[string][]int64 {
 		}
 		key := annotateObject.ReplaceAllString(strings.TrimSpace(row), "")
 		fileName, fn, _ := strings.Cut(key, ":")
-		key = fileName + ":" + parseCallgrindContext(fn, 0).leaf
+		key = fileName + ":" + callgrind.ParseContext(fn, 0).Leaf
 		if self[key] == nil {
 			self[key] = make([]int64, events)
 		}
@@ -329,7 +331,7 @@ func TestCallgrindValgrind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inputs[0].Format != FormatCallgrind || inputs[0].SelfCostsOnly || len(inputs[0].Warnings) != 0 {
+	if inputs[0].Format != callgrind.Name || inputs[0].SelfCostsOnly || len(inputs[0].Warnings) != 0 {
 		t.Errorf("%+v", inputs[0])
 	}
 	if diff := cmp.Diff(callgrindFileTotals(raw), eventTotals(p)); diff != "" {
@@ -353,7 +355,7 @@ func BenchmarkCallgrind(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parseCallgrind((Options{}).reader(), raw); err != nil {
+		if _, err := callgrind.Parse((Options{}).reader(), raw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/callgrind"
+
 	"github.com/profq/profq/internal/source/formats/folded"
 
 	"github.com/profq/profq/internal/source/format"
@@ -20,14 +22,14 @@ import (
 // readCallgrindText reads callgrind output held in memory and checks the profile.
 func readCallgrindText(t *testing.T, o Options, text string) format.Decoded {
 	t.Helper()
-	d, err := callgrindLines(o.reader(), &format.TextLines{Text: []byte(text)})
+	d, err := callgrind.Lines(o.reader(), &format.TextLines{Text: []byte(text)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := d.P.CheckValid(); err != nil {
 		t.Fatalf("invalid profile: %v", err)
 	}
-	if d.Format != FormatCallgrind {
+	if d.Format != callgrind.Name {
 		t.Errorf("format %q", d.Format)
 	}
 	return d
@@ -306,7 +308,7 @@ fn=example.com/app.Score'2'example.com/app.Process'example.com/app.Process'testi
 		"runtime.gogo": true, "runtime.goexit.abi0": true, "runtime.mcall": true, "runtime.morestack": true,
 		"runtime.goexit1": false, "runtime.morestack_noctxt.abi0": false, "gogo": false, "runtime.mcall'2": false,
 	} {
-		if got := isGoStackSwitch(name); got != want {
+		if got := callgrind.IsGoStackSwitch(name); got != want {
 			t.Errorf("isGoStackSwitch(%q) = %t", name, got)
 		}
 	}
@@ -357,7 +359,7 @@ totals: 2 7
 		t.Errorf("warnings %q", d.Warnings)
 	}
 	// A part that starts without a function has none.
-	_, err := callgrindLines(Options{}.reader(), &format.TextLines{Text: []byte("events: Ir\nfn=f\n1 1\npart: 2\n1 1\n")})
+	_, err := callgrind.Lines(Options{}.reader(), &format.TextLines{Text: []byte("events: Ir\nfn=f\n1 1\npart: 2\n1 1\n")})
 	if err == nil || !strings.Contains(err.Error(), `line 5: a cost line before any "fn=" line`) {
 		t.Errorf("error %v", err)
 	}
@@ -436,7 +438,7 @@ func TestCallgrindMalformed(t *testing.T) {
 		{"totals: 5\n", `line 1: "totals:" before the "events:" line`},
 		{"events: Ir\ntotals: 1 2\n", `line 2: 2 costs, but "events:" names 1 event`},
 	} {
-		_, err := callgrindLines(Options{}.reader(), &format.TextLines{Text: []byte(tc.text)})
+		_, err := callgrind.Lines(Options{}.reader(), &format.TextLines{Text: []byte(tc.text)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.text, err, tc.want)
 		}
@@ -464,7 +466,7 @@ func TestCallgrindLimits(t *testing.T) {
 		{"depth, a million callers", Options{}, "events: Ir\nfn=a" + strings.Repeat("'b", 1e6) + "\n1 1\n", &format.DepthLimitError{Limit: DefaultMaxStackDepth}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := callgrindLines(tc.o.reader(), &format.TextLines{Text: []byte(tc.text)})
+			_, err := callgrind.Lines(tc.o.reader(), &format.TextLines{Text: []byte(tc.text)})
 			if tc.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -477,18 +479,18 @@ func TestCallgrindLimits(t *testing.T) {
 		})
 	}
 	// A line is bounded whether the input is read in memory or as a stream.
-	long := "events: Ir\nfn=" + strings.Repeat("x", maxCallgrindLine) + "\n1 1\n"
-	want := fmt.Sprintf("callgrind: line 2: a line longer than %d bytes", maxCallgrindLine)
-	if _, err := callgrindLines((Options{}).reader(), &format.TextLines{Text: []byte(long)}); err == nil || err.Error() != want {
+	long := "events: Ir\nfn=" + strings.Repeat("x", callgrind.MaxLine) + "\n1 1\n"
+	want := fmt.Sprintf("callgrind: line 2: a line longer than %d bytes", callgrind.MaxLine)
+	if _, err := callgrind.Lines((Options{}).reader(), &format.TextLines{Text: []byte(long)}); err == nil || err.Error() != want {
 		t.Errorf("in memory: error %v, want %q", err, want)
 	}
-	sl := &format.StreamLines{R: bufio.NewReaderSize(strings.NewReader(long), 16), Max: maxCallgrindLine}
-	if _, err := callgrindLines((Options{}).reader(), sl); err == nil || err.Error() != want {
+	sl := &format.StreamLines{R: bufio.NewReaderSize(strings.NewReader(long), 16), Max: callgrind.MaxLine}
+	if _, err := callgrind.Lines((Options{}).reader(), sl); err == nil || err.Error() != want {
 		t.Errorf("as a stream: error %v, want %q", err, want)
 	}
-	longest := "events: Ir\nfn=" + strings.Repeat("x", maxCallgrindLine-3) + "\n1 1\n"
-	if d, err := callgrindLines((Options{}).reader(), &format.TextLines{Text: []byte(longest)}); err != nil || len(d.P.Sample) != 1 {
-		t.Errorf("a line of %d bytes: %v", maxCallgrindLine, err)
+	longest := "events: Ir\nfn=" + strings.Repeat("x", callgrind.MaxLine-3) + "\n1 1\n"
+	if d, err := callgrind.Lines((Options{}).reader(), &format.TextLines{Text: []byte(longest)}); err != nil || len(d.P.Sample) != 1 {
+		t.Errorf("a line of %d bytes: %v", callgrind.MaxLine, err)
 	}
 }
 
@@ -522,7 +524,7 @@ func TestCallgrindDetect(t *testing.T) {
 		"version: 1\ncreator: callgrind-3.19.0\ncmd: " + strings.Repeat("x", format.HeadSize),
 		"events: Ir\n",
 	} {
-		if !looksCallgrind([]byte(head)) {
+		if !callgrind.Looks([]byte(head)) {
 			t.Errorf("%q is not taken for callgrind", head[:min(len(head), 80)])
 		}
 	}
@@ -531,7 +533,7 @@ func TestCallgrindDetect(t *testing.T) {
 	if !folded.Looks([]byte(text)) {
 		t.Error("the test's text does not look like folded stacks: the test tests nothing")
 	}
-	if got := detect([]byte(text)); got != FormatCallgrind {
+	if got := detect([]byte(text)); got != callgrind.Name {
 		t.Errorf("detected as %q", got)
 	}
 	for _, text := range []string{
@@ -539,7 +541,7 @@ func TestCallgrindDetect(t *testing.T) {
 		"goroutine 1 [running]:\nmain.main()\n\t/a.go:1 +0x1\n", "heap profile: 1: 2 [3: 4] @ heap/1024\n",
 		"version: 1\n{}\n", "--- contention:\n",
 	} {
-		if looksCallgrind([]byte(text)) {
+		if callgrind.Looks([]byte(text)) {
 			t.Errorf("%q is taken for callgrind", text)
 		}
 	}
@@ -556,7 +558,7 @@ func TestCallgrindDetect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if looksCallgrind(data[:min(len(data), format.HeadSize)]) || detect(data) == FormatCallgrind {
+		if callgrind.Looks(data[:min(len(data), format.HeadSize)]) || detect(data) == callgrind.Name {
 			t.Errorf("%s is taken for callgrind", file)
 		}
 	}
@@ -564,15 +566,15 @@ func TestCallgrindDetect(t *testing.T) {
 
 // TestCallgrindForced checks --input-format callgrind on what is not callgrind output.
 func TestCallgrindForced(t *testing.T) {
-	_, err := Options{Format: FormatCallgrind}.decode([]byte("main;f 1\nmain 2\n"))
+	_, err := Options{Format: callgrind.Name}.decode([]byte("main;f 1\nmain 2\n"))
 	if err == nil || !strings.Contains(err.Error(), `not callgrind output: line 1 is "main;f 1"`) {
 		t.Errorf("error %v", err)
 	}
-	d, err := Options{Format: FormatCallgrind}.decode([]byte("events: Ir\nfn=f\n1 2\n"))
-	if err != nil || d.Format != FormatCallgrind || !d.SelfCostsOnly {
+	d, err := Options{Format: callgrind.Name}.decode([]byte("events: Ir\nfn=f\n1 2\n"))
+	if err != nil || d.Format != callgrind.Name || !d.SelfCostsOnly {
 		t.Errorf("%v, %+v", err, d)
 	}
-	if _, err := (Options{Format: FormatCallgrind}).decode(gzipBytes([]byte("events: Ir\nfn=f\n1 2\n"))); err != nil {
+	if _, err := (Options{Format: callgrind.Name}).decode(gzipBytes([]byte("events: Ir\nfn=f\n1 2\n"))); err != nil {
 		t.Errorf("gzipped: %v", err)
 	}
 }
@@ -582,7 +584,7 @@ func TestCallgrindInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inputs.Format != FormatCallgrind || !inputs.SelfCostsOnly || len(inputs.Warnings) != 1 || inputs.Samples != 1 {
+	if inputs.Format != callgrind.Name || !inputs.SelfCostsOnly || len(inputs.Warnings) != 1 || inputs.Samples != 1 {
 		t.Errorf("%+v", inputs)
 	}
 	var limit *format.EntryLimitError

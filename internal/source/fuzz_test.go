@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/profq/profq/internal/source/formats/callgrind"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/go-cmp/cmp"
@@ -247,7 +249,7 @@ func FuzzCallgrind(f *testing.F) {
 	o := Options{MaxStackDepth: 4, MaxSamples: 1000, MaxEntries: 3000}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, total, err := readCallgrindChecked(o, &format.TextLines{Text: data})
-		sl := &format.StreamLines{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Max: maxCallgrindLine}
+		sl := &format.StreamLines{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Max: callgrind.MaxLine}
 		ds, _, serr := readCallgrindChecked(o, sl)
 		if (err == nil) != (serr == nil) {
 			t.Fatalf("in memory: %v; as a stream: %v", err, serr)
@@ -293,10 +295,10 @@ func FuzzCallgrind(f *testing.F) {
 // readCallgrindChecked reads callgrind output and returns, besides the profile, the self
 // costs the reader tallied as it read the cost lines, by sample type.
 func readCallgrindChecked(o Options, src format.LineSource) (format.Decoded, []uint64, error) {
-	r, err := readCallgrind(o.reader(), src)
+	r, err := callgrind.ReadLines(o.reader(), src)
 	if err != nil {
 		return format.Decoded{}, nil, err
 	}
-	d, err := r.finish()
-	return d, r.total, err
+	d, err := r.Finish()
+	return d, r.Total, err
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/profq/profq/internal/source/formats/goroutine"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/pprof/profile"
@@ -50,8 +52,8 @@ func loadDump(t *testing.T, data []byte) (*profile.Profile, Input) {
 	if err != nil {
 		t.Fatalf("LoadData: %v\n%s", err, data)
 	}
-	if in.Format != FormatGoroutine {
-		t.Fatalf("read as %q, want %q", in.Format, FormatGoroutine)
+	if in.Format != goroutine.Name {
+		t.Fatalf("read as %q, want %q", in.Format, goroutine.Name)
 	}
 	if len(p.SampleType) != 1 || p.SampleType[0].Type != "goroutine" || p.SampleType[0].Unit != "count" {
 		t.Fatalf("sample types %v, want goroutine/count", p.SampleType)
@@ -72,7 +74,7 @@ func inFunction(p *profile.Profile, fn string) map[string]int64 {
 		}
 		if has {
 			state := ""
-			if st := s.Label[GoroutineStateLabel]; len(st) == 1 {
+			if st := s.Label[goroutine.StateLabel]; len(st) == 1 {
 				state = st[0]
 			}
 			out[state] += s.Value[0]
@@ -130,7 +132,7 @@ func TestGoroutineDumpDebug2(t *testing.T) {
 	var total int64
 	for _, s := range p.Sample {
 		total += s.Value[0]
-		if c := s.Label[GoroutineCreatorLabel]; len(c) > 1 {
+		if c := s.Label[goroutine.CreatorLabel]; len(c) > 1 {
 			t.Errorf("sample with creators %v", c)
 		}
 	}
@@ -182,8 +184,8 @@ func TestGoroutineDumpText(t *testing.T) {
 		t.Fatalf("%d samples, want 4", len(p.Sample))
 	}
 	s := p.Sample[1]
-	if s.Value[0] != 2 || s.Label[GoroutineStateLabel][0] != "chan receive" || s.NumLabel[GoroutineWaitLabel][0] != 12 ||
-		s.NumUnit[GoroutineWaitLabel][0] != GoroutineWaitUnit || s.Label[GoroutineCreatorLabel][0] != "main.main" {
+	if s.Value[0] != 2 || s.Label[goroutine.StateLabel][0] != "chan receive" || s.NumLabel[goroutine.WaitLabel][0] != 12 ||
+		s.NumUnit[goroutine.WaitLabel][0] != goroutine.WaitUnit || s.Label[goroutine.CreatorLabel][0] != "main.main" {
 		t.Errorf("sample %v %v %v", s.Value, s.Label, s.NumLabel)
 	}
 	// main.g is inlined into main.h: one location of two lines, innermost first.
@@ -191,11 +193,11 @@ func TestGoroutineDumpText(t *testing.T) {
 		t.Errorf("stack %v", s.Location)
 	}
 	s = p.Sample[2]
-	if s.Label[GoroutineStateLabel][0] != "chan receive (leaked)" || s.Label[GoroutineElidedLabel][0] != "true" || s.NumLabel != nil {
+	if s.Label[goroutine.StateLabel][0] != "chan receive (leaked)" || s.Label[goroutine.ElidedLabel][0] != "true" || s.NumLabel != nil {
 		t.Errorf("leaked sample %v %v", s.Label, s.NumLabel)
 	}
 	s = p.Sample[3]
-	if s.Label["k"][0] != "v" || s.Label[GoroutineStateLabel][0] != "select" || s.Location[0].Line[0].Function.Name != "main.(*T).m[...]" {
+	if s.Label["k"][0] != "v" || s.Label[goroutine.StateLabel][0] != "select" || s.Location[0].Line[0].Function.Name != "main.(*T).m[...]" {
 		t.Errorf("labelled sample %v %v", s.Label, s.Location[0].Line)
 	}
 
@@ -215,7 +217,7 @@ func TestGoroutineDumpText(t *testing.T) {
 }
 
 func (o Options) parse1(text string) (*profile.Profile, error) {
-	p, _, err := parseGoroutineDump(o.reader(), []byte(text))
+	p, _, err := goroutine.Parse(o.reader(), []byte(text))
 	return p, err
 }
 
@@ -224,7 +226,7 @@ func TestGoroutineDumpRefused(t *testing.T) {
 		"goroutine x [running]:\nmain.main()\n",
 		"goroutines\n1 @ 0x1\n",
 	} {
-		if _, _, err := (Options{Format: FormatGoroutine}).LoadData("x", []byte(text)); err == nil {
+		if _, _, err := (Options{Format: goroutine.Name}).LoadData("x", []byte(text)); err == nil {
 			t.Errorf("%q read as a goroutine dump", text)
 		}
 	}
@@ -254,7 +256,7 @@ func FuzzGoroutineDump(f *testing.F) {
 		f.Add(d.debug2)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, warnings, err := parseGoroutineDump(Options{}.reader(), data)
+		p, warnings, err := goroutine.Parse(Options{}.reader(), data)
 		if err != nil {
 			if msg := err.Error(); strings.ContainsFunc(msg, func(r rune) bool { return !unicode.IsPrint(r) }) {
 				t.Errorf("error is not one printable line: %q", msg)

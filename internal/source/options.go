@@ -10,7 +10,11 @@ import (
 	"strings"
 
 	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/source/formats/callgrind"
 	"github.com/profq/profq/internal/source/formats/folded"
+	"github.com/profq/profq/internal/source/formats/goroutine"
+	"github.com/profq/profq/internal/source/formats/perf"
+	"github.com/profq/profq/internal/source/formats/speedscope"
 
 	"github.com/profq/profq/internal/symbolize"
 )
@@ -111,6 +115,14 @@ const (
 	FormatPprof = "pprof"
 	// FormatFolded is folded stacks, "root;caller;leaf value" per line (formats/folded).
 	FormatFolded = folded.Name
+	// FormatCallgrind is Valgrind's callgrind and cachegrind output (formats/callgrind).
+	FormatCallgrind = callgrind.Name
+	// FormatPerf is the text perf script writes (formats/perf).
+	FormatPerf = perf.Name
+	// FormatGoroutine is the goroutine dumps of Go programs, in text (formats/goroutine).
+	FormatGoroutine = goroutine.Name
+	// FormatSpeedscope is speedscope's JSON file format (formats/speedscope).
+	FormatSpeedscope = speedscope.Name
 	// FormatOTLP is OpenTelemetry profiles: protobuf, length-prefixed streams, OTLP/JSON and
 	// JSON lines (otlp.go).
 	FormatOTLP = "otlp"
@@ -310,3 +322,21 @@ func (o Options) gunzipLimited(data []byte) ([]byte, error) {
 	}
 	return readSized(zr, hint, o.maxInputBytes(), guard)
 }
+
+// The labels a goroutine dump gives its samples (formats/goroutine).
+const (
+	// GoroutineStateLabel is goroutine.StateLabel.
+	GoroutineStateLabel = goroutine.StateLabel
+	// GoroutineWaitLabel is goroutine.WaitLabel.
+	GoroutineWaitLabel = goroutine.WaitLabel
+	// GoroutineWaitUnit is goroutine.WaitUnit.
+	GoroutineWaitUnit = goroutine.WaitUnit
+	// GoroutineCreatorLabel is goroutine.CreatorLabel.
+	GoroutineCreatorLabel = goroutine.CreatorLabel
+	// GoroutineElidedLabel is goroutine.ElidedLabel.
+	GoroutineElidedLabel = goroutine.ElidedLabel
+)
+
+// SpeedscopeExporter is the exporter profq's own speedscope files name
+// (speedscope.Exporter).
+const SpeedscopeExporter = speedscope.Exporter

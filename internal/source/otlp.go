@@ -71,7 +71,7 @@ func parseOTLP(o format.Options, raw []byte) (format.Decoded, error) {
 	// tag of field 1) followed by '{' (a length of 123).
 	frames, ok := otlpFrames(raw)
 	switch {
-	case !ok && isJSONObject(raw):
+	case !ok && format.IsJSONObject(raw):
 		data, err := decodeOTLPJSON(raw)
 		if err != nil {
 			return format.Decoded{}, err
@@ -158,7 +158,7 @@ func isOTLP(raw []byte) bool {
 // resourceProfiles key. Commands that read other JSON documents too (diff reads saved top
 // reports) ask it before deciding that a JSON input is theirs.
 func IsOTLPJSON(data []byte) bool {
-	if !isJSONObject(data) {
+	if !format.IsJSONObject(data) {
 		return false
 	}
 	for _, key := range [][]byte{[]byte(`"resourceProfiles"`), []byte(`"resource_profiles"`)} {
@@ -174,12 +174,6 @@ func IsOTLPJSON(data []byte) bool {
 		}
 	}
 	return false
-}
-
-// isJSONObject says whether data starts, after white space, with '{'.
-func isJSONObject(data []byte) bool {
-	data = bytes.TrimLeft(bytes.TrimPrefix(data, []byte(format.UTF8BOM)), " \t\r\n")
-	return len(data) > 0 && data[0] == '{'
 }
 
 // otlpFrames splits protobuf input into OTLP messages: the input itself when it is one

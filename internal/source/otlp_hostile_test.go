@@ -409,7 +409,7 @@ func FuzzOTLPJSONAsGeneric(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if isJSONObject(data) {
+		if format.IsJSONObject(data) {
 			sameAsGeneric(t, data)
 		}
 	})

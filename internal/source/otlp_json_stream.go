@@ -90,7 +90,7 @@ func streamOTLPJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 // would not try as protobuf first (otlpFrames): that would begin with the tag of field 1 or 2,
 // a line feed, at its start or after the 4 bytes of a length.
 func looksOTLPJSON(head []byte) bool {
-	if !jsonSchema().ok || !isJSONObject(head) || startsOTLPMessage(head) ||
+	if !jsonSchema().ok || !format.IsJSONObject(head) || startsOTLPMessage(head) ||
 		len(head) > 4 && binary.BigEndian.Uint32(head) > 0 && startsOTLPMessage(head[4:]) {
 		return false
 	}

@@ -60,7 +60,7 @@ func streamOTLP(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 // goes. One that reads as JSON or text is left to be read whole.
 func looksOTLPProto(head []byte) bool {
 	switch {
-	case isJSONObject(head), format.IsText(head):
+	case format.IsJSONObject(head), format.IsText(head):
 		return false
 	case startsOTLPMessage(head):
 		return otlpFieldsStart(head)

@@ -436,7 +436,7 @@ func FuzzStreamOTLP(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if isJSONObject(data) {
+		if format.IsJSONObject(data) {
 			return
 		}
 		for _, o := range []Options{{}, {OTLPProfile: 2}, {MaxSamples: 3, MaxEntries: 20}} {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/profq/profq/internal/source/formats/perf"
+
 	"github.com/profq/profq/internal/source/formats/folded"
 
 	"github.com/profq/profq/internal/source/format"
@@ -72,7 +74,7 @@ func TestPerfTotals(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if inputs[0].Format != FormatPerf {
+				if inputs[0].Format != perf.Name {
 					t.Errorf("read as %q", inputs[0].Format)
 				}
 				if inputs[0].Samples != wantEvents {
@@ -205,7 +207,7 @@ func TestPerfStackcollapse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Format != FormatPerf {
+			if d.Format != perf.Name {
 				t.Fatalf("read as %q", d.Format)
 			}
 			for _, variant := range []string{"pid", "all"} {
@@ -338,7 +340,7 @@ this line is nothing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Format != FormatPerf {
+	if d.Format != perf.Name {
 		t.Fatalf("read as %q", d.Format)
 	}
 	p := d.P
@@ -397,7 +399,7 @@ this line is nothing
 		}
 	}
 
-	if _, err := (Options{Format: FormatPerf}).decode([]byte("a;b 1\n")); err == nil || !strings.Contains(err.Error(), "no line is an event header") {
+	if _, err := (Options{Format: perf.Name}).decode([]byte("a;b 1\n")); err == nil || !strings.Contains(err.Error(), "no line is an event header") {
 		t.Errorf("folded stacks as perf: %v", err)
 	}
 }
@@ -418,13 +420,13 @@ func TestPerfDetect(t *testing.T) {
 		{"heap profile: 3: 300 [3: 300] @ heap/1048576\n1: 100 [1: 100] @ 0x1000 0x2000\n", false},
 		{"--- contention:\ncycles/second=3000000000\n", false},
 	} {
-		if got := looksPerfScript([]byte(c.text)); got != c.want {
+		if got := perf.Looks([]byte(c.text)); got != c.want {
 			t.Errorf("looksPerfScript(%q) = %t, want %t", c.text, got, c.want)
 		}
 	}
 	for _, file := range perfFiles(t) {
 		text, _ := os.ReadFile(file)
-		if got := detect(text); got != FormatPerf {
+		if got := detect(text); got != perf.Name {
 			t.Errorf("%s detected as %s", file, got)
 		}
 		if folded.Looks(text) {
@@ -448,7 +450,7 @@ func FuzzPerf(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, aggregate := range []bool{false, true} {
-			d, err := parsePerf(Options{Aggregate: aggregate, MaxStackDepth: 64, MaxSamples: 1000}.reader(), data)
+			d, err := perf.Parse(Options{Aggregate: aggregate, MaxStackDepth: 64, MaxSamples: 1000}.reader(), data)
 			if err != nil {
 				if msg := err.Error(); strings.ContainsFunc(msg, func(r rune) bool { return !unicode.IsPrint(r) }) {
 					t.Errorf("error is not one printable line: %q", msg)

@@ -6,6 +6,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/profq/profq/internal/source/formats/speedscope"
+
+	"github.com/profq/profq/internal/source/formats/goroutine"
+
+	"github.com/profq/profq/internal/source/formats/perf"
+
+	"github.com/profq/profq/internal/source/formats/callgrind"
+
 	"github.com/profq/profq/internal/source/formats/folded"
 
 	"github.com/profq/profq/internal/source/format"
@@ -38,14 +46,7 @@ var registry = []format.Format{
 		Read:      jfrWhole,
 		Plausible: func(head []byte, _ bool) bool { return looksJFR(head) },
 	},
-	{
-		Name:      FormatSpeedscope,
-		About:     "speedscope",
-		Detect:    looksSpeedscope,
-		Read:      speedscopeWhole,
-		Plausible: func(head []byte, _ bool) bool { return isJSONObject(head) },
-		JSON:      looksSpeedscope,
-	},
+	speedscope.Format,
 	{
 		// Both containers on whole inputs; on a stream's head, JSON here and protobuf in the
 		// last row.
@@ -57,7 +58,7 @@ var registry = []format.Format{
 		Rereads: true,
 		Read:    otlpWhole,
 		Plausible: func(head []byte, text bool) bool {
-			return isJSONObject(head) || !text && (plausibleProto(head) || plausibleOTLPStream(head))
+			return format.IsJSONObject(head) || !text && (plausibleProto(head) || plausibleOTLPStream(head))
 		},
 		JSON: otlpJSONDocument,
 	},
@@ -69,39 +70,12 @@ var registry = []format.Format{
 		// could look like.
 		Head:      looksV8,
 		Read:      v8Whole,
-		Plausible: func(head []byte, _ bool) bool { return isJSONObject(head) || looksV8(head) },
+		Plausible: func(head []byte, _ bool) bool { return format.IsJSONObject(head) || looksV8(head) },
 		JSON:      looksV8,
 	},
-	{
-		// Read whole: a dump is at most 64 MB, runtime/pprof's cap.
-		Name:      FormatGoroutine,
-		About:     "dumps of goroutines",
-		Detect:    func(raw []byte) bool { return looksGoroutineDump(raw[:min(len(raw), format.HeadSize)]) },
-		Head:      looksGoroutineDump,
-		Read:      goroutineWhole,
-		Plausible: func(head []byte, text bool) bool { return text && looksGoroutineDump(head) },
-	},
-	{
-		// Before perf script and folded stacks: callgrind's cost lines ("16 20") read as
-		// folded stacks.
-		Name:   FormatCallgrind,
-		About:  "callgrind",
-		Detect: func(raw []byte) bool { return looksCallgrind(raw[:min(len(raw), format.HeadSize)]) },
-		Head:   looksCallgrind,
-		Stream: callgrindStream,
-		Read:   callgrindWhole,
-		// Text or not: callgrind output may name files in other encodings than UTF-8.
-		Plausible: func(head []byte, _ bool) bool { return looksCallgrind(head) },
-	},
-	{
-		Name:      FormatPerf,
-		About:     "perf script",
-		Detect:    func(raw []byte) bool { return looksPerfScript(raw[:min(len(raw), format.HeadSize)]) },
-		Head:      looksPerfScript,
-		Stream:    perfStream,
-		Read:      perfWhole,
-		Plausible: func(head []byte, text bool) bool { return text && looksPerfScript(head) },
-	},
+	goroutine.Format,
+	callgrind.Format,
+	perf.Format,
 	folded.Format,
 	{
 		// OTLP's protobuf container on a stream's head; the OTLP row above detects it in

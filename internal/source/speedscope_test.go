@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/profq/profq/internal/source/formats/speedscope"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,7 +51,7 @@ func speedscopeStacks(p *profile.Profile, i int) map[string]int64 {
 				names = append(names, s.Location[j].Line[k].Function.Name)
 			}
 		}
-		key := strings.Join(s.Label[SpeedscopeProfileLabel], ",") + "|" + strings.Join(names, ";")
+		key := strings.Join(s.Label[speedscope.ProfileLabel], ",") + "|" + strings.Join(names, ";")
 		out[key] += s.Value[i]
 	}
 	return out
@@ -124,7 +126,7 @@ func TestSpeedscopeCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if in.Format != FormatSpeedscope {
+			if in.Format != speedscope.Name {
 				t.Errorf("read as %q", in.Format)
 			}
 			if err := p.CheckValid(); err != nil {
@@ -148,7 +150,7 @@ func TestSpeedscopeCorpus(t *testing.T) {
 				}
 			}
 			// Forced, the same.
-			q, _, err := (Options{Format: FormatSpeedscope}).LoadData(name, data)
+			q, _, err := (Options{Format: speedscope.Name}).LoadData(name, data)
 			if err != nil || !cmp.Equal(speedscopeStacks(q, 0), got) {
 				t.Errorf("--input-format speedscope: %v", err)
 			}
@@ -249,7 +251,7 @@ func TestSpeedscopeDetection(t *testing.T) {
 		`{"$schema":"https:\/\/www.speedscope.app\/file-format-schema.json"}`,
 		`{"name":"x \" }","shared":{"other":[1,{"a":"]"}]},"profiles":[]}`,
 	} {
-		if !looksSpeedscope([]byte(doc)) || IsDocument([]byte(doc)) {
+		if !speedscope.Looks([]byte(doc)) || IsDocument([]byte(doc)) {
 			t.Errorf("%s: not taken for speedscope", doc)
 		}
 	}
@@ -261,7 +263,7 @@ func TestSpeedscopeDetection(t *testing.T) {
 		`[{"shared":1}]`,
 		`{"profiles":[]}`,
 	} {
-		if looksSpeedscope([]byte(doc)) {
+		if speedscope.Looks([]byte(doc)) {
 			t.Errorf("%s: taken for speedscope", doc)
 		}
 	}
@@ -289,7 +291,7 @@ func TestSpeedscopeErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", tc.profile, err, tc.want)
 		}
 	}
-	if _, _, err := (Options{Format: FormatSpeedscope}).LoadData("bad", []byte(`{"a":1} `)); err == nil {
+	if _, _, err := (Options{Format: speedscope.Name}).LoadData("bad", []byte(`{"a":1} `)); err == nil {
 		t.Error("--input-format speedscope read a document without profiles")
 	}
 
@@ -323,7 +325,7 @@ func FuzzSpeedscope(f *testing.F) {
 	}
 	f.Add([]byte(`{"shared":{"frames":[{"name":"a"}]},"profiles":[{"type":"evented","name":"p","unit":"seconds","startValue":0,"endValue":9,"events":[{"type":"O","at":0.25,"frame":0}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, warnings, err := parseSpeedscope(Options{}.reader(), data)
+		p, warnings, err := speedscope.Parse(Options{}.reader(), data)
 		if err != nil {
 			return
 		}

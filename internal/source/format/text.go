@@ -150,3 +150,9 @@ func IsText(head []byte) bool {
 	}
 	return true
 }
+
+// IsJSONObject says whether data starts, after white space, with '{'.
+func IsJSONObject(data []byte) bool {
+	data = bytes.TrimLeft(bytes.TrimPrefix(data, []byte(UTF8BOM)), " \t\r\n")
+	return len(data) > 0 && data[0] == '{'
+}

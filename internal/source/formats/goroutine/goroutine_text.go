@@ -1,22 +1,5 @@
-package source
-
-import (
-	"bytes"
-	"fmt"
-	"io"
-	"maps"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
-
-	"github.com/profq/profq/internal/source/format"
-
-	"github.com/google/pprof/profile"
-
-	"github.com/profq/profq/internal/text"
-)
-
+// Package goroutine reads the goroutine dumps of Go programs (debug=1 and debug=2 text) as a profile.
+//
 // Goroutine dumps are the text forms of Go's goroutine profile that net/http/pprof serves
 // and runtime/pprof writes (Lookup("goroutine").WriteTo(w, debug)):
 //
@@ -36,28 +19,46 @@ import (
 // A debug=1 group is one sample of value COUNT (sample type "<name>/count", as pprof names
 // it), with one location per address named by its "#" lines. debug=2 goroutines are grouped
 // into samples by identical stack, state, wait, creator and labels; the value counts them.
+package goroutine
 
-// FormatGoroutine is Go's goroutine dumps, debug=1 and debug=2 text (goroutine_text.go).
-const FormatGoroutine = "goroutine"
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/text"
+)
+
+// Name is the format of Go's goroutine dumps, debug=1 and debug=2 text.
+const Name = "goroutine"
 
 // Labels the goroutine dumps give samples.
 const (
-	// GoroutineStateLabel is the string label of a debug=2 goroutine's state, as the dump
+	// StateLabel is the string label of a debug=2 goroutine's state, as the dump
 	// prints it without " (scan)": "chan receive", "select", "IO wait", "running", "chan
 	// receive (leaked)".
-	GoroutineStateLabel = "state"
-	// GoroutineWaitLabel is the numeric label of how long a debug=2 goroutine has been
-	// blocked, in whole minutes (GoroutineWaitUnit); absent when the dump prints no wait
+	StateLabel = "state"
+	// WaitLabel is the numeric label of how long a debug=2 goroutine has been
+	// blocked, in whole minutes (WaitUnit); absent when the dump prints no wait
 	// (under a minute, or not blocked).
-	GoroutineWaitLabel = "wait"
-	// GoroutineWaitUnit is the unit of GoroutineWaitLabel, one pprof scales as time.
-	GoroutineWaitUnit = "minutes"
-	// GoroutineCreatorLabel is the string label of the function whose go statement
+	WaitLabel = "wait"
+	// WaitUnit is the unit of WaitLabel, one pprof scales as time.
+	WaitUnit = "minutes"
+	// CreatorLabel is the string label of the function whose go statement
 	// created a debug=2 goroutine ("created by ...").
-	GoroutineCreatorLabel = "created_by"
-	// GoroutineElidedLabel is "true" on a debug=2 goroutine whose stack the runtime cut
+	CreatorLabel = "created_by"
+	// ElidedLabel is "true" on a debug=2 goroutine whose stack the runtime cut
 	// ("...additional frames elided...").
-	GoroutineElidedLabel = "elided"
+	ElidedLabel = "elided"
 )
 
 var (
@@ -89,8 +90,8 @@ func goroutineDumpKind(head []byte) int {
 	return 0
 }
 
-// looksGoroutineDump says whether head starts a goroutine dump.
-func looksGoroutineDump(head []byte) bool { return goroutineDumpKind(head) != 0 }
+// Looks says whether head starts a goroutine dump.
+func Looks(head []byte) bool { return goroutineDumpKind(head) != 0 }
 
 // goroutineBuilder makes the profile of a dump: functions and locations made once, samples
 // merged by key, every table counted against the limits as it grows.
@@ -195,7 +196,7 @@ func (b *goroutineBuilder) add(key string, n int64, locs []*profile.Location, la
 		for k, v := range num {
 			s.NumUnit[k] = make([]string, len(v))
 			for i := range v {
-				s.NumUnit[k][i] = GoroutineWaitUnit
+				s.NumUnit[k][i] = WaitUnit
 			}
 		}
 	}
@@ -220,17 +221,17 @@ func (b *goroutineBuilder) warnings(form string) []string {
 		form, b.skipped, text.Plural(b.skipped, "line", "lines"), b.firstBad, b.badLine)}
 }
 
-// goroutineWhole reads a goroutine dump held whole (the registry's read).
-func goroutineWhole(o format.Options, _, raw []byte) (format.Decoded, error) {
+// Read reads a goroutine dump held whole (the registry's read).
+func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, fmt.Errorf("decompressing: invalid gzip data")
 	}
-	p, warnings, err := parseGoroutineDump(o, raw)
-	return format.Decoded{P: p, Format: FormatGoroutine, Warnings: warnings}, err
+	p, warnings, err := Parse(o, raw)
+	return format.Decoded{P: p, Format: Name, Warnings: warnings}, err
 }
 
-// parseGoroutineDump reads raw, a goroutine dump in either text form.
-func parseGoroutineDump(o format.Options, raw []byte) (*profile.Profile, []string, error) {
+// Parse reads raw, a goroutine dump in either text form.
+func Parse(o format.Options, raw []byte) (*profile.Profile, []string, error) {
 	raw = bytes.TrimPrefix(raw, []byte(format.UTF8BOM))
 	switch goroutineDumpKind(raw[:min(len(raw), format.HeadSize)]) {
 	case 1:
@@ -482,3 +483,15 @@ func labelKey(labels map[string][]string, num map[string][]int64) string {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// Format is the row of source's registry for this format.
+//
+// Read whole: a dump is at most 64 MB, runtime/pprof's cap.
+var Format = format.Format{
+	Name:      Name,
+	About:     "dumps of goroutines",
+	Detect:    func(raw []byte) bool { return Looks(raw[:min(len(raw), format.HeadSize)]) },
+	Head:      Looks,
+	Read:      Read,
+	Plausible: func(head []byte, text bool) bool { return text && Looks(head) },
+}

@@ -1,24 +1,5 @@
-package source
-
-import (
-	"bufio"
-	"bytes"
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"io"
-	"path"
-	"regexp"
-	"strconv"
-	"strings"
-
-	"github.com/profq/profq/internal/source/format"
-
-	"github.com/google/pprof/profile"
-
-	"github.com/profq/profq/internal/text"
-)
-
+// Package perf reads the text Linux perf's perf script prints as a profile.
+//
 // The text `perf script` prints (Linux perf) is one event after another: a header line
 //
 //	comm pid/tid [cpu] time: period event:
@@ -48,9 +29,29 @@ import (
 // mapping, whose frames' type (Input.FrameTypes) is "kernel" for the kernel and its modules
 // (stackcollapse-perf.pl's _[k]), "jit" for the /tmp/perf-PID.map files JIT compilers write
 // (its _[j]) and "native" otherwise. perf's "a->b" inline chains become inlined frames.
+package perf
 
-// FormatPerf is the text output of Linux `perf script` (perfscript.go).
-const FormatPerf = "perf"
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/text"
+)
+
+// Name is the text output of Linux `perf script`.
+const Name = "perf"
 
 // Frame types of perf frames (see frameTypes).
 const (
@@ -59,22 +60,24 @@ const (
 	perfNative = "native"
 )
 
-// perfWhole reads perf script text held whole (the registry's read).
-func perfWhole(o format.Options, _, raw []byte) (format.Decoded, error) { return parsePerf(o, raw) }
-
-// perfStream reads perf script text as it arrives (the registry's stream).
-func perfStream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
-	format.DiscardBOM(r)
-	return perfLines(o, &format.StreamLines{R: r})
+// Read reads perf script text held whole (the registry's read).
+func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
+	return Parse(o, raw)
 }
 
-// parsePerf reads perf script text held in memory: raw is the input decompressed (nil when
+// Stream reads perf script text as it arrives (the registry's stream).
+func Stream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
+	format.DiscardBOM(r)
+	return Lines(o, &format.StreamLines{R: r})
+}
+
+// Parse reads perf script text held in memory: raw is the input decompressed (nil when
 // it is gzip that does not decompress).
-func parsePerf(o format.Options, raw []byte) (format.Decoded, error) {
+func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
-	return perfLines(o, &format.TextLines{Text: bytes.TrimPrefix(raw, []byte(format.UTF8BOM))})
+	return Lines(o, &format.TextLines{Text: bytes.TrimPrefix(raw, []byte(format.UTF8BOM))})
 }
 
 // perfHeader is what an event's header line says.
@@ -130,9 +133,9 @@ type perfLocKey struct {
 	java     bool
 }
 
-// perfLines reads perf script text line by line. Lines that are neither an event header, a
+// Lines reads perf script text line by line. Lines that are neither an event header, a
 // frame of an event nor a comment are skipped and counted in one warning.
-func perfLines(o format.Options, src format.LineSource) (format.Decoded, error) {
+func Lines(o format.Options, src format.LineSource) (format.Decoded, error) {
 	r := &perfReader{
 		o: o, lim: o.Limits, p: &profile.Profile{},
 		events: map[string]int{}, mappings: map[string]*profile.Mapping{},
@@ -218,7 +221,7 @@ func perfLines(o format.Options, src format.LineSource) (format.Decoded, error) 
 		warnings = append(warnings, fmt.Sprintf("perf script: skipped %d unrecognized %s (first: line %d: %s)",
 			skipped, text.Plural(skipped, "line", "lines"), firstBad, firstLine))
 	}
-	d := format.Decoded{P: r.p, Format: FormatPerf, Warnings: warnings, Samples: r.count, LabelsCounted: true}
+	d := format.Decoded{P: r.p, Format: Name, Warnings: warnings, Samples: r.count, LabelsCounted: true}
 	if len(r.types) > 0 {
 		d.FrameTypes = r.types
 	}
@@ -614,10 +617,10 @@ func isPerfTime(b []byte) bool {
 	return ok && isDigits(sec) && isDigits(frac)
 }
 
-// looksPerfScript says whether the decompressed start of an input is perf script text: perf's
+// Looks says whether the decompressed start of an input is perf script text: perf's
 // header ("# ========" then "# captured on"), or, after comment and blank lines, an event
 // header followed by a frame, a blank line, another header or the end of head.
-func looksPerfScript(head []byte) bool {
+func Looks(head []byte) bool {
 	if !format.IsText(head) {
 		return false
 	}
@@ -656,4 +659,15 @@ func looksPerfScript(head []byte) bool {
 		return ok
 	}
 	return header
+}
+
+// Format is the row of source's registry for this format.
+var Format = format.Format{
+	Name:      Name,
+	About:     "perf script",
+	Detect:    func(raw []byte) bool { return Looks(raw[:min(len(raw), format.HeadSize)]) },
+	Head:      Looks,
+	Stream:    Stream,
+	Read:      Read,
+	Plausible: func(head []byte, text bool) bool { return text && Looks(head) },
 }

@@ -1,4 +1,4 @@
-package source
+package speedscope
 
 import (
 	"bytes"
@@ -37,45 +37,45 @@ import (
 //     finest (rounded there); other values are rounded to whole numbers, with a warning.
 //   - Identical stacks of one profile are one sample, their weights added.
 
-// FormatSpeedscope is speedscope's JSON file format (speedscope.go).
-const FormatSpeedscope = "speedscope"
+// Name is speedscope's JSON file format (speedscope.go).
+const Name = "speedscope"
 
-// SpeedscopeSchema is the $schema of speedscope files.
-const SpeedscopeSchema = "https://www.speedscope.app/file-format-schema.json"
+// Schema is the $schema of speedscope files.
+const Schema = "https://www.speedscope.app/file-format-schema.json"
 
-// SpeedscopeExporter is the exporter profq names in the speedscope files it writes, and
+// Exporter is the exporter profq names in the speedscope files it writes, and
 // the prefix by which the reader recognises them.
-const SpeedscopeExporter = "profq"
+const Exporter = "profq"
 
-// SpeedscopeProfileLabel is the string label naming the speedscope profile a sample came
+// ProfileLabel is the string label naming the speedscope profile a sample came
 // from.
-const SpeedscopeProfileLabel = "profile"
+const ProfileLabel = "profile"
 
-// SpeedscopeFile is a speedscope document, as profq reads and writes it.
-type SpeedscopeFile struct {
-	Schema             string              `json:"$schema"`
-	Exporter           string              `json:"exporter,omitempty"`
-	Name               string              `json:"name,omitempty"`
-	ActiveProfileIndex *int                `json:"activeProfileIndex,omitempty"`
-	Shared             SpeedscopeShared    `json:"shared"`
-	Profiles           []SpeedscopeProfile `json:"profiles"`
+// File is a speedscope document, as profq reads and writes it.
+type File struct {
+	Schema             string    `json:"$schema"`
+	Exporter           string    `json:"exporter,omitempty"`
+	Name               string    `json:"name,omitempty"`
+	ActiveProfileIndex *int      `json:"activeProfileIndex,omitempty"`
+	Shared             Shared    `json:"shared"`
+	Profiles           []Profile `json:"profiles"`
 }
 
-// SpeedscopeShared holds what every profile of a file refers to.
-type SpeedscopeShared struct {
-	Frames []SpeedscopeFrame `json:"frames"`
+// Shared holds what every profile of a file refers to.
+type Shared struct {
+	Frames []Frame `json:"frames"`
 }
 
-// SpeedscopeFrame is one frame: a name, and its position where known.
-type SpeedscopeFrame struct {
+// Frame is one frame: a name, and its position where known.
+type Frame struct {
 	Name string `json:"name"`
 	File string `json:"file,omitempty"`
 	Line int64  `json:"line,omitempty"`
 	Col  int64  `json:"col,omitempty"`
 }
 
-// SpeedscopeProfile is a sampled or an evented profile.
-type SpeedscopeProfile struct {
+// Profile is a sampled or an evented profile.
+type Profile struct {
 	Type       string  `json:"type"`
 	Name       string  `json:"name"`
 	Unit       string  `json:"unit"`
@@ -86,11 +86,11 @@ type SpeedscopeProfile struct {
 	Samples [][]float64 `json:"samples,omitempty"`
 	Weights []float64   `json:"weights,omitempty"`
 	// Events are an evented profile's.
-	Events []SpeedscopeEvent `json:"events,omitempty"`
+	Events []Event `json:"events,omitempty"`
 }
 
-// SpeedscopeEvent opens ("O") or closes ("C") a frame at a time.
-type SpeedscopeEvent struct {
+// Event opens ("O") or closes ("C") a frame at a time.
+type Event struct {
 	Type  string  `json:"type"`
 	At    float64 `json:"at"`
 	Frame float64 `json:"frame"`
@@ -126,12 +126,12 @@ func speedscopeUnitNs(unit string) float64 {
 	return 1
 }
 
-// looksSpeedscope says whether data, the start of a decompressed input or all of it, is a
+// Looks says whether data, the start of a decompressed input or all of it, is a
 // speedscope file: a JSON object whose $schema is speedscope's, or without one, that has
 // both shared and profiles members, or a shared member whose first member is frames. Only
 // the top-level members are looked at, the others skipped byte by byte without being
 // decoded, so that a large JSON input of another format costs no memory here.
-func looksSpeedscope(data []byte) bool {
+func Looks(data []byte) bool {
 	doc := bytes.TrimLeft(bytes.TrimPrefix(data, []byte(format.UTF8BOM)), " \t\r\n")
 	if len(doc) == 0 || doc[0] != '{' {
 		return false
@@ -143,7 +143,7 @@ func looksSpeedscope(data []byte) bool {
 			var s string
 			if end := jsonStringEnd(value, 0); end > 0 && json.Unmarshal(value[:end], &s) == nil {
 				s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://"), "#")
-				found = s == strings.TrimPrefix(SpeedscopeSchema, "https://")
+				found = s == strings.TrimPrefix(Schema, "https://")
 			}
 			return false
 		case "shared":
@@ -254,19 +254,19 @@ type speedscopeValue struct {
 	weight float64
 }
 
-// speedscopeWhole reads a speedscope file held whole (the registry's read).
-func speedscopeWhole(o format.Options, _, raw []byte) (format.Decoded, error) {
-	p, warnings, err := parseSpeedscope(o, raw)
-	return format.Decoded{P: p, Format: FormatSpeedscope, Warnings: warnings}, err
+// Read reads a speedscope file held whole (the registry's read).
+func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
+	p, warnings, err := Parse(o, raw)
+	return format.Decoded{P: p, Format: Name, Warnings: warnings}, err
 }
 
-// parseSpeedscope reads a speedscope file held whole (raw, decompressed; nil when data is
+// Parse reads a speedscope file held whole (raw, decompressed; nil when data is
 // gzip that does not decompress).
-func parseSpeedscope(o format.Options, raw []byte) (*profile.Profile, []string, error) {
+func Parse(o format.Options, raw []byte) (*profile.Profile, []string, error) {
 	if raw == nil {
 		return nil, nil, errors.New("decompressing: invalid gzip data")
 	}
-	var f SpeedscopeFile
+	var f File
 	if err := json.Unmarshal(bytes.TrimPrefix(raw, []byte(format.UTF8BOM)), &f); err != nil {
 		return nil, nil, fmt.Errorf("speedscope: %w", err)
 	}
@@ -274,14 +274,14 @@ func parseSpeedscope(o format.Options, raw []byte) (*profile.Profile, []string, 
 }
 
 // speedscopeProfile makes the pprof profile of a speedscope file.
-func speedscopeProfile(f *SpeedscopeFile, lim format.Limits) (*profile.Profile, []string, error) {
+func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, error) {
 	if len(f.Profiles) == 0 {
 		return nil, nil, errors.New("speedscope: the file holds no profiles")
 	}
 	if lim.Entries > 0 && len(f.Shared.Frames) > lim.Entries {
 		return nil, nil, &format.EntryLimitError{Limit: lim.Entries}
 	}
-	own := strings.HasPrefix(f.Exporter, SpeedscopeExporter)
+	own := strings.HasPrefix(f.Exporter, Exporter)
 	// The sample type of each profile.
 	var groups []*speedscopeGroup
 	groupOf := make([]int, len(f.Profiles))
@@ -542,7 +542,7 @@ func speedscopeProfile(f *SpeedscopeFile, lim format.Limits) (*profile.Profile, 
 		}
 		if !own {
 			if name := f.Profiles[v.prof].Name; name != "" {
-				s.Label = map[string][]string{SpeedscopeProfileLabel: {name}}
+				s.Label = map[string][]string{ProfileLabel: {name}}
 			}
 		}
 		p.Sample = append(p.Sample, s)
@@ -551,4 +551,14 @@ func speedscopeProfile(f *SpeedscopeFile, lim format.Limits) (*profile.Profile, 
 		warnings = append(warnings, fmt.Sprintf("speedscope: rounded %d non-integer weights to the nearest integer", rounded))
 	}
 	return p, warnings, nil
+}
+
+// Format is the row of source's registry for this format.
+var Format = format.Format{
+	Name:      Name,
+	About:     "speedscope",
+	Detect:    Looks,
+	Read:      Read,
+	Plausible: func(head []byte, _ bool) bool { return format.IsJSONObject(head) },
+	JSON:      Looks,
 }

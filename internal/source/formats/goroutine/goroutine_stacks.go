@@ -1,4 +1,4 @@
-package source
+package goroutine
 
 import (
 	"bytes"
@@ -47,19 +47,19 @@ func parseGoroutineStacks(src format.LineSource, lim format.Limits) (*profile.Pr
 		if err := locationOf(b, g, nil); err != nil {
 			return err
 		}
-		labels := map[string][]string{GoroutineStateLabel: {g.state}}
+		labels := map[string][]string{StateLabel: {g.state}}
 		for k, v := range g.labels {
 			labels[k] = v
 		}
 		if g.creator != "" {
-			labels[GoroutineCreatorLabel] = []string{g.creator}
+			labels[CreatorLabel] = []string{g.creator}
 		}
 		if g.elided {
-			labels[GoroutineElidedLabel] = []string{"true"}
+			labels[ElidedLabel] = []string{"true"}
 		}
 		var num map[string][]int64
 		if g.wait >= 0 {
-			num = map[string][]int64{GoroutineWaitLabel: {g.wait}}
+			num = map[string][]int64{WaitLabel: {g.wait}}
 		}
 		var key strings.Builder
 		for _, l := range g.locs {

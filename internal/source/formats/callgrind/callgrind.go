@@ -1,23 +1,5 @@
-package source
-
-import (
-	"bufio"
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"math"
-	"path/filepath"
-	"strconv"
-	"strings"
-
-	"github.com/profq/profq/internal/source/format"
-
-	"github.com/google/pprof/profile"
-
-	"github.com/profq/profq/internal/text"
-)
-
+// Package callgrind reads Valgrind's callgrind output, and its cachegrind tool's, as a profile.
+//
 // Valgrind's callgrind tool writes the callgrind format (Valgrind's manual, "Callgrind
 // Format Specification"), and its cachegrind tool a subset of it: header lines ("events: Ir
 // Dr", "positions: instr line", "summary: ..."), then body lines that say where the costs
@@ -44,15 +26,34 @@ import (
 // call tracking is wrong, as it follows calls by the stack pointer and Go switches stacks
 // (goroutines, mcall/gogo, stack growth copying a stack), so that its contexts hold other
 // goroutines' frames and its inclusive costs are nonsense. Its self costs are exact.
+package callgrind
 
-// FormatCallgrind is the output of Valgrind's callgrind tool, and of its cachegrind tool
-// (callgrind.go).
-const FormatCallgrind = "callgrind"
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
 
-// maxCallgrindLine bounds one line of callgrind output: a name, or a context of
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/text"
+)
+
+// Name is the output of Valgrind's callgrind tool, and of its cachegrind tool
+// (this package).
+const Name = "callgrind"
+
+// MaxLine bounds one line of callgrind output: a name, or a context of
 // --separate-callers names, is one line; 16 MiB holds 10,000 frames (the default depth
 // limit) of names of 1.6 KB, far beyond what C++ templates make.
-const maxCallgrindLine = 16 << 20
+const MaxLine = 16 << 20
 
 // maxCallgrindEvents bounds the events of an input: callgrind records at most a few dozen.
 const maxCallgrindEvents = 1 << 10
@@ -65,39 +66,39 @@ const (
 	cgFunctions
 )
 
-// callgrindWhole reads callgrind output held whole (the registry's read).
-func callgrindWhole(o format.Options, _, raw []byte) (format.Decoded, error) {
-	return parseCallgrind(o, raw)
+// Read reads callgrind output held whole (the registry's read).
+func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
+	return Parse(o, raw)
 }
 
-// callgrindStream reads callgrind output as it arrives (the registry's stream).
-func callgrindStream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
+// Stream reads callgrind output as it arrives (the registry's stream).
+func Stream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	format.DiscardBOM(r)
-	return callgrindLines(o, &format.StreamLines{R: r, Max: maxCallgrindLine})
+	return Lines(o, &format.StreamLines{R: r, Max: MaxLine})
 }
 
-// parseCallgrind reads callgrind output held in memory: raw is the input decompressed (nil
+// Parse reads callgrind output held in memory: raw is the input decompressed (nil
 // when it is gzip that does not decompress).
-func parseCallgrind(o format.Options, raw []byte) (format.Decoded, error) {
+func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
-	return callgrindLines(o, &format.TextLines{Text: raw})
+	return Lines(o, &format.TextLines{Text: raw})
 }
 
-// callgrindLines reads callgrind output line by line. Callgrind output is written by a
+// Lines reads callgrind output line by line. Callgrind output is written by a
 // program, so the first line that does not parse is an error, and the line after a calls= or
 // jump line must be the one the format puts there.
-func callgrindLines(o format.Options, src format.LineSource) (format.Decoded, error) {
-	r, err := readCallgrind(o, src)
+func Lines(o format.Options, src format.LineSource) (format.Decoded, error) {
+	r, err := ReadLines(o, src)
 	if err != nil {
 		return format.Decoded{}, err
 	}
-	return r.finish()
+	return r.Finish()
 }
 
-// readCallgrind reads every line of src.
-func readCallgrind(o format.Options, src format.LineSource) (*cgReader, error) {
+// ReadLines reads every line of src.
+func ReadLines(o format.Options, src format.LineSource) (*Reader, error) {
 	r := newCallgrindReader(o.Limits)
 	for {
 		line, err := src.Next()
@@ -111,8 +112,8 @@ func readCallgrind(o format.Options, src format.LineSource) (*cgReader, error) {
 			}
 			return nil, fmt.Errorf("callgrind: line %d: %w", r.n, err)
 		}
-		if len(line) > maxCallgrindLine {
-			return nil, r.errorf("a line longer than %d bytes", maxCallgrindLine)
+		if len(line) > MaxLine {
+			return nil, r.errorf("a line longer than %d bytes", MaxLine)
 		}
 		if err := r.read(trimBlanks(line)); err != nil {
 			return nil, err
@@ -130,8 +131,8 @@ func trimBlanks(line []byte) []byte {
 	return line[:n]
 }
 
-// cgReader accumulates callgrind output into a profile.
-type cgReader struct {
+// Reader accumulates callgrind output into a profile.
+type Reader struct {
 	lim format.Limits
 	p   *profile.Profile
 	n   int // the line being read, from 1
@@ -144,7 +145,7 @@ type cgReader struct {
 	events     []string // the event of each sample type
 	part       cgPart
 	parts      int
-	total      []uint64 // the self costs read in all parts, by sample type
+	Total      []uint64 // the self costs read in all parts, by sample type
 
 	names   [3]map[uint64]string // compressed names by name space and ID
 	entries int                  // names held, against the entry limit
@@ -153,7 +154,7 @@ type cgReader struct {
 	obj    string // the object file (ob=), "" for none
 	fnFile string // the function's file (fl=)
 	file   string // the file of the lines (fl=, or fi=/fe= since)
-	ctx    *cgContext
+	ctx    *Context
 	fn     *profile.Function // ctx's function in file, made on first use
 	last   [3]uint64         // the last cost line's subpositions
 	// pending is the line that the next cost line belongs to: a call ('c') or a jump ('j'),
@@ -161,7 +162,7 @@ type cgReader struct {
 	pending     byte
 	pendingLine int
 
-	contexts map[string]*cgContext
+	contexts map[string]*Context
 	homes    map[string]cgHome // by function name: where its first fn= line was
 	funcs    map[cgFuncKey]*profile.Function
 	locs     map[cgLocKey]*profile.Location
@@ -201,8 +202,8 @@ type cgPart struct {
 
 // cgContext is a function as callgrind names it: the function itself, and with
 // --separate-callers its callers, nearest first.
-type cgContext struct {
-	leaf    string
+type Context struct {
+	Leaf    string
 	callers []string
 	tooDeep bool // more frames than the depth limit, callers not kept
 }
@@ -220,7 +221,7 @@ type cgLocKey struct {
 }
 
 type cgCostKey struct {
-	ctx *cgContext
+	ctx *Context
 	loc *profile.Location
 }
 
@@ -231,12 +232,12 @@ type cgCost struct {
 }
 
 // newCallgrindReader starts reading with the format's defaults: positions "line", part 1.
-func newCallgrindReader(lim format.Limits) *cgReader {
+func newCallgrindReader(lim format.Limits) *Reader {
 	lim.Samples = min(lim.Samples, math.MaxInt32) // costs are numbered in int32
-	r := &cgReader{
+	r := &Reader{
 		lim: lim, p: &profile.Profile{Period: 1},
 		positions: []byte{'l'}, types: map[string]int{},
-		contexts: map[string]*cgContext{}, homes: map[string]cgHome{},
+		contexts: map[string]*Context{}, homes: map[string]cgHome{},
 		funcs: map[cgFuncKey]*profile.Function{}, locs: map[cgLocKey]*profile.Location{},
 		mappings: map[string]*profile.Mapping{}, latest: []int32{-1},
 	}
@@ -249,12 +250,12 @@ func newCallgrindReader(lim format.Limits) *cgReader {
 }
 
 // errorf is an error about the line being read, naming it.
-func (r *cgReader) errorf(format string, args ...any) error {
+func (r *Reader) errorf(format string, args ...any) error {
 	return fmt.Errorf("callgrind: line %d: %s", r.n, fmt.Sprintf(format, args...))
 }
 
 // read reads one line, without its line break and trailing blanks.
-func (r *cgReader) read(line []byte) error {
+func (r *Reader) read(line []byte) error {
 	if len(line) == 0 || line[0] == '#' {
 		return nil
 	}
@@ -283,13 +284,13 @@ func (r *cgReader) read(line []byte) error {
 }
 
 // notCallgrind is the error for a first line that callgrind does not write.
-func (r *cgReader) notCallgrind(line []byte) error {
+func (r *Reader) notCallgrind(line []byte) error {
 	return fmt.Errorf("not callgrind output: line %d is %s, where callgrind output starts with \"# callgrind format\" or header lines such as \"events: Ir\"", r.n, format.QuoteLine(string(line)))
 }
 
 // pendingError is the error for what follows a calls= or jump line in place of its cost
 // line: got, quoted.
-func (r *cgReader) pendingError(got string) error {
+func (r *Reader) pendingError(got string) error {
 	if r.pending == 'c' {
 		return r.errorf("want the cost line of the call on line %d (\"calls=\" is followed by the call's inclusive cost), got %s", r.pendingLine, got)
 	}
@@ -341,7 +342,7 @@ func cutCallgrindHeader(line []byte) (key string, value []byte, ok bool) {
 }
 
 // header reads a header line.
-func (r *cgReader) header(key string, value []byte) error {
+func (r *Reader) header(key string, value []byte) error {
 	if callgrindHeaders[key] && r.part.body {
 		r.newPart()
 	}
@@ -375,7 +376,7 @@ func (r *cgReader) header(key string, value []byte) error {
 }
 
 // comment keeps the first creator and cmd lines as the profile's comments.
-func (r *cgReader) comment(key string, value []byte) {
+func (r *Reader) comment(key string, value []byte) {
 	prefix := key + ": "
 	for _, c := range r.p.Comments {
 		if strings.HasPrefix(c, prefix) {
@@ -387,7 +388,7 @@ func (r *cgReader) comment(key string, value []byte) {
 
 // newPart ends the part read so far and starts another: callgrind starts each dump afresh,
 // with no function and positions from 0, and keeps its compressed names.
-func (r *cgReader) newPart() {
+func (r *Reader) newPart() {
 	r.closePart()
 	r.parts++
 	r.part = cgPart{number: r.parts}
@@ -396,7 +397,7 @@ func (r *cgReader) newPart() {
 
 // setPositions reads "positions:": which subpositions start a cost line, in the order
 // instr, bb, line (callgrind_annotate takes "addr" for "instr").
-func (r *cgReader) setPositions(value []byte) error {
+func (r *Reader) setPositions(value []byte) error {
 	var kinds []byte
 	for _, f := range bytes.Fields(value) {
 		var k byte
@@ -426,7 +427,7 @@ func (r *cgReader) setPositions(value []byte) error {
 
 // setEvents reads "events:": a sample type per event, Ir (instructions read) named
 // instructions, the events of several parts matched by name.
-func (r *cgReader) setEvents(value []byte) error {
+func (r *Reader) setEvents(value []byte) error {
 	fields := bytes.Fields(value)
 	if len(fields) == 0 {
 		return r.errorf("want \"events: NAME...\", got none")
@@ -470,7 +471,7 @@ func callgrindType(event string) *profile.ValueType {
 
 // setTotals reads "summary:" or "totals:", the part's costs in all, which its cost lines
 // should add up to.
-func (r *cgReader) setTotals(key string, value []byte) error {
+func (r *Reader) setTotals(key string, value []byte) error {
 	if r.columns == nil {
 		return r.errorf("\"%s:\" before the \"events:\" line", key)
 	}
@@ -496,7 +497,7 @@ func (r *cgReader) setTotals(key string, value []byte) error {
 // sums its summary: from the threads' counters rather than from what it dumps, and with
 // --cache-sim=yes it can exceed the totals: by the events of the dump itself (2
 // instructions, measured with Valgrind 3.19).
-func (r *cgReader) closePart() {
+func (r *Reader) closePart() {
 	switch {
 	case r.part.totals != nil:
 		r.checkTotals("totals:", r.part.totals, r.part.totalsLine)
@@ -507,7 +508,7 @@ func (r *cgReader) closePart() {
 
 // checkTotals compares the part's self costs with what its line of totals says, and warns
 // of the events that differ.
-func (r *cgReader) checkTotals(what string, totals []uint64, line int) {
+func (r *Reader) checkTotals(what string, totals []uint64, line int) {
 	var got, want []string
 	for i, t := range totals {
 		var s uint64
@@ -527,7 +528,7 @@ func (r *cgReader) checkTotals(what string, totals []uint64, line int) {
 }
 
 // spec reads a position or association line.
-func (r *cgReader) spec(spec string, value []byte) error {
+func (r *Reader) spec(spec string, value []byte) error {
 	switch spec {
 	case "ob":
 		name, err := r.name(cgObjects, spec, value)
@@ -573,7 +574,7 @@ func (r *cgReader) spec(spec string, value []byte) error {
 // jump's source. The target is checked as written, not worked out: pprof's -callgrind
 // (and profq convert --to callgrind) write a call's target relative to the node before the
 // caller, where callgrind makes it relative to the last cost line.
-func (r *cgReader) association(kind byte, want string, value []byte, cond bool) error {
+func (r *Reader) association(kind byte, want string, value []byte, cond bool) error {
 	r.scratch = appendFields(r.scratch[:0], value)
 	f := r.scratch
 	ok := len(f) == 1+len(r.positions)
@@ -597,7 +598,7 @@ func (r *cgReader) association(kind byte, want string, value []byte, cond bool) 
 
 // name reads the value of a position line: a name, "(ID) name" that defines ID, or "(ID)"
 // that refers to it. A name never starts with "(" and a digit.
-func (r *cgReader) name(space int, spec string, value []byte) (string, error) {
+func (r *Reader) name(space int, spec string, value []byte) (string, error) {
 	value = bytes.TrimLeft(value, " \t")
 	if len(value) < 2 || value[0] != '(' || value[1] < '0' || value[1] > '9' {
 		return string(value), nil
@@ -636,7 +637,7 @@ func (r *cgReader) name(space int, spec string, value []byte) (string, error) {
 
 // expandContext spells out a context written with --compress-mangled=yes, its functions by
 // ID: "(12)'2'(7)" is function 12 at recursion level 2, called by function 7.
-func (r *cgReader) expandContext(value []byte) (string, error) {
+func (r *Reader) expandContext(value []byte) (string, error) {
 	var b strings.Builder
 	for i, seg := range bytes.Split(value, []byte("'")) {
 		if i > 0 {
@@ -657,7 +658,7 @@ func (r *cgReader) expandContext(value []byte) (string, error) {
 }
 
 // mapping returns the mapping of an object file, made on its first use; nil for none ("").
-func (r *cgReader) mapping(name string) (*profile.Mapping, error) {
+func (r *Reader) mapping(name string) (*profile.Mapping, error) {
 	if m := r.mappings[name]; m != nil || name == "" {
 		return m, nil
 	}
@@ -672,42 +673,42 @@ func (r *cgReader) mapping(name string) (*profile.Mapping, error) {
 
 // setFunction reads fn=: the function (a context) the next cost lines belong to, in the
 // function's own file.
-func (r *cgReader) setFunction(name string) error {
+func (r *Reader) setFunction(name string) error {
 	ctx := r.contexts[name]
 	if ctx == nil {
 		if r.entries++; r.entries > r.lim.Entries {
 			return &format.EntryLimitError{Limit: r.lim.Entries}
 		}
-		ctx = parseCallgrindContext(name, r.lim.Depth)
+		ctx = ParseContext(name, r.lim.Depth)
 		r.contexts[name] = ctx
-		if isGoStackSwitch(ctx.leaf) {
+		if IsGoStackSwitch(ctx.Leaf) {
 			r.goRuntime = true
 		}
 	}
 	if len(ctx.callers) > 0 || ctx.tooDeep {
 		r.chains = true
 	}
-	if _, ok := r.homes[ctx.leaf]; !ok {
-		r.homes[ctx.leaf] = cgHome{file: r.fnFile, obj: r.obj}
+	if _, ok := r.homes[ctx.Leaf]; !ok {
+		r.homes[ctx.Leaf] = cgHome{file: r.fnFile, obj: r.obj}
 	}
 	r.ctx, r.file, r.fn = ctx, r.fnFile, nil
 	return nil
 }
 
-// parseCallgrindContext splits a function's name as callgrind writes it into the function
+// ParseContext splits a function's name as callgrind writes it into the function
 // and its callers: "leaf'caller'callercaller". A segment of digits is a recursion level
 // ("fib'2": fib called by fib), not a caller, and is left out. A name with an empty segment
 // is not a context callgrind wrote: it is a name of its own. Callers beyond what the depth
 // limit allows (0: none) are not kept: a line may hold millions.
-func parseCallgrindContext(name string, depth int) *cgContext {
+func ParseContext(name string, depth int) *Context {
 	leaf, rest, found := strings.Cut(name, "'")
 	if !found {
-		return &cgContext{leaf: name}
+		return &Context{Leaf: name}
 	}
 	if leaf == "" || rest == "" || strings.HasSuffix(rest, "'") || strings.Contains(rest, "''") {
-		return &cgContext{leaf: name}
+		return &Context{Leaf: name}
 	}
-	ctx := &cgContext{leaf: leaf}
+	ctx := &Context{Leaf: leaf}
 	for more := true; more; {
 		var seg string
 		seg, rest, more = strings.Cut(rest, "'")
@@ -733,10 +734,10 @@ func isDigitString(s string) bool {
 	return s != ""
 }
 
-// isGoStackSwitch says whether name is one of the functions of Go's runtime that switch
+// IsGoStackSwitch says whether name is one of the functions of Go's runtime that switch
 // stacks or end a goroutine on another (in Go 1.17 on, as ABI0 assembly, ".abi0"), whose
 // presence says that the program is Go's.
-func isGoStackSwitch(name string) bool {
+func IsGoStackSwitch(name string) bool {
 	name = strings.TrimSuffix(strings.TrimSuffix(name, ".abi0"), ".abiinternal")
 	switch name {
 	case "runtime.goexit", "runtime.mcall", "runtime.gogo", "runtime.morestack":
@@ -748,7 +749,7 @@ func isGoStackSwitch(name string) bool {
 // costLine reads a cost line: its subpositions, then its costs, fewer than the events when
 // the last are 0. After "calls=" it is the call's inclusive cost and after a jump the jump's
 // source: neither is a self cost.
-func (r *cgReader) costLine(line []byte) error {
+func (r *Reader) costLine(line []byte) error {
 	if r.columns == nil {
 		return r.errorf("a cost line before the \"events:\" line")
 	}
@@ -789,7 +790,7 @@ func (r *cgReader) costLine(line []byte) error {
 }
 
 // positionNames names the subpositions of a cost line, for messages.
-func (r *cgReader) positionNames() string {
+func (r *Reader) positionNames() string {
 	names := make([]string, len(r.positions))
 	for i, k := range r.positions {
 		names[i] = map[byte]string{'i': "instr", 'b': "bb", 'l': "line"}[k]
@@ -802,7 +803,7 @@ func (r *cgReader) positionNames() string {
 
 // subposition reads a subposition: a number, or relative to the last cost line's, "+N",
 // "-N" or "*".
-func (r *cgReader) subposition(b []byte, last uint64) (uint64, error) {
+func (r *Reader) subposition(b []byte, last uint64) (uint64, error) {
 	switch b[0] {
 	case '*':
 		if len(b) != 1 {
@@ -849,7 +850,7 @@ func isSubposition(b []byte) bool {
 
 // parseCosts reads the costs of a cost line (or a totals line) into r.line: at most one per
 // event, each an unsigned number that an int64 holds.
-func (r *cgReader) parseCosts(f [][]byte) ([]uint64, error) {
+func (r *Reader) parseCosts(f [][]byte) ([]uint64, error) {
 	if len(f) > len(r.columns) {
 		return nil, r.errorf("%d costs, but \"events:\" names %d %s", len(f), len(r.columns), text.Plural(len(r.columns), "event", "events"))
 	}
@@ -869,7 +870,7 @@ func (r *cgReader) parseCosts(f [][]byte) ([]uint64, error) {
 
 // addSelf adds the self costs of a cost line at pos to its function's location in the
 // current context.
-func (r *cgReader) addSelf(pos [3]uint64, costs []uint64) error {
+func (r *Reader) addSelf(pos [3]uint64, costs []uint64) error {
 	zero := true
 	for _, c := range costs {
 		zero = zero && c == 0
@@ -892,7 +893,7 @@ func (r *cgReader) addSelf(pos [3]uint64, costs []uint64) error {
 	}
 	if r.fn == nil {
 		var err error
-		if r.fn, err = r.function(r.ctx.leaf, r.file); err != nil {
+		if r.fn, err = r.function(r.ctx.Leaf, r.file); err != nil {
 			return err
 		}
 	}
@@ -904,7 +905,7 @@ func (r *cgReader) addSelf(pos [3]uint64, costs []uint64) error {
 	if err != nil {
 		return err
 	}
-	// A Go program's costs are read without their contexts (finish): once it is known to
+	// A Go program's costs are read without their contexts (Finish): once it is known to
 	// be one, its costs are kept by location alone.
 	ctx := r.ctx
 	if r.goRuntime {
@@ -917,8 +918,8 @@ func (r *cgReader) addSelf(pos [3]uint64, costs []uint64) error {
 	for len(r.part.sums) < len(r.events) {
 		r.part.sums = append(r.part.sums, 0)
 	}
-	for len(r.total) < len(r.events) {
-		r.total = append(r.total, 0)
+	for len(r.Total) < len(r.events) {
+		r.Total = append(r.Total, 0)
 	}
 	for i, v := range costs {
 		idx := r.columns[i]
@@ -931,13 +932,13 @@ func (r *cgReader) addSelf(pos [3]uint64, costs []uint64) error {
 		}
 		c.values[idx] = sum
 		r.part.sums[idx] += v
-		r.total[idx] += v
+		r.Total[idx] += v
 	}
 	return nil
 }
 
 // function returns the function of a name in a file, made on its first use.
-func (r *cgReader) function(name, file string) (*profile.Function, error) {
+func (r *Reader) function(name, file string) (*profile.Function, error) {
 	k := cgFuncKey{name, file}
 	if fn := r.funcs[k]; fn != nil {
 		return fn, nil
@@ -954,7 +955,7 @@ func (r *cgReader) function(name, file string) (*profile.Function, error) {
 
 // location returns the location of a function's line (and address) in an object, made on
 // its first use.
-func (r *cgReader) location(fn *profile.Function, m *profile.Mapping, line int64, addr uint64) (*profile.Location, error) {
+func (r *Reader) location(fn *profile.Function, m *profile.Mapping, line int64, addr uint64) (*profile.Location, error) {
 	k := cgLocKey{fn, m, line, addr}
 	if l := r.locs[k]; l != nil {
 		return l, nil
@@ -973,7 +974,7 @@ func (r *cgReader) location(fn *profile.Function, m *profile.Mapping, line int64
 
 // cost returns the costs of a location in a context, made on their first use. Each becomes
 // a sample, or part of one: they count against the sample limit.
-func (r *cgReader) cost(ctx *cgContext, loc *profile.Location) (*cgCost, error) {
+func (r *Reader) cost(ctx *Context, loc *profile.Location) (*cgCost, error) {
 	k := cgCostKey{ctx, loc}
 	i := r.latest[loc.ID]
 	if i >= 0 {
@@ -1001,8 +1002,8 @@ func (r *cgReader) cost(ctx *cgContext, loc *profile.Location) (*cgCost, error) 
 	return &r.order[n], nil
 }
 
-// finish checks the end of the input and makes the samples.
-func (r *cgReader) finish() (format.Decoded, error) {
+// Finish checks the end of the input and makes the samples.
+func (r *Reader) Finish() (format.Decoded, error) {
 	if !r.recognized {
 		return format.Decoded{}, errors.New("not callgrind output: no callgrind header or position line")
 	}
@@ -1030,11 +1031,11 @@ func (r *cgReader) finish() (format.Decoded, error) {
 	case !r.chains:
 		r.warnings = append(r.warnings, "callgrind: no call chains (callgrind without --separate-callers): only self costs are read (cum equals flat, callers unknown)")
 	}
-	return format.Decoded{P: r.p, Format: FormatCallgrind, Warnings: r.warnings, LabelsCounted: true, SelfCostsOnly: selfOnly}, nil
+	return format.Decoded{P: r.p, Format: Name, Warnings: r.warnings, LabelsCounted: true, SelfCostsOnly: selfOnly}, nil
 }
 
 // fullValues gives a cost's values for every sample type: events of later parts added types.
-func (r *cgReader) fullValues(c *cgCost) []int64 {
+func (r *Reader) fullValues(c *cgCost) []int64 {
 	for len(c.values) < len(r.p.SampleType) {
 		c.values = append(c.values, 0)
 	}
@@ -1043,7 +1044,7 @@ func (r *cgReader) fullValues(c *cgCost) []int64 {
 
 // selfSamples makes a sample of each location, its function alone, holding its self costs
 // in every context.
-func (r *cgReader) selfSamples() error {
+func (r *Reader) selfSamples() error {
 	byLoc := make([]*profile.Sample, len(r.p.Location)+1) // by location ID
 	var (
 		stacks  format.Shared[*profile.Location]
@@ -1068,7 +1069,7 @@ func (r *cgReader) selfSamples() error {
 
 // contextSamples makes a sample of each stack: a location, then the callers of its context.
 // Contexts that differ only in recursion levels have the same stack.
-func (r *cgReader) contextSamples() error {
+func (r *Reader) contextSamples() error {
 	callers := map[string]*profile.Location{}
 	byStack := map[string]*profile.Sample{}
 	var (
@@ -1111,7 +1112,7 @@ func (r *cgReader) contextSamples() error {
 // callerLocation is the location of a caller in a context: a context names its callers but
 // not their files, lines or objects, so the caller is the function in the file and object
 // of its first fn= line, with no line.
-func (r *cgReader) callerLocation(name string) (*profile.Location, error) {
+func (r *Reader) callerLocation(name string) (*profile.Location, error) {
 	home := r.homes[name]
 	fn, err := r.function(name, home.file)
 	if err != nil {
@@ -1125,7 +1126,7 @@ func (r *cgReader) callerLocation(name string) (*profile.Location, error) {
 }
 
 // overflowing names the sample type whose values a and b add up beyond int64.
-func (r *cgReader) overflowing(a, b []int64) string {
+func (r *Reader) overflowing(a, b []int64) string {
 	for i := range a {
 		if i < len(b) && a[i] > math.MaxInt64-b[i] {
 			return format.ValueTypeName(r.p.SampleType[i])
@@ -1138,7 +1139,7 @@ func (r *cgReader) overflowing(a, b []int64) string {
 // default type and period type, every value counted (Period 1), line numbers in the
 // mappings that the positions had, and the program's binary as its first mapping, as pprof
 // expects of the main binary.
-func (r *cgReader) describe() {
+func (r *Reader) describe() {
 	def := r.p.SampleType[0]
 	if i, ok := r.types["Ir"]; ok {
 		def = r.p.SampleType[i]
@@ -1162,7 +1163,7 @@ func (r *cgReader) describe() {
 
 // mainBinary is the index of the mapping of the program the cmd: line ran, by its base
 // name; -1 when there is none.
-func (r *cgReader) mainBinary() int {
+func (r *Reader) mainBinary() int {
 	for _, c := range r.p.Comments {
 		cmd, ok := strings.CutPrefix(c, "cmd: ")
 		if !ok {
@@ -1228,13 +1229,13 @@ func parseDecimal(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// looksCallgrind says whether the decompressed start of an input is callgrind (or
+// Looks says whether the decompressed start of an input is callgrind (or
 // cachegrind) output: callgrind's first line, "# callgrind format", or header lines of the
 // format, an "events:" line among them, followed by a position line (ob=, fl=, fi=, fe=,
 // fn=). A start that ends within the header is taken when it has an "events:" line, or a
 // "version:" or "creator:" line and another header line: callgrind's header is short, but a
 // cmd: line can be long.
-func looksCallgrind(head []byte) bool {
+func Looks(head []byte) bool {
 	text := bytes.TrimPrefix(head, []byte(format.UTF8BOM))
 	if first, _, _ := bytes.Cut(text, []byte("\n")); string(bytes.TrimRight(first, " \t\r")) == "# callgrind format" {
 		return true
@@ -1273,4 +1274,19 @@ func looksCallgrind(head []byte) bool {
 		headers++
 	}
 	return events || named && headers >= 2
+}
+
+// Format is the row of source's registry for this format.
+//
+// Before perf script and folded stacks: callgrind's cost lines ("16 20") read as
+// folded stacks.
+var Format = format.Format{
+	Name:   Name,
+	About:  "callgrind",
+	Detect: func(raw []byte) bool { return Looks(raw[:min(len(raw), format.HeadSize)]) },
+	Head:   Looks,
+	Stream: Stream,
+	Read:   Read,
+	// Text or not: callgrind output may name files in other encodings than UTF-8.
+	Plausible: func(head []byte, _ bool) bool { return Looks(head) },
 }
