@@ -220,6 +220,9 @@ func main() {
 // profiles, merged by profq pgo with weights, are read by go build -pgo, whose PGO debug
 // output marks the hot functions of the profile.
 func TestPGOGoBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program with go build -pgo, which recompiles the standard library (30 s): make test runs it")
+	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
