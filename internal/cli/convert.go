@@ -106,7 +106,8 @@ Folded stacks do not say what their values measure: read them back with
 // every format, then what only folded output reads (foldedOnlyFlags).
 func convertGraphFlags() []string {
 	return append([]string{
-		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore", "tagroot", "tagleaf",
+		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore", "tagshow", "taghide",
+		"tagroot", "tagleaf",
 	}, foldedOnlyFlags()...)
 }
 

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
@@ -14,9 +17,14 @@ import (
 type GraphOptions struct {
 	Report report.GraphConfig
 	Output outputFlags
-	sort   sortFlags
-	base   baseFlags
-	input  source.Options
+	// Image is the format Graphviz's dot draws the graph in (one of imageFormats: --svg,
+	// --png, ...), or "" for the DOT or JSON of --format.
+	Image string
+	// Web draws the graph as SVG and opens it in a browser, as pprof -web.
+	Web   bool
+	sort  sortFlags
+	base  baseFlags
+	input source.Options
 }
 
 func newCmdGraph(stdio IO, runF func(*GraphOptions, []string) error) *cobra.Command {
@@ -40,11 +48,18 @@ path joins the same nodes. Node and edge values are pprof's.
 
 --format dot (the default) writes Graphviz DOT, to be drawn with e.g. ` + "`dot -Tsvg`" + `; no
 Graphviz is needed to write it. --format json writes the nodes and edges for programs.
+--svg, --png, --pdf, --gif or --ps draws the graph with Graphviz's dot, which must be on
+PATH, as pprof's -svg, -png, ... (also typed as pprof's command line: profq -svg PROFILE); an
+SVG pans and zooms in a browser, as pprof's. --web draws the SVG into a file in the temporary
+directory and opens it with $BROWSER, else xdg-open (open on macOS), as pprof -web; the file
+stays, and its name is printed on standard error.
 
 Several profiles are merged.
 
 ` + profileArgHelp("PROFILE"),
-		Example: `  profq graph cpu.pb.gz | dot -Tsvg > cpu.svg
+		Example: `  profq graph --svg -o cpu.svg cpu.pb.gz
+  profq graph --web --focus 'main\.handle' cpu.pb.gz
+  profq graph cpu.pb.gz | dot -Tpng > cpu.png
   profq graph --focus 'main\.handle' --nodecount 30 cpu.pb.gz > handle.dot
   profq graph --format json cpu.pb.gz | jq '.edges[] | select(.residual | not) | [.from, .to, .weight]'`,
 		Args: needProfiles("graph"),
@@ -53,6 +68,9 @@ Several profiles are merged.
 				if cmd.Flags().Changed(name) {
 					return usageErrorf("--%s does not apply to graph: its nodes are in pprof's dot order", name)
 				}
+			}
+			if err := o.chooseImage(cmd.Flags()); err != nil {
+				return err
 			}
 			return runF(o, args)
 		}),
@@ -75,10 +93,54 @@ Several profiles are merged.
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Report.Unit, "unit", o.Report.Unit, unitUsage("DOT"))
 	addOutputFlags(fs, &o.Output)
+	for _, name := range imageFormats {
+		fs.Bool(name, false, "draw the graph as "+strings.ToUpper(name)+" with Graphviz's dot, as pprof -"+name)
+	}
+	fs.BoolVar(&o.Web, "web", false, "draw the graph as SVG with Graphviz's dot into a temporary file and open it in a browser ($BROWSER, else xdg-open or open), as pprof -web")
 	return cmd
 }
 
+// chooseImage reads the image flags, --svg, --png, ... (pprof's -svg, -png, ...) and --web, and
+// sets Image, and the format to the DOT that dot draws. Two formats, or one with --format or
+// --jq, are refused.
+func (o *GraphOptions) chooseImage(fs *pflag.FlagSet) error {
+	var chosen []string
+	for _, name := range imageFormats {
+		if on, _ := fs.GetBool(name); on {
+			chosen = append(chosen, "--"+name)
+		}
+	}
+	if o.Web {
+		if len(chosen) > 0 && chosen[0] != "--svg" {
+			return usageErrorf("--web draws SVG: it cannot be used with %s", chosen[0])
+		}
+		if o.Output.path != "" {
+			return usageErrorf("--web opens the graph in a browser, --output writes it to a file: use one of them")
+		}
+		chosen = []string{"--web"}
+	}
+	switch {
+	case len(chosen) == 0:
+		return nil
+	case len(chosen) > 1:
+		return usageErrorf("%s and %s contradict each other: each chooses an image format", chosen[0], chosen[1])
+	case fs.Changed("format"):
+		return usageErrorf("%s draws an image: it cannot be used with --format %s", chosen[0], o.Output.format)
+	case o.Output.jq != "":
+		return usageErrorf("--jq filters JSON: it cannot be used with %s", chosen[0])
+	}
+	o.Image = strings.TrimPrefix(chosen[0], "--")
+	if o.Web {
+		o.Image = "svg"
+	}
+	o.Output.format = render.DOT
+	return nil
+}
+
 func runGraph(stdio IO, o *GraphOptions, args []string) error {
+	if binaryImage(o.Image) && !o.Web && (o.Output.path == "" || o.Output.path == "-") && stdio.OutIsTerminal {
+		return usageErrorf("--%s writes binary data: not to a terminal; use -o FILE or redirect standard output", o.Image)
+	}
 	o.Report.LabelUnit = o.Report.Unit // the unit --tagroot and --tagleaf name numbers in
 	p, inputs, err := reportRequest{&o.Output, o.Report.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
 	if err != nil {
@@ -92,7 +154,26 @@ func runGraph(stdio IO, o *GraphOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, g.Warnings)
-	return o.Output.write(stdio, func(w io.Writer) error {
+	renderTo := func(w io.Writer) error {
 		return render.Graph(w, g, render.Options{Format: o.Output.format, Unit: o.Report.Unit})
-	})
+	}
+	if o.Image == "" {
+		return o.Output.write(stdio, renderTo)
+	}
+	var dot bytes.Buffer
+	if err := safeRender(&dot, render.DOT, renderTo); err != nil {
+		return err
+	}
+	flag := "--" + o.Image
+	if o.Web {
+		flag = "--web"
+	}
+	image, err := drawDOT(o.Image, flag, dot.Bytes())
+	if err != nil {
+		return err
+	}
+	if o.Web {
+		return openInBrowser(stdio, image)
+	}
+	return writeImage(stdio, o.Output.path, image)
 }

@@ -72,7 +72,7 @@ func tracesGraphFlags() []string {
 	return []string{
 		"sample-index", "mean", "granularity", "noinlines",
 		"focus", "ignore", "hide", "show", "show-from", "prune-from", "tagfocus", "tagignore",
-		"tagroot", "tagleaf", "relative-percentages",
+		"tagshow", "taghide", "tagroot", "tagleaf", "relative-percentages",
 	}
 }
 
