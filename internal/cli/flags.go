@@ -48,6 +48,8 @@ var filterUsage = map[string]string{
 	"prune-from": "cut each stack below its first frame matching this regexp",
 	"tagfocus":   "keep samples whose labels match: [key=]regexp[,regexp] or [key=]range such as 1kb:64kb",
 	"tagignore":  "drop samples whose labels match, as --tagfocus",
+	"tagshow":    "keep only the label keys matching this regexp on every sample (samples stay)",
+	"taghide":    "remove the label keys matching this regexp from every sample (samples stay)",
 }
 
 // addSomeGraphFlags registers the named flags of addGraphFlags on fs, bound to c, so a

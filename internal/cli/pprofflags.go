@@ -208,18 +208,6 @@ func addPprofFlags(root *cobra.Command) {
 			return nil
 		}
 	}
-	for _, cmd := range root.Commands() {
-		// The filters' help is keyed by name in flags.go; these two are pprof's, set here
-		// until that table has them.
-		for name, help := range map[string]string{
-			"tagshow": "keep only the label keys matching this regexp on every sample (samples stay)",
-			"taghide": "remove the label keys matching this regexp from every sample (samples stay)",
-		} {
-			if f := cmd.Flags().Lookup(name); f != nil && f.Usage == "" {
-				f.Usage = help
-			}
-		}
-	}
 }
 
 // applySampleTypeFlags turns the sample-type shortcuts set in fs into --sample-index (and

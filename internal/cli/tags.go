@@ -25,7 +25,7 @@ type TagsOptions struct {
 func tagsGraphFlags() []string {
 	return []string{
 		"sample-index", "focus", "ignore", "hide", "show", "show-from", "prune-from",
-		"tagfocus", "tagignore", "relative-percentages",
+		"tagfocus", "tagignore", "tagshow", "taghide", "relative-percentages",
 	}
 }
 
@@ -63,8 +63,6 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	addSomeGraphFlags(fs, &o.Report.Report, tagsGraphFlags())
-	fs.StringVar(&o.Report.TagShow, "tagshow", "", "show only the label keys matching this regexp")
-	fs.StringVar(&o.Report.TagHide, "taghide", "", "leave out the label keys matching this regexp")
 	addBaseFlags(fs, &o.base)
 	addInputFlags(fs, &o.input)
 	fs.StringVar(&o.Unit, "unit", o.Unit, "unit of table values: minimum or auto (each value on its own, as pprof), or a unit such as ms or MB")

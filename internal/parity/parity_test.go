@@ -50,6 +50,8 @@ var profqFlags = map[string]func(c *report.Config, v string) error{
 	"prune_from":  stringOpt(func(c *report.Config) *string { return &c.PruneFrom }),
 	"tagfocus":    stringOpt(func(c *report.Config) *string { return &c.TagFocus }),
 	"tagignore":   stringOpt(func(c *report.Config) *string { return &c.TagIgnore }),
+	"tagshow":     stringOpt(func(c *report.Config) *string { return &c.TagShow }),
+	"taghide":     stringOpt(func(c *report.Config) *string { return &c.TagHide }),
 	"tagroot":     stringOpt(func(c *report.Config) *string { return &c.TagRoot }),
 	"tagleaf":     stringOpt(func(c *report.Config) *string { return &c.TagLeaf }),
 	"trim_path":   stringOpt(func(c *report.Config) *string { return &c.TrimPath }),

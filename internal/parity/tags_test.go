@@ -107,13 +107,7 @@ func profqTagsReport(flags, sources []string) (t *report.Tags, err error) {
 	bases, flags := splitBaseFlags(flags)
 	var rest []string
 	for _, f := range flags {
-		switch name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "="); name {
-		case "tagshow":
-			cfg.TagShow = value
-		case "taghide":
-			cfg.TagHide = value
-		case "unit":
-		default:
+		if !strings.HasPrefix(f, "-unit=") {
 			rest = append(rest, f)
 		}
 	}

@@ -136,7 +136,7 @@ func TestLabelReportsGolden(t *testing.T) {
 		{"tags.labels", tags("labels.pb.gz", nil), all, ""},
 		{"tags.labels.filtered", tags("labels.pb.gz", func(c *report.TagsConfig) {
 			c.Report.TagFocus = "tenant=acme"
-			c.TagShow = "handler"
+			c.Report.Options.TagShow = "handler"
 		}), []string{"table", "json"}, ""},
 		{"tags.heap", tags("heap.pb.gz", func(c *report.TagsConfig) { c.Report.SampleIndex = "alloc_space" }), all, ""},
 		{"tags.heap.unit-kb", tags("heap.pb.gz", func(c *report.TagsConfig) { c.Report.SampleIndex = "alloc_space" }), []string{"table"}, "kb"},

@@ -3,15 +3,14 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"github.com/profq/profq/internal/option"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/profq/profq/internal/option"
+
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/filter"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -90,61 +89,6 @@ func unitWarnings(numUnits map[string]string, ignored map[string][]string) []str
 	for _, key := range slices.Sorted(maps.Keys(ignored)) {
 		out = append(out, fmt.Sprintf("label %s: values are read in unit %s; also found unit(s) %s",
 			key, numUnits[key], strings.Join(ignored[key], ", ")))
-	}
-	return out
-}
-
-// tagKeyFilter is pprof's -tagshow/-taghide: regexps on label keys that remove keys from
-// every sample (samples stay).
-type tagKeyFilter struct {
-	show, hide         *regexp.Regexp
-	showExpr, hideExpr string
-}
-
-// compileTagKeyFilter compiles the two expressions; "" leaves one unset.
-func compileTagKeyFilter(show, hide string) (tagKeyFilter, error) {
-	f := tagKeyFilter{showExpr: show, hideExpr: hide}
-	for _, re := range []struct {
-		flag, expr string
-		dst        **regexp.Regexp
-	}{{"tagshow", show, &f.show}, {"taghide", hide, &f.hide}} {
-		if re.expr == "" {
-			continue
-		}
-		rx, err := option.CompileRegexp(re.expr)
-		if err != nil {
-			return f, &filter.ExprError{Flag: re.flag, Err: err}
-		}
-		*re.dst = rx
-	}
-	return f, nil
-}
-
-// apply removes the label keys of p that tagshow does not match or taghide matches, and
-// returns a warning for each expression that matched no key, as pprof warns.
-func (f tagKeyFilter) apply(p *profile.Profile) []string {
-	if f.show == nil && f.hide == nil {
-		return nil
-	}
-	sm, hm := p.FilterTagsByName(f.show, f.hide)
-	var warnings []string
-	if f.show != nil && !sm {
-		warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples", option.Flag("tagshow"), f.showExpr))
-	}
-	if f.hide != nil && !hm {
-		warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples", option.Flag("taghide"), f.hideExpr))
-	}
-	return warnings
-}
-
-// filters lists the set expressions in pprof's spelling, for the report's options.
-func (f tagKeyFilter) filters() []Filter {
-	var out []Filter
-	if f.showExpr != "" {
-		out = append(out, Filter{Name: "tagshow", Value: f.showExpr})
-	}
-	if f.hideExpr != "" {
-		out = append(out, Filter{Name: "taghide", Value: f.hideExpr})
 	}
 	return out
 }

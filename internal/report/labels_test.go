@@ -166,7 +166,7 @@ func TestTagsFilters(t *testing.T) {
 	}
 
 	cfg = DefaultTagsConfig()
-	cfg.TagShow, cfg.TagHide = "^(handler|tenant|bytes)$", "^bytes$"
+	cfg.Report.Options.TagShow, cfg.Report.Options.TagHide = "^(handler|tenant|bytes)$", "^bytes$"
 	_, got, warnings := weights(cfg)
 	for k := range got {
 		if !strings.HasPrefix(k, "handler=") && !strings.HasPrefix(k, "tenant=") {
@@ -176,7 +176,7 @@ func TestTagsFilters(t *testing.T) {
 	if len(warnings) != 0 {
 		t.Errorf("warnings %q, want none", warnings)
 	}
-	cfg.TagShow, cfg.TagHide = "^nokey$", "^nokey$"
+	cfg.Report.Options.TagShow, cfg.Report.Options.TagHide = "^nokey$", "^nokey$"
 	_, got, warnings = weights(cfg)
 	wantWarnings := []string{`--tagshow expression "^nokey$" matched no samples`, `--taghide expression "^nokey$" matched no samples`}
 	if len(got) != 0 || !cmp.Equal(warnings, wantWarnings) {
@@ -188,7 +188,7 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 	cfg := DefaultTagsConfig()
 	cfg.Report.SampleIndex = "samples"
 	cfg.Report.TagIgnore = "handler=/upload"
-	cfg.TagHide = "^zero$"
+	cfg.Report.Options.TagHide = "^zero$"
 	tags, err := NewTags(labelled(t), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 		t.Errorf("--mean: error %v, want an option.Error", err)
 	}
 	bad := DefaultTagsConfig()
-	bad.TagShow = "("
+	bad.Report.Options.TagShow = "("
 	var expr *filter.ExprError
 	if err := bad.Validate(); !errors.As(err, &expr) || expr.Flag != "tagshow" {
 		t.Errorf("bad --tagshow: error %v, want an ExprError for tagshow", err)

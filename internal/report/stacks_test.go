@@ -109,8 +109,8 @@ func TestTagsStacks(t *testing.T) {
 		"default":     func(*TagsConfig) {},
 		"first value": func(c *TagsConfig) { c.Report.SampleIndex = "0" },
 		"relative":    func(c *TagsConfig) { c.Report.RelativePercentages = true; c.Report.TagFocus = "handler=.*a.*" },
-		"tagshow":     func(c *TagsConfig) { c.TagShow = "handler|bytes" },
-		"taghide":     func(c *TagsConfig) { c.TagHide = "tenant" },
+		"tagshow":     func(c *TagsConfig) { c.Report.Options.TagShow = "handler|bytes" },
+		"taghide":     func(c *TagsConfig) { c.Report.Options.TagHide = "tenant" },
 		"hide":        func(c *TagsConfig) { c.Report.Hide = "runtime" },
 	}
 	stacked := 0

@@ -2,12 +2,13 @@ package report
 
 import (
 	"cmp"
-	"github.com/profq/profq/internal/num"
-	"github.com/profq/profq/internal/option"
 	"maps"
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/profq/profq/internal/num"
+	"github.com/profq/profq/internal/option"
 
 	"github.com/google/pprof/profile"
 
@@ -17,14 +18,11 @@ import (
 
 // TagsConfig is what a caller asks of a tags report.
 type TagsConfig struct {
-	// Report supplies the sample index, the sample filters and RelativePercentages; its graph
-	// options (granularity, node counts and fractions, sort) do not change label weights and
-	// its Mean is refused (see NewTags).
+	// Report supplies the sample index, the filters (--tagshow and --taghide, which choose
+	// the label keys, among them) and RelativePercentages; its graph options (granularity,
+	// node counts and fractions, sort) do not change label weights and its Mean is refused
+	// (see NewTags).
 	Report Config
-	// TagShow keeps only the label keys it matches; "" keeps all (pprof's -tagshow).
-	TagShow string
-	// TagHide removes the label keys it matches (pprof's -taghide).
-	TagHide string
 }
 
 // DefaultTagsConfig returns the defaults of a tags report, which are pprof's.
@@ -34,30 +32,22 @@ func DefaultTagsConfig() TagsConfig {
 
 // Validate checks the options that do not depend on a profile, expressions included.
 func (c *TagsConfig) Validate() error {
-	_, _, err := c.compile()
+	_, err := c.compile()
 	return err
 }
 
-func (c *TagsConfig) compile() (*filter.Set, tagKeyFilter, error) {
+func (c *TagsConfig) compile() (*filter.Set, error) {
 	if c.Report.Mean {
 		// pprof -tags -mean divides the total but not the weights, so its percentages are of
 		// a mean; there is no meaning to reproduce.
-		return nil, tagKeyFilter{}, option.Errorf("mean", "does not apply to tags: label weights are sums")
+		return nil, option.Errorf("mean", "does not apply to tags: label weights are sums")
 	}
-	filters, err := c.Report.compile()
-	if err != nil {
-		return nil, tagKeyFilter{}, err
-	}
-	keys, err := compileTagKeyFilter(c.TagShow, c.TagHide)
-	if err != nil {
-		return nil, tagKeyFilter{}, err
-	}
-	return filters, keys, nil
+	return c.Report.compile()
 }
 
 // NewTags builds a tags report from p, which it modifies: filters run in place. The steps are
 // pprof's -tags: read the numeric label units, take the total (before filtering unless
-// RelativePercentages), filter samples, drop label keys by TagShow/TagHide, then add each
+// RelativePercentages), filter samples and drop label keys (--tagshow, --taghide), then add each
 // sample's value to every label value it carries.
 func NewTags(p *profile.Profile, inputs []Input, cfg TagsConfig) (*Tags, error) {
 	return NewTagsStacks(p, nil, inputs, cfg)
@@ -66,16 +56,13 @@ func NewTags(p *profile.Profile, inputs []Input, cfg TagsConfig) (*Tags, error) 
 // NewTagsStacks is NewTags for a profile whose samples are held as stacks (st, from
 // source.LoadStacks; nil when p has its samples): labels are added up by label set.
 func NewTagsStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg TagsConfig) (*Tags, error) {
-	filters, keyFilter, err := cfg.compile()
+	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
 	// The units come from the whole profile, before any filter, as pprof reads them.
 	numUnits, ignoredUnits := labelSamples(p, st).NumLabelUnits()
-	filtering := !filters.Empty() || keyFilter.show != nil || keyFilter.hide != nil
-	pr, err := prepareStacks(p, st, cfg.Report, filtering, func(p *profile.Profile) []string {
-		return append(filters.Apply(p), keyFilter.apply(p)...)
-	})
+	pr, err := prepareStacks(p, st, cfg.Report, !filters.Empty(), filters.Apply)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +79,7 @@ func NewTagsStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Ta
 		Total:         total,
 		Options: TagsOptions{
 			SampleIndex:         index,
-			Filters:             append(opts.Filters, keyFilter.filters()...),
+			Filters:             opts.Filters,
 			RelativePercentages: cfg.Report.RelativePercentages,
 		},
 		Inputs:   inputs,
