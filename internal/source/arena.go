@@ -154,68 +154,13 @@ func (ls *labelSetIDs) id(r *sampleReader, raw []labelX) int32 {
 	return id
 }
 
-// hashIndex finds entries by their hash: an open-addressing table whose slots hold the
-// upper half of an entry's hash beside its position, eight bytes a slot with at most half
-// of them used, so that a probe looks at an entry only when the hashes agree. Entries are
-// numbered from 0 in the order they were added.
-type hashIndex struct {
-	slots  []uint64 // hash>>32<<32 | position+1; 0 for none
-	hashes []uint32 // the lower half of each entry's hash, for grow
-}
-
-const slotPosition = 1<<32 - 1
-
-// find returns the first entry with hash h for which same returns true. If there is none,
-// it adds an entry with hash h and returns its position and false.
-func (t *hashIndex) find(h uint64, same func(j int) bool) (int, bool) {
-	if t.slots == nil {
-		t.slots = make([]uint64, 1024)
-	}
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		slot := t.slots[i]
-		if slot == 0 {
-			t.slots[i] = h&^slotPosition | uint64(len(t.hashes)+1)
-			break
-		}
-		if slot&^slotPosition == h&^slotPosition {
-			if j := int(slot&slotPosition - 1); same(j) {
-				return j, true
-			}
-		}
-	}
-	t.hashes = append(t.hashes, uint32(h))
-	if 2*len(t.hashes) > len(t.slots) {
-		t.grow()
-	}
-	return len(t.hashes) - 1, false
-}
-
-// grow doubles the table and puts every slot back: the slot holds the upper half of its
-// entry's hash, hashes the lower half, which places it (the table never has 2^32 slots).
-func (t *hashIndex) grow() {
-	old := t.slots
-	t.slots = make([]uint64, 2*len(old))
-	mask := uint64(len(t.slots) - 1)
-	for _, slot := range old {
-		if slot == 0 {
-			continue
-		}
-		i := uint64(t.hashes[slot&slotPosition-1]) & mask
-		for t.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		t.slots[i] = slot
-	}
-}
-
 // aggregator finds, for each new sample, an earlier one with the same locations (the same
 // pointers, in the same order) and the same labels (the same label set), and adds the new
 // sample's values to it.
 type aggregator struct {
 	kept   []*profile.Sample // the samples kept, in order
 	labels []int32           // the label set of each kept sample
-	index  hashIndex
+	index  format.HashIndex
 }
 
 // hashSample hashes the locations of s and its label set.
@@ -231,7 +176,7 @@ func hashSample(s *profile.Sample, labelSet int32) uint64 {
 // it. It reports whether it did; if not, s is kept. (A sample whose values would overflow
 // is kept apart, for the checks after decoding to refuse.)
 func (a *aggregator) add(s *profile.Sample, labelSet int32) bool {
-	_, found := a.index.find(hashSample(s, labelSet), func(j int) bool {
+	_, found := a.index.Find(hashSample(s, labelSet), func(j int) bool {
 		t := a.kept[j]
 		return a.labels[j] == labelSet && sameLocations(t.Location, s.Location) && format.AddValues(t.Value, s.Value)
 	})

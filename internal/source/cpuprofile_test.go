@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/otlp"
+
+	v8 "github.com/profq/profq/internal/source/formats/v8"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/pprof/profile"
@@ -158,7 +162,7 @@ func TestV8CorpusTotals(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := v8Independent(t, data)
-			if !looksV8(data) || !looksV8(data[:min(len(data), format.HeadSize)]) {
+			if !v8.Looks(data) || !v8.Looks(data[:min(len(data), format.HeadSize)]) {
 				t.Errorf("looksV8 is false for the file or its head")
 			}
 			if IsDocument(data[:min(len(data), format.HeadSize)]) {
@@ -170,8 +174,8 @@ func TestV8CorpusTotals(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := inputs[0]
-			if in.Format != FormatV8 {
-				t.Errorf("format %q, want %q", in.Format, FormatV8)
+			if in.Format != v8.Name {
+				t.Errorf("format %q, want %q", in.Format, v8.Name)
 			}
 			if got := []string{p.SampleType[0].Type + "/" + p.SampleType[0].Unit, p.SampleType[1].Type + "/" + p.SampleType[1].Unit}; !slices.Equal(got, []string{"samples/count", "wall/microseconds"}) {
 				t.Errorf("sample types %v", got)
@@ -191,7 +195,7 @@ func TestV8CorpusTotals(t *testing.T) {
 				t.Errorf("the file holds no samples")
 			}
 			// Forced, from bytes in memory, it is the same profile.
-			q, _, err := Options{Format: FormatV8}.LoadData(path, data)
+			q, _, err := Options{Format: v8.Name}.LoadData(path, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +291,7 @@ func TestV8TraceStacks(t *testing.T) {
 		t.Errorf("no frame of simple.js")
 	}
 	for _, s := range p.Sample {
-		if th := s.Label[V8ThreadLabel]; len(th) != 1 || th[0] != "CrRendererMain" || s.Label[V8PidLabel][0] != "6543" {
+		if th := s.Label[v8.ThreadLabel]; len(th) != 1 || th[0] != "CrRendererMain" || s.Label[v8.PidLabel][0] != "6543" {
 			t.Fatalf("labels %v, want thread CrRendererMain and pid 6543", s.Label)
 		}
 	}
@@ -324,7 +328,7 @@ func TestV8Malformed(t *testing.T) {
 		{"depth", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "3") + `,` + node(3, "b", "") + `],"samples":[3],"timeDeltas":[1]}`, Options{MaxStackDepth: 1}, &format.DepthLimitError{}},
 		{"samples", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "") + `],"samples":[2,2,2],"timeDeltas":[1,1,1]}`, Options{MaxSamples: 2}, &format.SampleLimitError{}},
 		{"trace without profile", `{"traceEvents":[{"name":"x","ph":"X","pid":1,"tid":1,"ts":0}]}`, Options{}, format.ErrNotProfile},
-		{"not JSON", `{"nodes":[{"callFrame":`, Options{Format: FormatV8}, "reading V8 CPU profile"},
+		{"not JSON", `{"nodes":[{"callFrame":`, Options{Format: v8.Name}, "reading V8 CPU profile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := tc.lim.LoadData("in", []byte(tc.in))
@@ -361,7 +365,7 @@ func TestV8Exclusive(t *testing.T) {
 		`[1,2,3]`,
 		`{"nodes":[1,2]}`,
 	} {
-		if looksV8([]byte(doc)) {
+		if v8.Looks([]byte(doc)) {
 			t.Errorf("looksV8(%s) = true", doc)
 		}
 	}
@@ -372,7 +376,7 @@ func TestV8Exclusive(t *testing.T) {
 		`{"metadata":{"a":[1,{"b":"}"}]},"traceEvents":[]}`,
 		`[{"pid":1,"ph":"P"}]`,
 	} {
-		if !looksV8([]byte(doc)) || IsDocument([]byte(doc)) || IsOTLPJSON([]byte(doc)) {
+		if !v8.Looks([]byte(doc)) || IsDocument([]byte(doc)) || otlp.IsJSON([]byte(doc)) {
 			t.Errorf("%s is not taken for V8 alone", doc)
 		}
 	}
@@ -392,7 +396,7 @@ func FuzzV8(f *testing.F) {
 	f.Add([]byte(`{"head":{"functionName":"(root)","id":1,"hitCount":2,"children":[]},"startTime":1,"endTime":2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		o := Options{MaxSamples: 1000, MaxStackDepth: 100, MaxEntries: 1000}
-		d, err := parseV8(o.reader(), data)
+		d, err := v8.Parse(o.reader(), data)
 		if err != nil {
 			return
 		}

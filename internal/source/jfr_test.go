@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/jfr"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,8 +152,8 @@ func TestJFRCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ins[0].Format != FormatJFR {
-				t.Errorf("read as %q, want %q", ins[0].Format, FormatJFR)
+			if ins[0].Format != jfr.Name {
+				t.Errorf("read as %q, want %q", ins[0].Format, jfr.Name)
 			}
 			if err := p.CheckValid(); err != nil {
 				t.Fatal(err)
@@ -204,14 +206,14 @@ func TestJFRCorpus(t *testing.T) {
 
 			// Every sample says its thread.
 			for _, s := range p.Sample {
-				if len(s.Label[jfrThreadLabel]) != 1 || s.Label[jfrThreadLabel][0] == "" {
+				if len(s.Label[jfr.ThreadLabel]) != 1 || s.Label[jfr.ThreadLabel][0] == "" {
 					t.Fatalf("sample without a thread label: %v", s.Label)
 				}
 			}
 			// The execution samples with a span context carry it.
 			var spanCPU int64
 			for _, s := range p.Sample {
-				if len(s.Label[jfrSpanLabel]) == 1 && len(s.Label[jfrSpanLabel][0]) == 16 {
+				if len(s.Label[jfr.SpanLabel]) == 1 && len(s.Label[jfr.SpanLabel][0]) == 16 {
 					spanCPU += s.Value[0]
 				}
 			}
@@ -221,9 +223,9 @@ func TestJFRCorpus(t *testing.T) {
 
 			// Read whole from memory, and forced: the same.
 			data, _ := os.ReadFile(path)
-			for _, o := range []Options{{}, {Format: FormatJFR}} {
+			for _, o := range []Options{{}, {Format: jfr.Name}} {
 				q, in, err := o.LoadData(name, data)
-				if err != nil || in.Format != FormatJFR {
+				if err != nil || in.Format != jfr.Name {
 					t.Fatalf("%+v: %v, read as %q", o, err, in.Format)
 				}
 				if !cmp.Equal(jfrTotals(q), jfrTotals(p)) || len(q.Sample) != len(p.Sample) {
@@ -352,7 +354,7 @@ func TestJFRMalformed(t *testing.T) {
 	}
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
-			p, _, err := parseJFR(Options{}.reader(), data)
+			p, _, err := jfr.Parse(Options{}.reader(), data)
 			if err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("error on several lines: %q", err)
@@ -365,25 +367,25 @@ func TestJFRMalformed(t *testing.T) {
 		})
 	}
 	// Not JFR, forced.
-	if _, _, err := (Options{Format: FormatJFR}).LoadData("x", []byte("main;f 1\n")); err == nil || !strings.Contains(err.Error(), "not a JFR recording") {
+	if _, _, err := (Options{Format: jfr.Name}).LoadData("x", []byte("main;f 1\n")); err == nil || !strings.Contains(err.Error(), "not a JFR recording") {
 		t.Errorf("folded stacks read as JFR: %v", err)
 	}
 }
 
 func TestJFRDurations(t *testing.T) {
 	for s, want := range map[string]int64{"20 ms": 20e6, "1 s": 1e9, "10 us": 10e3, "5 ns": 5} {
-		if got, ok := parseJFRDuration(s); !ok || got != want {
+		if got, ok := jfr.ParseDuration(s); !ok || got != want {
 			t.Errorf("parseJFRDuration(%q) = %d, %v; want %d", s, got, ok, want)
 		}
 	}
 	for _, s := range []string{"everyChunk", "0 ms", "-1 s", "20", "1 fortnight", "9999999999999 d"} {
-		if _, ok := parseJFRDuration(s); ok {
+		if _, ok := jfr.ParseDuration(s); ok {
 			t.Errorf("parseJFRDuration(%q) ok", s)
 		}
 	}
-	b := &jfrBuilder{}
-	b.chunk.TicksPerSecond = 2_000_000_000
-	if got := b.ticksToNanos(3); got != 1 {
+	b := &jfr.Builder{}
+	b.Chunk.TicksPerSecond = 2_000_000_000
+	if got := b.TicksToNanos(3); got != 1 {
 		t.Errorf("3 ticks at 2 GHz = %d ns, want 1", got)
 	}
 }
@@ -403,10 +405,10 @@ func FuzzJFR(f *testing.F) {
 		if len(data) > 1<<20 {
 			return
 		}
-		if looksJFR(data) != (detect(data) == FormatJFR) {
+		if jfr.Looks(data) != (detect(data) == jfr.Name) {
 			t.Fatal("detection and the magic disagree")
 		}
-		p, _, err := parseJFR((Options{MaxEntries: 100_000, MaxSamples: 100_000}).reader(), data)
+		p, _, err := jfr.Parse((Options{MaxEntries: 100_000, MaxSamples: 100_000}).reader(), data)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error on several lines: %q", err)

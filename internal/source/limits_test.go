@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/profq/profq/internal/source/formats/otlp"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -202,7 +204,7 @@ func TestZeroFilledHead(t *testing.T) {
 	if err := checkHead(head); err != nil {
 		t.Errorf("a head with a 1 at its end: %v", err)
 	}
-	if _, ok := otlpFrames(make([]byte, 16)); ok {
+	if _, ok := otlp.Frames(make([]byte, 16)); ok {
 		t.Error("four empty frames read as an OTLP stream")
 	}
 }

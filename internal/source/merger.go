@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/google/pprof/profile"
+	"github.com/profq/profq/internal/source/format"
 )
 
 // merger merges profiles one at a time into one, giving exactly the profile that
@@ -45,14 +46,14 @@ type merger struct {
 	comments map[string]bool
 
 	mappings  map[mappingKey]*profile.Mapping
-	functions hashIndex // over p.Function
-	locations hashIndex // over p.Location
-	labels    hashIndex // over sets
+	functions format.HashIndex // over p.Function
+	locations format.HashIndex // over p.Location
+	labels    format.HashIndex // over sets
 	sets      []LabelSet
 
 	// The samples, as stacks over p.Location whose label sets are sets (sample j's set is
 	// sets[kept.Labels[j]-1]).
-	samples hashIndex
+	samples format.HashIndex
 	kept    StackSegment
 	// sums are, for each sample type, the sum of the absolute values of the samples: what
 	// checkSums counts of the result.
@@ -204,7 +205,7 @@ func (m *merger) addSample(src *profile.Sample) {
 	}
 	n := len(m.p.SampleType)
 	kept := &m.kept
-	j, found := m.samples.find(finish(h), func(j int) bool {
+	j, found := m.samples.Find(finish(h), func(j int) bool {
 		return kept.Labels[j] == set+1 && slices.Equal(kept.Stack(j), frames)
 	})
 	if !found {
@@ -243,7 +244,7 @@ func (m *merger) location(src *profile.Location) int32 {
 	for _, ln := range lines {
 		h = mix(mix(mix(h, functionID(ln.Function)), uint64(ln.Line)), uint64(ln.Column))
 	}
-	j, found := m.locations.find(finish(h), func(j int) bool {
+	j, found := m.locations.Find(finish(h), func(j int) bool {
 		l := m.p.Location[j]
 		return l.Mapping == mm.m && l.Address == addr && l.IsFolded == src.IsFolded && sameLines(l.Line, lines)
 	})
@@ -338,7 +339,7 @@ func (m *merger) function(src *profile.Function) *profile.Function {
 		return m.p.Function[i-1]
 	}
 	k := functionKey{src.StartLine, src.Name, src.SystemName, src.Filename}
-	j, found := m.functions.find(maphash.Comparable(m.seed, k), func(j int) bool {
+	j, found := m.functions.Find(maphash.Comparable(m.seed, k), func(j int) bool {
 		f := m.p.Function[j]
 		return functionKey{f.StartLine, f.Name, f.SystemName, f.Filename} == k
 	})
@@ -361,7 +362,7 @@ func (m *merger) labelSet(src *profile.Sample) int32 {
 	if set, ok := m.in.labels[id]; ok {
 		return set
 	}
-	j, found := m.labels.find(hashLabels(m.seed, src), func(j int) bool { return sameLabels(src, &m.sets[j]) })
+	j, found := m.labels.Find(hashLabels(m.seed, src), func(j int) bool { return sameLabels(src, &m.sets[j]) })
 	if !found {
 		m.sets = append(m.sets, copyLabels(src))
 	}
@@ -459,7 +460,7 @@ func (m *merger) result() *profile.Profile {
 func (m *merger) profile() *profile.Profile {
 	st := Stacks{Segments: []StackSegment{m.kept}, LabelSets: m.sets, NumValues: len(m.p.SampleType)}
 	m.p.Sample = st.Samples(m.p.Location)
-	m.kept, m.samples = StackSegment{}, hashIndex{}
+	m.kept, m.samples = StackSegment{}, format.HashIndex{}
 	return m.p
 }
 

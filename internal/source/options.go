@@ -9,12 +9,16 @@ import (
 	"math"
 	"strings"
 
+	"github.com/google/pprof/profile"
 	"github.com/profq/profq/internal/source/format"
 	"github.com/profq/profq/internal/source/formats/callgrind"
 	"github.com/profq/profq/internal/source/formats/folded"
 	"github.com/profq/profq/internal/source/formats/goroutine"
+	"github.com/profq/profq/internal/source/formats/jfr"
+	"github.com/profq/profq/internal/source/formats/otlp"
 	"github.com/profq/profq/internal/source/formats/perf"
 	"github.com/profq/profq/internal/source/formats/speedscope"
+	v8 "github.com/profq/profq/internal/source/formats/v8"
 
 	"github.com/profq/profq/internal/symbolize"
 )
@@ -123,9 +127,13 @@ const (
 	FormatGoroutine = goroutine.Name
 	// FormatSpeedscope is speedscope's JSON file format (formats/speedscope).
 	FormatSpeedscope = speedscope.Name
+	// FormatV8 is V8's CPU profiles (.cpuprofile) and Chrome traces holding some (formats/v8).
+	FormatV8 = v8.Name
+	// FormatJFR is Java Flight Recorder recordings (formats/jfr).
+	FormatJFR = jfr.Name
 	// FormatOTLP is OpenTelemetry profiles: protobuf, length-prefixed streams, OTLP/JSON and
 	// JSON lines (otlp.go).
-	FormatOTLP = "otlp"
+	FormatOTLP = otlp.Name
 )
 
 func (o Options) maxInputBytes() int64 {
@@ -340,3 +348,16 @@ const (
 // SpeedscopeExporter is the exporter profq's own speedscope files name
 // (speedscope.Exporter).
 const SpeedscopeExporter = speedscope.Exporter
+
+// WriteOTLPJSON writes p as OTLP/JSON (otlp.WriteJSON).
+func WriteOTLPJSON(w io.Writer, p *profile.Profile, frameTypes map[string]string) error {
+	return otlp.WriteJSON(w, p, frameTypes)
+}
+
+// WriteOTLPProto writes p as an OTLP protobuf message (otlp.WriteProto).
+func WriteOTLPProto(w io.Writer, p *profile.Profile, frameTypes map[string]string) error {
+	return otlp.WriteProto(w, p, frameTypes)
+}
+
+// IsOTLPJSON says whether data (not compressed) is OTLP/JSON profiles (otlp.IsJSON).
+func IsOTLPJSON(data []byte) bool { return otlp.IsJSON(data) }

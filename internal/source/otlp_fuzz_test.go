@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/profq/profq/internal/source/formats/otlp"
 )
 
 // FuzzOTLP feeds arbitrary bytes to the OTLP reader, forced and detected. It must return a
@@ -25,8 +27,8 @@ func FuzzOTLP(f *testing.F) {
 		msg,
 		msg[:len(msg)/2],
 		msg[:len(msg)-1],
-		toOldLayout(f, msg, layoutV19),
-		toOldLayout(f, msg, layoutV18),
+		toOldLayout(f, msg, otlp.LayoutV19),
+		toOldLayout(f, msg, otlp.LayoutV18),
 		binary.BigEndian.AppendUint32(nil, uint32(len(msg))),
 		append(binary.BigEndian.AppendUint32(nil, uint32(len(msg))), msg...),
 		[]byte(`{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"samples":[{"values":["1"]}]}]}]}],"dictionary":{"stringTable":[""],"stackTable":[{}]}}`),
@@ -58,14 +60,14 @@ func FuzzOTLP(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !isOTLP(data) && len(data) > 0 && data[0] != '{' {
+		if !otlp.IsOTLP(data) && len(data) > 0 && data[0] != '{' {
 			// Detection and the reader agree: what is not detected is not read either.
-			if _, err := parseOTLP((Options{}).reader(), data); err == nil {
+			if _, err := otlp.Parse((Options{}).reader(), data); err == nil {
 				t.Fatal("read as OTLP but not detected as OTLP")
 			}
 		}
 		for _, o := range []Options{{}, {OTLPProfile: 2}} {
-			d, err := parseOTLP(o.reader(), data)
+			d, err := otlp.Parse(o.reader(), data)
 			p := d.P
 			if err != nil {
 				if strings.Contains(err.Error(), "\n") {

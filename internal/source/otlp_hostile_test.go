@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/otlp"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/pprof/profile"
@@ -373,7 +375,7 @@ func otlpJSONCases() [][]byte {
 func sameAsGeneric(t *testing.T, data []byte) {
 	t.Helper()
 	want, wantErr := decodeOTLPJSONGeneric(data)
-	got, err := decodeOTLPJSON(data)
+	got, err := otlp.DecodeJSON(data)
 	if (wantErr == nil) != (err == nil) {
 		t.Fatalf("%.200q: error %v, want %v", data, err, wantErr)
 	}
@@ -398,7 +400,7 @@ func TestOTLPJSONAsGeneric(t *testing.T) {
 		sameAsGeneric(t, data)
 	}
 	// A document cut short says so, as encoding/json said it.
-	if _, err := decodeOTLPJSON([]byte(`{"dictionary":{"stringTable":["a`)); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if _, err := otlp.DecodeJSON([]byte(`{"dictionary":{"stringTable":["a`)); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("cut short: error %v, want %v", err, io.ErrUnexpectedEOF)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/otlp"
+
 	"github.com/profq/profq/internal/source/format"
 
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
@@ -28,14 +30,14 @@ import (
 // buffer (bufio's least), so that tokens cross the buffer's end everywhere. The format is
 // forced, as parseOTLP reads what it is given.
 func streamedOTLPJSON(o Options, data []byte) (format.Decoded, error) {
-	o.Format = FormatOTLP
-	return streamOTLPJSON(o.reader(), bufio.NewReaderSize(bytes.NewReader(data), 16))
+	o.Format = otlp.Name
+	return otlp.StreamJSON(o.reader(), bufio.NewReaderSize(bytes.NewReader(data), 16))
 }
 
 // readAsJSON says whether parseOTLP reads data as OTLP/JSON: whatever is not protobuf
 // (otlpFrames), which it tries first. It refuses what is no JSON object, as the stream does.
 func readAsJSON(data []byte) bool {
-	_, ok := otlpFrames(data)
+	_, ok := otlp.Frames(data)
 	return !ok
 }
 
@@ -46,7 +48,7 @@ func sameAsWholeJSON(t *testing.T, o Options, data []byte) {
 	if !readAsJSON(data) {
 		return
 	}
-	want, wantErr := parseOTLP(o.reader(), data)
+	want, wantErr := otlp.Parse(o.reader(), data)
 	got, err := streamedOTLPJSON(o, data)
 	sameDecoded(t, data, got, err, want, wantErr)
 	// Both limits, or neither: the fallback to reading whole depends on it.
@@ -59,7 +61,7 @@ func sameAsWholeJSON(t *testing.T, o Options, data []byte) {
 // then may meet the limit first, where reading whole says what else is wrong.
 func hasLimitAndOtherError(o Options, data []byte) bool {
 	o.MaxSamples, o.MaxEntries, o.MaxLabels, o.MaxStackDepth = 1<<30, 1<<30, 1<<30, 1<<30
-	_, err := parseOTLP(o.reader(), data)
+	_, err := otlp.Parse(o.reader(), data)
 	return err != nil
 }
 
@@ -87,7 +89,7 @@ func otlpJSONInputs(t testing.TB) map[string][]byte {
 		}
 	}
 	for name, data := range otlpProtoInputs(t) {
-		frames, ok := otlpFrames(data)
+		frames, ok := otlp.Frames(data)
 		if !ok || strings.Contains(name, "cut") || strings.Contains(name, "stream") || len(data) > 1<<20 {
 			continue
 		}
@@ -277,14 +279,14 @@ func TestStreamOTLPJSONErrors(t *testing.T) {
 	cases := streamOnlyCases()
 	for _, name := range []string{"trailing garbage", "trailing array", "cut short", "nested too deep, unknown"} {
 		data := []byte(cases[name])
-		_, want := parseOTLP(Options{}.reader(), data)
+		_, want := otlp.Parse(Options{}.reader(), data)
 		_, got := streamedOTLPJSON(Options{}, data)
 		if want == nil || got == nil || got.Error() != want.Error() {
 			t.Errorf("%s: streamed, error %v; want %v", name, got, want)
 		}
 	}
 	for _, data := range otlpJSONCases() {
-		_, want := parseOTLP(Options{}.reader(), data)
+		_, want := otlp.Parse(Options{}.reader(), data)
 		_, got := streamedOTLPJSON(Options{}, data)
 		var syntax bool
 		if want != nil {
@@ -338,16 +340,16 @@ func TestLooksOTLPJSON(t *testing.T) {
 		if len(data) < format.HeadSize {
 			t.Fatalf("%s: %d bytes, want more than the head", name, len(data))
 		}
-		if got := looksOTLPJSON(head(data)); got != c.want {
+		if got := otlp.LooksJSON(head(data)); got != c.want {
 			t.Errorf("%s: looksOTLPJSON %v, want %v", name, got, c.want)
 		}
 		// Where the head shows a key, it agrees with IsOTLPJSON, which reads the whole input.
-		if c.want && !IsOTLPJSON(data) {
+		if c.want && !otlp.IsJSON(data) {
 			t.Errorf("%s: IsOTLPJSON is false", name)
 		}
 	}
 	for name, data := range otlpProtoInputs(t) {
-		if looksOTLPJSON(head(data)) {
+		if otlp.LooksJSON(head(data)) {
 			t.Errorf("%s: protobuf recognised as OTLP/JSON", name)
 		}
 	}
@@ -359,7 +361,7 @@ func TestLooksOTLPJSON(t *testing.T) {
 func TestStreamOTLPJSONDispatch(t *testing.T) {
 	streamed := 0
 	for name, data := range otlpJSONInputs(t) {
-		if len(data) <= format.HeadSize || !looksOTLPJSON(data[:format.HeadSize]) {
+		if len(data) <= format.HeadSize || !otlp.LooksJSON(data[:format.HeadSize]) {
 			continue
 		}
 		for _, gz := range []bool{false, true} {
@@ -398,10 +400,10 @@ func TestStreamOTLPJSONDispatch(t *testing.T) {
 	} {
 		o := Options{}
 		if strings.HasPrefix(name, "forced") {
-			o.Format = FormatOTLP
+			o.Format = otlp.Name
 		}
 		data := []byte(c.data)
-		if !looksOTLPJSON(data[:format.HeadSize]) {
+		if !otlp.LooksJSON(data[:format.HeadSize]) {
 			t.Errorf("%s: not recognised", name)
 		}
 		_, _, wantErr := o.LoadData("-", data)
@@ -432,11 +434,11 @@ func TestParseJSONSample(t *testing.T) {
 		`{"values":[[1]]}`, `{"values":{}}`, `{"stackIndex":"1"}`, `{"stackIndex":""}`, `{"stackIndex":"-"}`,
 		`{"[x]":0,"stackIndex":1}`, `{"stackIndex":1,}`, `{"linkIndex":99999999999999999999999}`,
 	} {
-		var f otlpSampleFields
+		var f otlp.SampleFields
 		var values []int64
-		v, ok := parseJSONSample([]byte(c), &f, &values)
+		v, ok := otlp.ParseJSONSample([]byte(c), &f, &values)
 		var s otlppb.Sample
-		err := new(jsonFixer).unmarshalJSONAt([]byte(c), &s, levelJSONSample)
+		err := new(otlp.JSONFixer).UnmarshalJSONAt([]byte(c), &s, otlp.LevelJSONSample)
 		if !ok {
 			continue
 		}
@@ -445,9 +447,9 @@ func TestParseJSONSample(t *testing.T) {
 			t.Errorf("%s: read, where protojson fails: %v", c, err)
 			continue
 		}
-		var want otlpSampleFields
-		wv := want.of(&s)
-		if v != wv || !bytes.Equal(f.appendKey(nil), want.appendKey(nil)) {
+		var want otlp.SampleFields
+		wv := want.Of(&s)
+		if v != wv || !bytes.Equal(f.AppendKey(nil), want.AppendKey(nil)) {
 			t.Errorf("%s: read as %+v, value %d; protojson reads %+v, value %d", c, f, v, want, wv)
 		}
 	}
@@ -459,22 +461,22 @@ func TestParseJSONSample(t *testing.T) {
 // TestOTLPJSONSchema checks the fields the stream reads the structure by, and that every
 // message of ProfilesData is one jsonScan.value reads.
 func TestOTLPJSONSchema(t *testing.T) {
-	sch := jsonSchema()
-	if !sch.ok || sch.sampleNames == nil {
-		t.Fatalf("schema ok %v, sample names %v", sch.ok, sch.sampleNames)
+	sch := otlp.JSONSchema()
+	if !sch.OK || sch.SampleNames == nil {
+		t.Fatalf("schema ok %v, sample names %v", sch.OK, sch.SampleNames)
 	}
 	for _, c := range []struct {
-		msg  *jsonMsg
+		msg  *otlp.JSONMsg
 		name string
 		num  int
 	}{
-		{sch.profilesData, "resourceProfiles", 1}, {sch.profilesData, "dictionary", 2},
-		{sch.resourceProfiles, "scopeProfiles", 2}, {sch.scopeProfiles, "profiles", 2},
-		{sch.profile, "samples", 2}, {sch.dictionary, "stringTable", dictStrings},
-		{sch.dictionary, "mappingTable", 1}, {sch.dictionary, "stackTable", 7},
+		{sch.ProfilesData, "resourceProfiles", 1}, {sch.ProfilesData, "dictionary", 2},
+		{sch.ResourceProfiles, "scopeProfiles", 2}, {sch.ScopeProfiles, "profiles", 2},
+		{sch.Profile, "samples", 2}, {sch.Dictionary, "stringTable", otlp.DictStrings},
+		{sch.Dictionary, "mappingTable", 1}, {sch.Dictionary, "stackTable", 7},
 	} {
-		if f := c.msg.fields[c.name]; f == nil || int(f.num) != c.num || !f.streamed {
-			t.Errorf("%s.%s: %+v, want field %d, streamed", c.msg.md.FullName(), c.name, f, c.num)
+		if f := c.msg.Fields[c.name]; f == nil || int(f.Num) != c.num || !f.Streamed {
+			t.Errorf("%s.%s: %+v, want field %d, streamed", c.msg.MD.FullName(), c.name, f, c.num)
 		}
 	}
 }
@@ -497,15 +499,15 @@ func FuzzStreamOTLPJSON(f *testing.F) {
 		for _, o := range []Options{{}, {OTLPProfile: 2}, {MaxSamples: 3, MaxEntries: 20}} {
 			sameAsWholeJSON(t, o, data)
 		}
-		var fields otlpSampleFields
+		var fields otlp.SampleFields
 		var values []int64
-		if v, ok := parseJSONSample(data, &fields, &values); ok {
+		if v, ok := otlp.ParseJSONSample(data, &fields, &values); ok {
 			var s otlppb.Sample
-			if err := new(jsonFixer).unmarshalJSONAt(data, &s, levelJSONSample); err != nil {
+			if err := new(otlp.JSONFixer).UnmarshalJSONAt(data, &s, otlp.LevelJSONSample); err != nil {
 				t.Fatalf("read as a sample, where protojson fails: %v", err)
 			}
-			var want otlpSampleFields
-			if wv := want.of(&s); wv != v || !bytes.Equal(fields.appendKey(nil), want.appendKey(nil)) {
+			var want otlp.SampleFields
+			if wv := want.Of(&s); wv != v || !bytes.Equal(fields.AppendKey(nil), want.AppendKey(nil)) {
 				t.Fatalf("read as %+v, value %d; protojson reads %+v, value %d", fields, v, want, wv)
 			}
 		}
@@ -636,7 +638,7 @@ func TestStreamOTLPJSONHostile(t *testing.T) {
 	}
 	const size = 50 << 20
 	base := streamOnlyCases()["two profiles"]
-	whole, err := parseOTLP(Options{}.reader(), []byte(base))
+	whole, err := otlp.Parse(Options{}.reader(), []byte(base))
 	if err != nil {
 		t.Fatal(err)
 	}

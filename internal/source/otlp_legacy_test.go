@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/otlp"
+
 	"github.com/google/go-cmp/cmp"
 	common "go.opentelemetry.io/proto/otlp/common/v1"
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
@@ -49,11 +51,11 @@ func legacyTestMessage(t testing.TB) []byte {
 }
 
 // toOldLayout writes a current message in an older layout: the inverse renumbering.
-func toOldLayout(t testing.TB, msg []byte, layout otlpLayout) []byte {
+func toOldLayout(t testing.TB, msg []byte, layout otlp.Layout) []byte {
 	t.Helper()
-	out, err := rewriteNested(msg, pathToProfile(), func(prof []byte) ([]byte, error) {
-		prof, err := rewriteNested(prof, pathToSample(), func(sample []byte) ([]byte, error) {
-			return renumber(sample, func(n protowire.Number) protowire.Number {
+	out, err := otlp.RewriteNested(msg, otlp.PathToProfile(), func(prof []byte) ([]byte, error) {
+		prof, err := otlp.RewriteNested(prof, otlp.PathToSample(), func(sample []byte) ([]byte, error) {
+			return otlp.Renumber(sample, func(n protowire.Number) protowire.Number {
 				switch n {
 				case 4: // values
 					return 2
@@ -65,10 +67,10 @@ func toOldLayout(t testing.TB, msg []byte, layout otlpLayout) []byte {
 				return n
 			})
 		})
-		if err != nil || layout != layoutV18 {
+		if err != nil || layout != otlp.LayoutV18 {
 			return prof, err
 		}
-		return renumber(prof, func(n protowire.Number) protowire.Number {
+		return otlp.Renumber(prof, func(n protowire.Number) protowire.Number {
 			if n >= 7 && n <= 11 {
 				return n + 1
 			}
@@ -85,10 +87,10 @@ func toOldLayout(t testing.TB, msg []byte, layout otlpLayout) []byte {
 // and read back to the same profile, labels included.
 func TestOTLPLegacyLayouts(t *testing.T) {
 	current := legacyTestMessage(t)
-	if l, err := otlpWireLayout(current); l != layoutCurrent || err != nil {
+	if l, err := otlp.WireLayout(current); l != otlp.LayoutCurrent || err != nil {
 		t.Fatalf("current message: layout %v, %v", l, err)
 	}
-	d, err := parseOTLP(Options{}.reader(), current)
+	d, err := otlp.Parse(Options{}.reader(), current)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +98,12 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 	if got := want.Sample[0].Label["thread.name"]; !slices.Equal(got, []string{"t1"}) {
 		t.Fatalf("thread.name %v", got)
 	}
-	for _, layout := range []otlpLayout{layoutV19, layoutV18} {
+	for _, layout := range []otlp.Layout{otlp.LayoutV19, otlp.LayoutV18} {
 		old := toOldLayout(t, current, layout)
-		if l, err := otlpWireLayout(old); l != layout || err != nil {
+		if l, err := otlp.WireLayout(old); l != layout || err != nil {
 			t.Errorf("%v: detected %v, %v", layout, l, err)
 		}
-		d, err := parseOTLP(Options{}.reader(), old)
+		d, err := otlp.Parse(Options{}.reader(), old)
 		if err != nil {
 			t.Fatalf("%v: %v", layout, err)
 		}
@@ -116,18 +118,18 @@ func TestOTLPLegacyLayouts(t *testing.T) {
 func TestOTLPOldLayoutsRejected(t *testing.T) {
 	msgs := oldLayoutErrors(t)
 	pre18 := msgs["pre-1.8 sample"] // timestamps as packed varints
-	if _, err := otlpWireLayout(pre18); !errors.Is(err, errPre18Layout) {
+	if _, err := otlp.WireLayout(pre18); !errors.Is(err, otlp.ErrPre18Layout) {
 		t.Errorf("pre-1.8 sample: %v", err)
 	}
-	if _, err := parseOTLP((Options{}).reader(), pre18); !errors.Is(err, errPre18Layout) {
+	if _, err := otlp.Parse((Options{}).reader(), pre18); !errors.Is(err, otlp.ErrPre18Layout) {
 		t.Errorf("pre-1.8 parse: %v", err)
 	}
 	// Profile.location_indices (field 3 as packed varints) is pre-1.8 too.
-	if _, err := otlpWireLayout(msgs["location_indices"]); !errors.Is(err, errPre18Layout) {
+	if _, err := otlp.WireLayout(msgs["location_indices"]); !errors.Is(err, otlp.ErrPre18Layout) {
 		t.Errorf("location_indices: %v", err)
 	}
 	// Old packed attribute_indices beside new values.
-	if _, err := otlpWireLayout(msgs["mixed"]); !errors.Is(err, errMixedLayout) {
+	if _, err := otlp.WireLayout(msgs["mixed"]); !errors.Is(err, otlp.ErrMixedLayout) {
 		t.Errorf("mixed: %v", err)
 	}
 }
@@ -147,16 +149,16 @@ func TestDetectOTLP(t *testing.T) {
 		if _, err := raw.ReadFrom(zr); err != nil {
 			t.Fatal(err)
 		}
-		if isOTLP(raw.Bytes()) {
+		if otlp.IsOTLP(raw.Bytes()) {
 			t.Errorf("%s detected as OTLP", name)
 		}
 	}
 	for _, s := range []string{"main;f 1\n", "", "{}", `{"schema_version":1,"kind":"top"}`, "\x00\x00\x00\x05abc"} {
-		if isOTLP([]byte(s)) {
+		if otlp.IsOTLP([]byte(s)) {
 			t.Errorf("%q detected as OTLP", s)
 		}
 	}
-	if !isOTLP(legacyTestMessage(t)) {
+	if !otlp.IsOTLP(legacyTestMessage(t)) {
 		t.Error("message not detected")
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profq/profq/internal/source/formats/otlp"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,14 +31,14 @@ import (
 // streamedOTLP reads OTLP protobuf as streamOTLP reads it from a stream, through a 16-byte
 // buffer, so that fields cross the buffer's end everywhere.
 func streamedOTLP(o Options, data []byte) (format.Decoded, error) {
-	return streamOTLP(o.reader(), bufio.NewReaderSize(bytes.NewReader(data), 16))
+	return otlp.StreamProto(o.reader(), bufio.NewReaderSize(bytes.NewReader(data), 16))
 }
 
 // sameAsWhole checks that OTLP protobuf read as a stream gives what parseOTLP gives for the
 // same bytes in memory: the same profile, warnings and frame types, or an error for both.
 func sameAsWhole(t *testing.T, o Options, data []byte) {
 	t.Helper()
-	want, wantErr := parseOTLP(o.reader(), data)
+	want, wantErr := otlp.Parse(o.reader(), data)
 	got, err := streamedOTLP(o, data)
 	sameDecoded(t, data, got, err, want, wantErr)
 }
@@ -86,8 +88,8 @@ func otlpProtoInputs(t testing.TB) map[string][]byte {
 	}
 	msg := legacyTestMessage(t)
 	inputs["legacy test message"] = msg
-	inputs["v1.9"] = toOldLayout(t, msg, layoutV19)
-	inputs["v1.8"] = toOldLayout(t, msg, layoutV18)
+	inputs["v1.9"] = toOldLayout(t, msg, otlp.LayoutV19)
+	inputs["v1.8"] = toOldLayout(t, msg, otlp.LayoutV18)
 	for name, m := range map[string]*otlppb.ProfilesData{
 		"aggregation":       aggregationMessage(false),
 		"aggregation split": aggregationMessage(true),
@@ -126,7 +128,7 @@ func otlpProtoInputs(t testing.TB) map[string][]byte {
 	inputs["schema urls"] = urls
 	inputs["schema url not UTF-8"] = bytes.Replace(urls, []byte("€𝄞"), []byte("\xe2\x82A𝄞"), 1)
 	inputs["payload format not UTF-8"] = bytes.Replace(urls, []byte("𝄞𝄞"), []byte("𝄞\xf0\x9d\x84A"), 1)
-	inputs["payload format not UTF-8, renumbered as in v1.8"] = toOldLayout(t, inputs["payload format not UTF-8"], layoutV18)
+	inputs["payload format not UTF-8, renumbered as in v1.8"] = toOldLayout(t, inputs["payload format not UTF-8"], otlp.LayoutV18)
 	return inputs
 }
 
@@ -174,7 +176,7 @@ func checkAsWhole(t *testing.T, inputs map[string][]byte, same func(*testing.T, 
 				same(t, o, data)
 			}
 		})
-		if _, err := parseOTLP((Options{}).reader(), data); err == nil {
+		if _, err := otlp.Parse((Options{}).reader(), data); err == nil {
 			accepted++
 		}
 	}
@@ -188,15 +190,15 @@ func checkAsWhole(t *testing.T, inputs map[string][]byte, same func(*testing.T, 
 func TestLooksOTLPProto(t *testing.T) {
 	head := func(data []byte) []byte { return data[:min(len(data), format.HeadSize)] }
 	for name, data := range otlpProtoInputs(t) {
-		if strings.Contains(name, "cut") || len(data) < format.HeadSize || !isOTLP(data) {
+		if strings.Contains(name, "cut") || len(data) < format.HeadSize || !otlp.IsOTLP(data) {
 			continue
 		}
-		if !looksOTLPProto(head(data)) {
+		if !otlp.LooksProto(head(data)) {
 			t.Errorf("%s: not recognised", name)
 		}
 	}
 	for path, data := range testdataProfiles(t) {
-		if looksOTLPProto(head(rawProfile(t, data))) {
+		if otlp.LooksProto(head(rawProfile(t, data))) {
 			t.Errorf("%s: recognised as OTLP", path)
 		}
 	}
@@ -207,7 +209,7 @@ func TestLooksOTLPProto(t *testing.T) {
 		// ExportProfilesServiceRequest.
 		"field 3": {0x0a, 0x00, 0x1a, 0x00},
 	} {
-		if looksOTLPProto(head(data)) {
+		if otlp.LooksProto(head(data)) {
 			t.Errorf("%s: recognised as OTLP", name)
 		}
 	}
@@ -273,7 +275,7 @@ func undecidedSamples(t testing.TB, msg []byte) map[string][]byte {
 		return protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), s)
 	}
 	withSamples := func(msg []byte, only bool, ts bool) []byte {
-		out, err := rewriteNested(msg, pathToProfile(), func(prof []byte) ([]byte, error) {
+		out, err := otlp.RewriteNested(msg, otlp.PathToProfile(), func(prof []byte) ([]byte, error) {
 			var out []byte
 			for i := range 6 {
 				out = append(out, sample(1, uint64(1+i%2), ts)...)
@@ -293,16 +295,16 @@ func undecidedSamples(t testing.TB, msg []byte) map[string][]byte {
 		"undecided, timestamps":       withSamples(msg, true, true),
 		"undecided, without values":   withSamples(msg, true, false),
 		"current, read before known":  withSamples(legacyTestMessage(t), false, true),
-		"v1.8, read before known":     withSamples(toOldLayout(t, legacyTestMessage(t), layoutV18), false, true),
-		"v1.8, undecided, timestamps": withSamples(toOldLayout(t, legacyTestMessage(t), layoutV18), true, true),
+		"v1.8, read before known":     withSamples(toOldLayout(t, legacyTestMessage(t), otlp.LayoutV18), false, true),
+		"v1.8, undecided, timestamps": withSamples(toOldLayout(t, legacyTestMessage(t), otlp.LayoutV18), true, true),
 	}
 }
 
 // eachFieldExcept appends to out the fields of msg but those numbered num.
 func eachFieldExcept(msg []byte, num protowire.Number, out []byte) ([]byte, error) {
-	err := eachField(msg, func(f wireField) error {
-		if f.num != num {
-			out = append(protowire.AppendTag(out, f.num, f.typ), f.value...)
+	err := otlp.EachField(msg, func(f otlp.WireField) error {
+		if f.Num != num {
+			out = append(protowire.AppendTag(out, f.Num, f.Typ), f.Value...)
 		}
 		return nil
 	})
@@ -313,8 +315,8 @@ func eachFieldExcept(msg []byte, num protowire.Number, out []byte) ([]byte, erro
 func oldLayoutErrors(t testing.TB) map[string][]byte {
 	current := legacyTestMessage(t)
 	addToSamples := func(extra []byte) []byte {
-		out, err := rewriteNested(current, pathToProfile(), func(prof []byte) ([]byte, error) {
-			return rewriteNested(prof, pathToSample(), func(s []byte) ([]byte, error) {
+		out, err := otlp.RewriteNested(current, otlp.PathToProfile(), func(prof []byte) ([]byte, error) {
+			return otlp.RewriteNested(prof, otlp.PathToSample(), func(s []byte) ([]byte, error) {
 				return append(slices.Clone(s), extra...), nil
 			})
 		})
@@ -324,7 +326,7 @@ func oldLayoutErrors(t testing.TB) map[string][]byte {
 		return out
 	}
 	addToProfile := func(extra []byte) []byte {
-		out, err := rewriteNested(current, pathToProfile(), func(prof []byte) ([]byte, error) {
+		out, err := otlp.RewriteNested(current, otlp.PathToProfile(), func(prof []byte) ([]byte, error) {
 			return append(slices.Clone(prof), extra...), nil
 		})
 		if err != nil {
@@ -376,7 +378,7 @@ func TestStreamOTLPMemory(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				streamed, streamErr = streamOTLP(c.opts.reader(), bufio.NewReaderSize(zr, headWindow))
+				streamed, streamErr = otlp.StreamProto(c.opts.reader(), bufio.NewReaderSize(zr, headWindow))
 			})
 			t.Logf("%d bytes (%d gzipped): whole %d KB allocated, peak %d KB; streamed %d KB, peak %d KB; error %v",
 				len(c.data), len(gz), wholeAlloc>>10, wholePeak>>10, streamAlloc>>10, streamPeak>>10, streamErr)
@@ -459,9 +461,9 @@ func BenchmarkStreamOTLP(b *testing.B) {
 	}{{"2M samples", samples}, {"100k messages", hostileManyMessages(b, 100_000)}}
 	for _, in := range inputs {
 		read := map[string]func() (format.Decoded, error){
-			"whole": func() (format.Decoded, error) { return parseOTLP(Options{}.reader(), in.data) },
+			"whole": func() (format.Decoded, error) { return otlp.Parse(Options{}.reader(), in.data) },
 			"streamed": func() (format.Decoded, error) {
-				return streamOTLP(Options{}.reader(), bufio.NewReaderSize(bytes.NewReader(in.data), headWindow))
+				return otlp.StreamProto(Options{}.reader(), bufio.NewReaderSize(bytes.NewReader(in.data), headWindow))
 			},
 		}
 		for _, path := range []string{"whole", "streamed"} {
@@ -514,7 +516,7 @@ func TestStreamOTLPRecursionLimit(t *testing.T) {
 		inScope := msg(slices.Clone(base), 1, msg(nil, 2, msg(nil, 1, msg(nil, 3, kv))))
 		for _, data := range [][]byte{inDict, inScope} {
 			sameAsWhole(t, Options{}, data)
-			_, err := parseOTLP(Options{}.reader(), data)
+			_, err := otlp.Parse(Options{}.reader(), data)
 			accepted[err == nil] = true
 		}
 	}

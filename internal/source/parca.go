@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/profq/profq/internal/source/formats/otlp"
 )
 
 // Parca serves its query API (parca.query.v1alpha1.QueryService) as HTTP and JSON under /api
@@ -78,29 +80,29 @@ var errPprofField = errors.New("at the pprof field")
 // and returns a reader of the bytes it encodes: the base64 is decoded as it is read. The
 // members before it are read by jsonScan, checked and skipped as they are read, never held.
 func parcaPprof(r *bufio.Reader) (io.Reader, error) {
-	s := &jsonScan{r: r}
-	if c, ok := s.space(); !ok || c != '{' {
-		return nil, malformedJSON(s.fail("looking for the answer's object"))
+	s := &otlp.JSONScan{R: r}
+	if c, ok := s.Space(); !ok || c != '{' {
+		return nil, malformedJSON(s.Fail("looking for the answer's object"))
 	}
-	err := s.members(func(name *jsonName) error {
-		if name.over || string(name.text) != "pprof" {
-			return s.skip()
+	err := s.Members(func(name *otlp.JSONName) error {
+		if name.Over || string(name.Text) != "pprof" {
+			return s.Skip()
 		}
-		c, ok := s.peek()
+		c, ok := s.Peek()
 		if !ok {
-			return s.ended()
+			return s.Ended()
 		}
 		switch c {
 		case 'n':
-			if err := s.literal("null"); err != nil {
+			if err := s.Literal("null"); err != nil {
 				return err
 			}
 			return errNoPprof
 		case '"':
-			s.i++
+			s.I++
 			return errPprofField
 		}
-		return fmt.Errorf("the pprof field (byte %d) is %q..., not a string", s.pos(), c)
+		return fmt.Errorf("the pprof field (byte %d) is %q..., not a string", s.Pos(), c)
 	})
 	switch {
 	case err == nil, errors.Is(err, errNoPprof):
@@ -109,7 +111,7 @@ func parcaPprof(r *bufio.Reader) (io.Reader, error) {
 		return nil, malformedJSON(err)
 	}
 	// The string's bytes follow what the scan has read: the rest of r.
-	r.Discard(s.i)
+	r.Discard(s.I)
 	if next, err := r.Peek(1); err == nil && next[0] == '"' {
 		return nil, errNoPprof
 	}

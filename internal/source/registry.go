@@ -6,6 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/profq/profq/internal/source/formats/otlp"
+
+	"github.com/profq/profq/internal/source/formats/jfr"
+
+	v8 "github.com/profq/profq/internal/source/formats/v8"
+
 	"github.com/profq/profq/internal/source/formats/speedscope"
 
 	"github.com/profq/profq/internal/source/formats/goroutine"
@@ -36,56 +42,18 @@ var registry = []format.Format{
 			if text {
 				return legacyText(head)
 			}
-			return plausibleProto(head) || legacyCPUHeader(head)
+			return format.PlausibleProto(head) || legacyCPUHeader(head)
 		},
 	},
-	{
-		Name:      FormatJFR,
-		About:     "JFR",
-		Detect:    looksJFR,
-		Read:      jfrWhole,
-		Plausible: func(head []byte, _ bool) bool { return looksJFR(head) },
-	},
+	jfr.Format,
 	speedscope.Format,
-	{
-		// Both containers on whole inputs; on a stream's head, JSON here and protobuf in the
-		// last row.
-		Name:    FormatOTLP,
-		About:   "OpenTelemetry profiles",
-		Detect:  isOTLP,
-		Head:    looksOTLPJSON,
-		Stream:  streamOTLPJSON,
-		Rereads: true,
-		Read:    otlpWhole,
-		Plausible: func(head []byte, text bool) bool {
-			return format.IsJSONObject(head) || !text && (plausibleProto(head) || plausibleOTLPStream(head))
-		},
-		JSON: otlpJSONDocument,
-	},
-	{
-		Name:   FormatV8,
-		About:  "V8 CPU profiles",
-		Detect: looksV8,
-		// Read whole; before folded stacks, which a one-line profile with a ';' in a URL
-		// could look like.
-		Head:      looksV8,
-		Read:      v8Whole,
-		Plausible: func(head []byte, _ bool) bool { return format.IsJSONObject(head) || looksV8(head) },
-		JSON:      looksV8,
-	},
+	otlp.Format,
+	v8.Format,
 	goroutine.Format,
 	callgrind.Format,
 	perf.Format,
 	folded.Format,
-	{
-		// OTLP's protobuf container on a stream's head; the OTLP row above detects it in
-		// whole inputs and says what is plausible.
-		Name:    FormatOTLP,
-		Head:    looksOTLPProto,
-		Stream:  streamOTLP,
-		Rereads: true,
-		Read:    otlpWhole,
-	},
+	otlp.ProtoFormat,
 }
 
 // formatNamed returns the first row of the registry named name, nil for none.

@@ -38,7 +38,7 @@ func looksProfileProto(head []byte) bool {
 			if tag&7 != format.WireBytes {
 				return false
 			}
-			return valueTypes > 0 || (i == 0 && tag>>3 != fieldSample && plausibleProto(head))
+			return valueTypes > 0 || (i == 0 && tag>>3 != fieldSample && format.PlausibleProto(head))
 		}
 		next, err := format.ReadField(head, i, &f)
 		if err != nil {
@@ -464,19 +464,6 @@ func legacyText(head []byte) bool {
 		return format.LegacyHeader(line)
 	}
 	return true // blank lines and comments only, so far
-}
-
-// plausibleProto says whether head can start a profile.proto or OpenTelemetry ProfilesData
-// message: fields numbered as theirs (1 to 15) with wire types protobuf has, where those
-// that can hold messages (1 to 5) hold protobuf fields too. A field cut by the end of head
-// is judged on what head has of it.
-func plausibleProto(head []byte) bool { return format.PlausibleFields(head, 15, 1) }
-
-// plausibleOTLPStream says whether head starts an OTLP length-prefixed stream: a 4-byte
-// big-endian length, then a ProfilesData message.
-func plausibleOTLPStream(head []byte) bool {
-	n := binary.BigEndian.Uint32(head)
-	return n > 0 && plausibleProto(head[4:min(len(head), 4+int(n))])
 }
 
 // legacyCPUHeader says whether head starts like a legacy binary CPU profile (pprof's

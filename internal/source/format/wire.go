@@ -306,3 +306,9 @@ func PlausibleFields(b []byte, maxNum uint64, depth int) bool {
 	}
 	return true
 }
+
+// PlausibleProto says whether head can start a profile.proto or OpenTelemetry ProfilesData
+// message: fields numbered as theirs (1 to 15) with wire types protobuf has, where those
+// that can hold messages (1 to 5) hold protobuf fields too. A field cut by the end of head
+// is judged on what head has of it.
+func PlausibleProto(head []byte) bool { return PlausibleFields(head, 15, 1) }

@@ -905,7 +905,7 @@ func (r *Reader) addSelf(pos [3]uint64, costs []uint64) error {
 	if err != nil {
 		return err
 	}
-	// A Go program's costs are read without their contexts (Finish): once it is known to
+	// A Go program's costs are read without their contexts (finish): once it is known to
 	// be one, its costs are kept by location alone.
 	ctx := r.ctx
 	if r.goRuntime {
@@ -1002,7 +1002,7 @@ func (r *Reader) cost(ctx *Context, loc *profile.Location) (*cgCost, error) {
 	return &r.order[n], nil
 }
 
-// Finish checks the end of the input and makes the samples.
+// finish checks the end of the input and makes the samples.
 func (r *Reader) Finish() (format.Decoded, error) {
 	if !r.recognized {
 		return format.Decoded{}, errors.New("not callgrind output: no callgrind header or position line")

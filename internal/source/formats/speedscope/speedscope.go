@@ -1,19 +1,5 @@
-package speedscope
-
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
-
-	"github.com/profq/profq/internal/source/format"
-
-	"github.com/google/pprof/profile"
-)
-
+// Package speedscope reads speedscope's JSON files as a profile.
+//
 // speedscope's file format (https://www.speedscope.app/file-format-schema.json) holds
 // frames shared by every profile (shared.frames: name, and file, line, col where known) and
 // a list of profiles, each one "sampled" (samples: stacks of frame indices, root first,
@@ -36,8 +22,23 @@ import (
 //     number in it, else in the first finer unit in which it is, nanoseconds at the
 //     finest (rounded there); other values are rounded to whole numbers, with a warning.
 //   - Identical stacks of one profile are one sample, their weights added.
+package speedscope
 
-// Name is speedscope's JSON file format (speedscope.go).
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/google/pprof/profile"
+)
+
+// Name is speedscope's JSON file format.
 const Name = "speedscope"
 
 // Schema is the $schema of speedscope files.

@@ -1,4 +1,4 @@
-package source
+package otlp
 
 import (
 	"bufio"
@@ -17,24 +17,24 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// OTLP/JSON read as a stream: streamOTLPJSON builds what parseOTLP builds from the same bytes
+// OTLP/JSON read as a stream: StreamJSON builds what Parse builds from the same bytes
 // in memory (the same profile, warnings and frame types; an error where it fails) holding one
 // object of JSON lines at a time, and of it only what the converter takes.
 //
 // The objects that hold the samples (ProfilesData, ResourceProfiles, ScopeProfiles, Profile)
-// and the dictionary are read member by member as the bytes arrive (jsonScan, which checks
-// the syntax as jsonFixer does, with the same errors). Everything else is decoded by
-// protojson, after the same rewriting as decodeOTLPJSON's, from the bytes of just that part:
+// and the dictionary are read member by member as the bytes arrive (JSONScan, which checks
+// the syntax as JSONFixer does, with the same errors). Everything else is decoded by
+// protojson, after the same rewriting as DecodeJSON's, from the bytes of just that part:
 // each sample, each entry of a dictionary table, and for each of those objects its other
 // members (a Resource, a scope, a Profile's sample type and attributes...) gathered into an
 // object of their own, where the members read as a stream stand as empty arrays. Every
 // member name, placeholder and refusal is thus protojson's: a field given twice under its
 // two names, a value of the wrong type. A sample only refers to the dictionary by index, so
 // it is added up (otlpSamples) as soon as it is read, whichever order the members come in;
-// a sample of the shape writers give is read without protojson (parseJSONSample).
+// a sample of the shape writers give is read without protojson (ParseJSONSample).
 //
 // Members protojson would pass over are checked for their syntax and let go, never held. A
-// member given again replaces the one before, as jsonFixer keeps only the last: what was
+// member given again replaces the one before, as JSONFixer keeps only the last: what was
 // read of the first is dropped, and its errors with it (jsonPart). So a limit met in a member
 // (--max-samples, --max-entries) refuses the input only when its object ends with that
 // member still in force; meanwhile the member is read on without holding more.
@@ -44,18 +44,18 @@ import (
 // faults, the first one found may be another (a limit is met as the samples are read, where
 // reading whole decodes every object before counting).
 
-// streamOTLPJSON reads OTLP/JSON (looksOTLPJSON) from r as it arrives and converts it as
-// parseOTLP converts it. Without Options.Format, the input must have a member named as
-// IsOTLPJSON wants, as reading whole detects OTLP.
-func streamOTLPJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
+// StreamJSON reads OTLP/JSON (LooksJSON) from r as it arrives and converts it as
+// Parse converts it. Without Options.Format, the input must have a member named as
+// IsJSON wants, as reading whole detects OTLP.
+func StreamJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	bom := 0
 	if b, _ := r.Peek(len(format.UTF8BOM)); string(b) == format.UTF8BOM {
 		bom, _ = r.Discard(len(format.UTF8BOM))
 	}
-	d := &otlpJSONStream{s: &jsonScan{r: r}, lim: o.Limits, selected: o.OTLPProfile}
+	d := &otlpJSONStream{s: &JSONScan{R: r}, lim: o.Limits, selected: o.OTLPProfile}
 	s := d.s
 	for n := 1; ; n++ {
-		c, ok := s.space()
+		c, ok := s.Space()
 		if !ok {
 			if s.err != io.EOF {
 				return format.Decoded{}, s.err
@@ -65,7 +65,7 @@ func streamOTLPJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 		var err error
 		if c == '{' {
 			err = d.message()
-		} else if err = s.skip(); err == nil {
+		} else if err = s.Skip(); err == nil {
 			err = errors.New("not a JSON object")
 		}
 		switch {
@@ -77,43 +77,43 @@ func streamOTLPJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 		}
 	}
 	if o.Format == "" && !s.sawKey {
-		// Read whole, it would not be taken for OTLP (isOTLP), nor read as another format.
+		// Read whole, it would not be taken for OTLP (IsOTLP), nor read as another format.
 		return format.Decoded{}, fmt.Errorf("%w: JSON without a resourceProfiles member", format.ErrNotProfile)
 	}
-	size := int64(bom) + s.pos()
+	size := int64(bom) + s.Pos()
 	return convertOTLP(d.msgs, o.OTLPProfile, int(min(size, math.MaxInt)), d.lim)
 }
 
-// looksOTLPJSON says whether head, the decompressed start of an input longer than it, starts
-// OTLP/JSON as streamOTLPJSON reads it: a JSON object with a member IsOTLPJSON looks for, or
-// a dictionary among its first members (which some writers put first), and which parseOTLP
-// would not try as protobuf first (otlpFrames): that would begin with the tag of field 1 or 2,
+// LooksJSON says whether head, the decompressed start of an input longer than it, starts
+// OTLP/JSON as StreamJSON reads it: a JSON object with a member IsJSON looks for, or
+// a dictionary among its first members (which some writers put first), and which Parse
+// would not try as protobuf first (Frames): that would begin with the tag of field 1 or 2,
 // a line feed, at its start or after the 4 bytes of a length.
-func looksOTLPJSON(head []byte) bool {
-	if !jsonSchema().ok || !format.IsJSONObject(head) || startsOTLPMessage(head) ||
+func LooksJSON(head []byte) bool {
+	if !JSONSchema().OK || !format.IsJSONObject(head) || startsOTLPMessage(head) ||
 		len(head) > 4 && binary.BigEndian.Uint32(head) > 0 && startsOTLPMessage(head[4:]) {
 		return false
 	}
-	if IsOTLPJSON(head) {
+	if IsJSON(head) {
 		return true
 	}
-	s := &jsonScan{r: bufio.NewReaderSize(bytes.NewReader(bytes.TrimPrefix(head, []byte(format.UTF8BOM))), 16)}
-	if c, ok := s.space(); !ok || c != '{' {
+	s := &JSONScan{R: bufio.NewReaderSize(bytes.NewReader(bytes.TrimPrefix(head, []byte(format.UTF8BOM))), 16)}
+	if c, ok := s.Space(); !ok || c != '{' {
 		return false
 	}
 	errFound := errors.New("found")
-	err := s.members(func(name *jsonName) error {
-		if f := jsonSchema().profilesData.field(name); f != nil && f.num == 2 {
+	err := s.Members(func(name *JSONName) error {
+		if f := JSONSchema().ProfilesData.field(name); f != nil && f.Num == 2 {
 			return errFound
 		}
-		return s.skip()
+		return s.Skip()
 	})
 	return err == errFound
 }
 
 // otlpJSONStream is OTLP/JSON being read from a stream.
 type otlpJSONStream struct {
-	s        *jsonScan
+	s        *JSONScan
 	lim      format.Limits
 	selected int // the Profile --otlp-profile picks, 0 for all
 	counted  int // the Profiles of the messages read so far
@@ -121,11 +121,11 @@ type otlpJSONStream struct {
 	// What a sample or a dictionary entry is read into, reused.
 	part    []byte
 	sample  otlppb.Sample
-	fields  otlpSampleFields
+	fields  SampleFields
 	values  []int64
 	key     []byte
 	discard otlppb.ProfilesDictionary // the entries of a table past --max-entries
-	fixer   jsonFixer
+	fixer   JSONFixer
 }
 
 // The levels of the messages decoded on their own in a ProfilesData, which is level 1 (as
@@ -135,7 +135,7 @@ const (
 	levelJSONResource = 2 // a ResourceProfiles
 	levelJSONScope    = 3 // a ScopeProfiles
 	levelJSONProfile  = 4
-	levelJSONSample   = 5
+	LevelJSONSample   = 5
 	levelJSONDict     = 2
 )
 
@@ -162,12 +162,12 @@ type jsonErr struct {
 func newJSONPart() *jsonPart { return &jsonPart{obj: []byte{'{'}, plain: true} }
 
 // name appends a member's name to obj.
-func (p *jsonPart) name(name *jsonName) { p.n = appendName(&p.obj, p.n, name) }
+func (p *jsonPart) name(name *JSONName) { p.n = appendName(&p.obj, p.n, name) }
 
 // replace starts a member read as a stream, which replaces any before of its name, and
 // returns its name; the member stands in obj as the array or object it is.
-func (p *jsonPart) replace(name *jsonName) string {
-	key := string(name.text)
+func (p *jsonPart) replace(name *JSONName) string {
+	key := string(name.Text)
 	p.errs = slices.DeleteFunc(p.errs, func(e jsonErr) bool { return e.name == key })
 	p.name(name)
 	return key
@@ -210,14 +210,14 @@ func (p *jsonPart) broken(name string) bool {
 
 // member reads a member that is not read as a stream into obj: a known field's value as
 // protojson needs it, an extension's name (which protojson refuses), nothing of others.
-func (p *jsonPart) member(s *jsonScan, name *jsonName, f *jsonField) error {
+func (p *jsonPart) member(s *JSONScan, name *JSONName, f *jsonField) error {
 	if f == nil {
 		if isExtensionName(name) {
 			p.name(name)
 			p.obj = append(p.obj, '0')
 			p.plain = false
 		}
-		return s.skip()
+		return s.Skip()
 	}
 	p.name(name)
 	p.plain = false
@@ -226,10 +226,10 @@ func (p *jsonPart) member(s *jsonScan, name *jsonName, f *jsonField) error {
 
 // finish decodes the members gathered into msg, level deep (by f), and returns the object's
 // first error, if any.
-func (p *jsonPart) finish(f *jsonFixer, msg proto.Message, level int) error {
+func (p *jsonPart) finish(f *JSONFixer, msg proto.Message, level int) error {
 	p.obj = append(p.obj, '}')
 	if !p.plain {
-		if err := f.unmarshalJSONAt(p.obj, msg, level); err != nil {
+		if err := f.UnmarshalJSONAt(p.obj, msg, level); err != nil {
 			p.fail("", err)
 		}
 	}
@@ -250,7 +250,7 @@ func (p *jsonPart) finish(f *jsonFixer, msg proto.Message, level int) error {
 // it is put in obj for protojson to refuse.
 func (d *otlpJSONStream) list(p *jsonPart, f *jsonField, want byte, elem func() error) error {
 	s := d.s
-	if c, ok := s.space(); !ok || c != '[' {
+	if c, ok := s.Space(); !ok || c != '[' {
 		return s.value(&p.obj, f.ctx)
 	}
 	p.obj = append(p.obj, '[')
@@ -274,15 +274,15 @@ func (d *otlpJSONStream) list(p *jsonPart, f *jsonField, want byte, elem func() 
 // for its errors, the others gathered for protojson. What is wrong with the object becomes
 // an error of member key of parent, or without a parent (a ProfilesData) the error
 // returned, with what ends the reading: the input's syntax or its end, a read error.
-func (d *otlpJSONStream) object(msg *jsonMsg, into proto.Message, level int, parent *jsonPart, key string, read func(p *jsonPart, f *jsonField, key string) error) error {
+func (d *otlpJSONStream) object(msg *JSONMsg, into proto.Message, level int, parent *jsonPart, key string, read func(p *jsonPart, f *jsonField, key string) error) error {
 	p := newJSONPart()
-	err := d.s.members(func(name *jsonName) error {
+	err := d.s.Members(func(name *JSONName) error {
 		f := msg.field(name)
-		if f == nil || !f.streamed {
+		if f == nil || !f.Streamed {
 			return p.member(d.s, name, f)
 		}
 		key := p.replace(name)
-		if bit := uint64(1) << f.num; f.num >= 64 || p.nums&bit != 0 {
+		if bit := uint64(1) << f.Num; f.Num >= 64 || p.nums&bit != 0 {
 			p.plain = false
 		} else {
 			p.nums |= bit
@@ -313,13 +313,13 @@ func (d *otlpJSONStream) object(msg *jsonMsg, into proto.Message, level int, par
 // message reads one ProfilesData object.
 func (d *otlpJSONStream) message() error {
 	m := &otlpMessage{dict: &otlppb.ProfilesDictionary{}}
-	err := d.object(jsonSchema().profilesData, &otlppb.ProfilesData{}, levelJSONData, nil, "", func(p *jsonPart, f *jsonField, key string) error {
-		if f.num == 1 { // resource_profiles
+	err := d.object(JSONSchema().ProfilesData, &otlppb.ProfilesData{}, levelJSONData, nil, "", func(p *jsonPart, f *jsonField, key string) error {
+		if f.Num == 1 { // resource_profiles
 			m.profiles = m.profiles[:0]
 			return d.list(p, f, '{', func() error { return d.resourceProfiles(m, p, key) })
 		}
 		m.dict = &otlppb.ProfilesDictionary{}
-		if c, ok := d.s.space(); ok && c == '{' {
+		if c, ok := d.s.Space(); ok && c == '{' {
 			p.obj = append(p.obj, "{}"...)
 			return d.dictionary(m.dict, p, key)
 		}
@@ -336,15 +336,15 @@ func (d *otlpJSONStream) message() error {
 // resourceProfiles reads a ResourceProfiles object of message m, an element of member key of
 // parent, with the ScopeProfiles and Profiles under it.
 func (d *otlpJSONStream) resourceProfiles(m *otlpMessage, parent *jsonPart, key string) error {
-	sch := jsonSchema()
+	sch := JSONSchema()
 	rp := &otlppb.ResourceProfiles{}
 	start := len(m.profiles)
-	return d.object(sch.resourceProfiles, rp, levelJSONResource, parent, key, func(p *jsonPart, f *jsonField, key string) error {
+	return d.object(sch.ResourceProfiles, rp, levelJSONResource, parent, key, func(p *jsonPart, f *jsonField, key string) error {
 		m.profiles = m.profiles[:start] // those of a scope_profiles member this one replaces
 		return d.list(p, f, '{', func() error {
 			sp := &otlppb.ScopeProfiles{}
 			start := len(m.profiles)
-			return d.object(sch.scopeProfiles, sp, levelJSONScope, p, key, func(p *jsonPart, f *jsonField, key string) error {
+			return d.object(sch.ScopeProfiles, sp, levelJSONScope, p, key, func(p *jsonPart, f *jsonField, key string) error {
 				m.profiles = m.profiles[:start]
 				return d.list(p, f, '{', func() error { return d.profile(m, rp, sp, p, key) })
 			})
@@ -356,7 +356,7 @@ func (d *otlpJSONStream) resourceProfiles(m *otlpMessage, parent *jsonPart, key 
 func (d *otlpJSONStream) profile(m *otlpMessage, rp *otlppb.ResourceProfiles, sp *otlppb.ScopeProfiles, parent *jsonPart, key string) error {
 	prof := &otlppb.Profile{}
 	op := m.addProfile(rp, sp, prof, d.counted+len(m.profiles)+1, d.selected, d.lim.Samples)
-	err := d.object(jsonSchema().profile, prof, levelJSONProfile, parent, key, func(p *jsonPart, f *jsonField, key string) error {
+	err := d.object(JSONSchema().Profile, prof, levelJSONProfile, parent, key, func(p *jsonPart, f *jsonField, key string) error {
 		if op.samples != nil {
 			op.samples = newOTLPSamples(d.lim.Samples) // not those of a member this one replaces
 		}
@@ -375,19 +375,19 @@ func (d *otlpJSONStream) profile(m *otlpMessage, rp *otlppb.ResourceProfiles, sp
 // Profile's samples. What is wrong with it is an error of member key of p.
 func (d *otlpJSONStream) addSample(a *otlpSamples, at int64, p *jsonPart, key string) error {
 	if p.broken(key) {
-		return d.s.skip()
+		return d.s.Skip()
 	}
 	d.part = d.part[:0]
-	if err := d.s.value(&d.part, jsonCtx{kind: kindMessage, msg: jsonSchema().sample}); err != nil {
+	if err := d.s.value(&d.part, jsonCtx{kind: kindMessage, msg: JSONSchema().sample}); err != nil {
 		return err
 	}
-	v, ok := parseJSONSample(d.part, &d.fields, &d.values)
+	v, ok := ParseJSONSample(d.part, &d.fields, &d.values)
 	if !ok {
-		if err := d.fixer.unmarshalJSONAt(d.part, &d.sample, levelJSONSample); err != nil {
+		if err := d.fixer.UnmarshalJSONAt(d.part, &d.sample, LevelJSONSample); err != nil {
 			p.fail(key, err)
 			return nil
 		}
-		v = d.fields.of(&d.sample)
+		v = d.fields.Of(&d.sample)
 	}
 	d.releasePart()
 	if a == nil || p.failed(key) {
@@ -411,10 +411,10 @@ func (d *otlpJSONStream) releasePart() {
 // dictionary reads the ProfilesDictionary object of a message into dict, one table entry at
 // a time; each table is held to --max-entries as it grows.
 func (d *otlpJSONStream) dictionary(dict *otlppb.ProfilesDictionary, parent *jsonPart, key string) error {
-	return d.object(jsonSchema().dictionary, &otlppb.ProfilesDictionary{}, levelJSONDict, parent, key, func(p *jsonPart, f *jsonField, key string) error {
-		clearDictTable(dict, f.num)
+	return d.object(JSONSchema().Dictionary, &otlppb.ProfilesDictionary{}, levelJSONDict, parent, key, func(p *jsonPart, f *jsonField, key string) error {
+		clearDictTable(dict, f.Num)
 		want := byte('{')
-		if f.num == dictStrings {
+		if f.Num == DictStrings {
 			want = '"'
 		}
 		return d.list(p, f, want, func() error { return d.entry(dict, f, p, key) })
@@ -426,7 +426,7 @@ func (d *otlpJSONStream) dictionary(dict *otlppb.ProfilesDictionary, parent *jso
 func (d *otlpJSONStream) entry(dict *otlppb.ProfilesDictionary, f *jsonField, p *jsonPart, key string) error {
 	s := d.s
 	if p.broken(key) {
-		return s.skip()
+		return s.Skip()
 	}
 	if p.failed(key) {
 		// Past the limit: checked, and not kept.
@@ -435,14 +435,14 @@ func (d *otlpJSONStream) entry(dict *otlppb.ProfilesDictionary, f *jsonField, p 
 	}
 	d.part = d.part[:0]
 	var entries int
-	if f.num == dictStrings {
+	if f.Num == DictStrings {
 		s.startKeep(&d.part, 0)
 		err := s.str()
 		s.endKeep()
 		if err != nil {
 			return err
 		}
-		// What protojson makes of the string once jsonFixer has rewritten it.
+		// What protojson makes of the string once JSONFixer has rewritten it.
 		text := d.part[1 : len(d.part)-1]
 		str := string(text)
 		if bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
@@ -455,7 +455,7 @@ func (d *otlpJSONStream) entry(dict *otlppb.ProfilesDictionary, f *jsonField, p 
 			return err
 		}
 		var err error
-		entries, err = addDictEntry(dict, f.num, func(e proto.Message) error { return d.fixer.unmarshalJSONAt(d.part, e, levelDictionary) })
+		entries, err = addDictEntry(dict, f.Num, func(e proto.Message) error { return d.fixer.UnmarshalJSONAt(d.part, e, levelDictionary) })
 		if err != nil {
 			p.fail(key, err)
 			return nil
@@ -468,7 +468,7 @@ func (d *otlpJSONStream) entry(dict *otlppb.ProfilesDictionary, f *jsonField, p 
 	return nil
 }
 
-// parseJSONSample reads a sample as jsonScan.value keeps it (no white space, no members that
+// ParseJSONSample reads a sample as JSONScan.value keeps it (no white space, no members that
 // Sample does not know) when it has the shape writers give it: each field at most once,
 // under its JSON or proto name unescaped, its integers written plainly (plainInt) as numbers
 // or strings, and in range. protojson reads such a sample as this does: for a number that is
@@ -476,11 +476,11 @@ func (d *otlpJSONStream) entry(dict *otlppb.ProfilesDictionary, f *jsonField, p 
 // the field's size), and for a string, the number in it. ok is false for any other sample,
 // which protojson then reads. f and values receive the sample; v is its value
 // (otlpSampleValue).
-func parseJSONSample(b []byte, f *otlpSampleFields, values *[]int64) (v int64, ok bool) {
-	*f = otlpSampleFields{attrs: f.attrs[:0], ts: f.ts[:0]}
+func ParseJSONSample(b []byte, f *SampleFields, values *[]int64) (v int64, ok bool) {
+	*f = SampleFields{attrs: f.attrs[:0], ts: f.ts[:0]}
 	vals := (*values)[:0]
 	defer func() { *values = vals }()
-	names := jsonSchema().sampleNames
+	names := JSONSchema().SampleNames
 	if len(b) < 2 || b[0] != '{' {
 		return 0, false
 	}
@@ -549,7 +549,7 @@ func parseJSONSample(b []byte, f *otlpSampleFields, values *[]int64) (v int64, o
 	}
 }
 
-// The fields of a Sample, as parseJSONSample reads them (jsonMessages.sampleNames).
+// The fields of a Sample, as ParseJSONSample reads them (jsonMessages.sampleNames).
 const (
 	sampleStack  = 1 // int32 stack_index
 	sampleAttrs  = 2 // repeated int32 attribute_indices

@@ -1,20 +1,5 @@
-package source
-
-import (
-	"bytes"
-	"cmp"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"math"
-	"slices"
-	"strconv"
-
-	"github.com/profq/profq/internal/source/format"
-
-	"github.com/google/pprof/profile"
-)
-
+// Package v8 reads V8's CPU profiles (.cpuprofile files and Chrome traces holding some) as a profile.
+//
 // V8 CPU profiles come in three shapes, all JSON, all read whole:
 //
 //   - a .cpuprofile file, as Chrome DevTools saves it and node --cpu-prof writes it:
@@ -35,20 +20,35 @@ import (
 // The profiler samples the thread whether it runs JavaScript or not, so the time is wall
 // time: (idle), (program) and (garbage collector) are frames of their own directly under
 // the root, as DevTools' Bottom-Up lists them, and (root) itself is left out of stacks.
+package v8
 
-// FormatV8 is V8's CPU profiles: .cpuprofile files (Chrome DevTools, node --cpu-prof,
-// the legacy head tree) and Chrome traces holding Profile/ProfileChunk events
-// (cpuprofile.go).
-const FormatV8 = "v8"
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/google/pprof/profile"
+)
+
+// Name is V8's CPU profiles: .cpuprofile files (Chrome DevTools, node --cpu-prof,
+// the legacy head tree) and Chrome traces holding Profile/ProfileChunk events.
+const Name = "v8"
 
 // Labels of the samples read from a Chrome trace, which may hold the profiles of several
 // threads.
 const (
-	// V8PidLabel is the string label of the process a trace's profile sampled.
-	V8PidLabel = "pid"
-	// V8ThreadLabel is the string label of the thread a trace's profile sampled: its name
+	// PidLabel is the string label of the process a trace's profile sampled.
+	PidLabel = "pid"
+	// ThreadLabel is the string label of the thread a trace's profile sampled: its name
 	// from the trace's thread_name metadata (CrRendererMain), or its tid.
-	V8ThreadLabel = "thread"
+	ThreadLabel = "thread"
 )
 
 // v8CallFrame is a node's function and where its code starts; lines and columns are
@@ -109,11 +109,11 @@ type traceChunk struct {
 	EndTime    *float64 `json:"endTime"`
 }
 
-// v8Whole reads a V8 CPU profile or Chrome trace held whole (the registry's read).
-func v8Whole(o format.Options, _, raw []byte) (format.Decoded, error) { return parseV8(o, raw) }
+// Read reads a V8 CPU profile or Chrome trace held whole (the registry's read).
+func Read(o format.Options, _, raw []byte) (format.Decoded, error) { return Parse(o, raw) }
 
-// parseV8 reads raw, a V8 CPU profile or a Chrome trace holding some.
-func parseV8(o format.Options, raw []byte) (format.Decoded, error) {
+// Parse reads raw, a V8 CPU profile or a Chrome trace holding some.
+func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
@@ -152,7 +152,7 @@ func parseV8(o format.Options, raw []byte) (format.Decoded, error) {
 	if err := p.CheckValid(); err != nil {
 		return format.Decoded{}, fmt.Errorf("malformed V8 CPU profile: %w", err)
 	}
-	return format.Decoded{P: p, Format: FormatV8, Samples: b.count, Warnings: b.warnings}, nil
+	return format.Decoded{P: p, Format: Name, Samples: b.count, Warnings: b.warnings}, nil
 }
 
 // v8Builder builds one profile of the V8 profiles of an input.
@@ -573,7 +573,7 @@ func (b *v8Builder) addTrace(events []traceEvent) error {
 	}
 	for _, tp := range profiles {
 		thread := cmp.Or(threads[[2]string{tp.pid, tp.tid}], tp.tid)
-		labels := map[string][]string{V8PidLabel: {tp.pid}, V8ThreadLabel: {thread}}
+		labels := map[string][]string{PidLabel: {tp.pid}, ThreadLabel: {thread}}
 		if err := b.add(&tp.prof, labels); err != nil {
 			return err
 		}
@@ -593,14 +593,14 @@ func jsonScalar(raw json.RawMessage) string {
 	return string(bytes.TrimSpace(raw))
 }
 
-// looksV8 says whether data, the decompressed start of an input or all of it, is a V8 CPU
-// profile or a Chrome trace as parseV8 reads them, from the names of its first members: a
+// Looks says whether data, the decompressed start of an input or all of it, is a V8 CPU
+// profile or a Chrome trace as Parse reads them, from the names of its first members: a
 // JSON object whose members before one of these are skipped (they may not reach past data)
 // and which has traceEvents, or nodes whose first node has a callFrame, or a head node of
 // the legacy tree (with a functionName or a callFrame); or an array of trace events, the
 // first with a ph and a pid. Neither OTLP/JSON, speedscope files nor profq's own JSON
 // reports have such members.
-func looksV8(data []byte) bool {
+func Looks(data []byte) bool {
 	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(format.UTF8BOM))}
 	switch s.peek() {
 	case '[':
@@ -771,4 +771,17 @@ func eventArgs(e *traceEvent) []byte {
 		return []byte("{}")
 	}
 	return e.Args
+}
+
+// Format is the row of source's registry for this format.
+var Format = format.Format{
+	Name:   Name,
+	About:  "V8 CPU profiles",
+	Detect: Looks,
+	// Read whole; before folded stacks, which a one-line profile with a ';' in a URL
+	// could look like.
+	Head:      Looks,
+	Read:      Read,
+	Plausible: func(head []byte, _ bool) bool { return format.IsJSONObject(head) || Looks(head) },
+	JSON:      Looks,
 }

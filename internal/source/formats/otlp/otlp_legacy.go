@@ -1,4 +1,4 @@
-package source
+package otlp
 
 import (
 	"errors"
@@ -24,35 +24,35 @@ import (
 // message read as a stream is read in whichever layout its samples show as they come
 // (otlp_stream.go), from the same signals (layoutSignals).
 
-// otlpLayout is a wire layout of the OTLP profiles proto.
-type otlpLayout int
+// Layout is a wire layout of the OTLP profiles proto.
+type Layout int
 
 const (
-	layoutCurrent otlpLayout = iota // opentelemetry-proto v1.10 and later
-	layoutV19                       // v1.9: old Sample field numbers
-	layoutV18                       // v1.8: old Sample and Profile field numbers
+	LayoutCurrent Layout = iota // opentelemetry-proto v1.10 and later
+	LayoutV19                   // v1.9: old Sample field numbers
+	LayoutV18                   // v1.8: old Sample and Profile field numbers
 )
 
-func (l otlpLayout) String() string {
+func (l Layout) String() string {
 	switch l {
-	case layoutV19:
+	case LayoutV19:
 		return "opentelemetry-proto v1.9"
-	case layoutV18:
+	case LayoutV18:
 		return "opentelemetry-proto v1.8"
 	}
 	return "current"
 }
 
-// pathToProfile leads from ProfilesData to its Profiles: resource_profiles, scope_profiles,
+// PathToProfile leads from ProfilesData to its Profiles: resource_profiles, scope_profiles,
 // profiles.
-func pathToProfile() []protowire.Number { return []protowire.Number{1, 2, 2} }
+func PathToProfile() []protowire.Number { return []protowire.Number{1, 2, 2} }
 
-// pathToSample leads from Profile to its Samples.
-func pathToSample() []protowire.Number { return []protowire.Number{2} }
+// PathToSample leads from Profile to its Samples.
+func PathToSample() []protowire.Number { return []protowire.Number{2} }
 
 var (
-	errPre18Layout = errors.New("OTLP profiles in a wire layout older than opentelemetry-proto v1.8 (samples as slices of location_indices) are not supported: export them again with a current collector or profiler")
-	errMixedLayout = errors.New("OTLP samples in both the v1.9 and the current wire layout in one message")
+	ErrPre18Layout = errors.New("OTLP profiles in a wire layout older than opentelemetry-proto v1.8 (samples as slices of location_indices) are not supported: export them again with a current collector or profiler")
+	ErrMixedLayout = errors.New("OTLP samples in both the v1.9 and the current wire layout in one message")
 )
 
 // layoutSignals is what the samples and profiles of a message say about its layout.
@@ -63,23 +63,23 @@ type layoutSignals struct {
 	oldSampleWithoutValues bool // a sample with field 2 but neither 4 nor 5: invalid unless old
 }
 
-// otlpWireLayout tells the layout of one protobuf ProfilesData. A message it cannot walk is
+// WireLayout tells the layout of one protobuf ProfilesData. A message it cannot walk is
 // left to the decoder, which says what is wrong with it.
-func otlpWireLayout(msg []byte) (otlpLayout, error) {
+func WireLayout(msg []byte) (Layout, error) {
 	var s layoutSignals
-	err := visitNested(msg, pathToProfile(), func(prof []byte) error {
+	err := visitNested(msg, PathToProfile(), func(prof []byte) error {
 		sampleTypes := 0
-		err := eachField(prof, func(f wireField) error {
-			s.profileField(f.num, f.typ, len(f.content) > 0, &sampleTypes)
+		err := EachField(prof, func(f WireField) error {
+			s.profileField(f.Num, f.Typ, len(f.content) > 0, &sampleTypes)
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		return visitNested(prof, pathToSample(), func(sample []byte) error {
+		return visitNested(prof, PathToSample(), func(sample []byte) error {
 			var has sampleFieldSet
-			err := eachField(sample, func(f wireField) error {
-				s.sampleField(f.num, f.typ, &has)
+			err := EachField(sample, func(f WireField) error {
+				s.sampleField(f.Num, f.Typ, &has)
 				return nil
 			})
 			s.sampleEnd(has)
@@ -87,7 +87,7 @@ func otlpWireLayout(msg []byte) (otlpLayout, error) {
 		})
 	})
 	if err != nil {
-		return layoutCurrent, nil
+		return LayoutCurrent, nil
 	}
 	return s.layout()
 }
@@ -136,35 +136,35 @@ func (s *layoutSignals) sampleEnd(has sampleFieldSet) {
 }
 
 // layout is the layout the signals of a whole message tell.
-func (s *layoutSignals) layout() (otlpLayout, error) {
+func (s *layoutSignals) layout() (Layout, error) {
 	switch {
 	case s.pre18:
-		return layoutCurrent, errPre18Layout
+		return LayoutCurrent, ErrPre18Layout
 	case s.oldSample && s.newSample, s.v18Profile && s.newSample:
-		return layoutCurrent, errMixedLayout
+		return LayoutCurrent, ErrMixedLayout
 	case s.v18Profile:
-		return layoutV18, nil
+		return LayoutV18, nil
 	case s.oldSample:
-		return layoutV19, nil
+		return LayoutV19, nil
 	case s.newSample:
-		return layoutCurrent, nil
+		return LayoutCurrent, nil
 	case s.oldSampleWithoutValues:
-		return layoutV19, nil
+		return LayoutV19, nil
 	}
-	return layoutCurrent, nil
+	return LayoutCurrent, nil
 }
 
 // remapOTLPLayout renumbers the fields of a message in an older layout to the current one.
-func remapOTLPLayout(msg []byte, layout otlpLayout) ([]byte, error) {
-	return rewriteNested(msg, pathToProfile(), func(prof []byte) ([]byte, error) {
-		if layout == layoutV18 {
+func remapOTLPLayout(msg []byte, layout Layout) ([]byte, error) {
+	return RewriteNested(msg, PathToProfile(), func(prof []byte) ([]byte, error) {
+		if layout == LayoutV18 {
 			var err error
-			if prof, err = renumber(prof, v18ProfileField); err != nil {
+			if prof, err = Renumber(prof, v18ProfileField); err != nil {
 				return nil, err
 			}
 		}
-		return rewriteNested(prof, pathToSample(), func(sample []byte) ([]byte, error) {
-			return renumber(sample, v19SampleField)
+		return RewriteNested(prof, PathToSample(), func(sample []byte) ([]byte, error) {
+			return Renumber(sample, v19SampleField)
 		})
 	})
 }
@@ -195,16 +195,16 @@ func v18ProfileField(n protowire.Number) protowire.Number {
 	return n
 }
 
-// wireField is one field of a protobuf message.
-type wireField struct {
-	num     protowire.Number
-	typ     protowire.Type
-	value   []byte // the encoded value, as it follows the tag
+// WireField is one field of a protobuf message.
+type WireField struct {
+	Num     protowire.Number
+	Typ     protowire.Type
+	Value   []byte // the encoded value, as it follows the tag
 	content []byte // for length-delimited fields, the bytes inside
 }
 
-// eachField calls fn for every field of msg in order, and fails on malformed protobuf.
-func eachField(msg []byte, fn func(wireField) error) error {
+// EachField calls fn for every field of msg in order, and fails on malformed protobuf.
+func EachField(msg []byte, fn func(WireField) error) error {
 	for len(msg) > 0 {
 		num, typ, n := protowire.ConsumeTag(msg)
 		if n < 0 {
@@ -214,9 +214,9 @@ func eachField(msg []byte, fn func(wireField) error) error {
 		if m < 0 {
 			return protowire.ParseError(m)
 		}
-		f := wireField{num: num, typ: typ, value: msg[n : n+m]}
+		f := WireField{Num: num, Typ: typ, Value: msg[n : n+m]}
 		if typ == protowire.BytesType {
-			f.content, _ = protowire.ConsumeBytes(f.value)
+			f.content, _ = protowire.ConsumeBytes(f.Value)
 		}
 		if err := fn(f); err != nil {
 			return err
@@ -232,28 +232,28 @@ func visitNested(msg []byte, path []protowire.Number, fn func([]byte) error) err
 	if len(path) == 0 {
 		return fn(msg)
 	}
-	return eachField(msg, func(f wireField) error {
-		if f.num != path[0] || f.typ != protowire.BytesType {
+	return EachField(msg, func(f WireField) error {
+		if f.Num != path[0] || f.Typ != protowire.BytesType {
 			return nil
 		}
 		return visitNested(f.content, path[1:], fn)
 	})
 }
 
-// rewriteNested returns msg with the content of every length-delimited field reached by
+// RewriteNested returns msg with the content of every length-delimited field reached by
 // following path replaced by what leaf makes of it; everything else is copied as it is.
-func rewriteNested(msg []byte, path []protowire.Number, leaf func([]byte) ([]byte, error)) ([]byte, error) {
+func RewriteNested(msg []byte, path []protowire.Number, leaf func([]byte) ([]byte, error)) ([]byte, error) {
 	if len(path) == 0 {
 		return leaf(msg)
 	}
 	out := make([]byte, 0, len(msg))
-	err := eachField(msg, func(f wireField) error {
-		out = protowire.AppendTag(out, f.num, f.typ)
-		if f.num != path[0] || f.typ != protowire.BytesType {
-			out = append(out, f.value...)
+	err := EachField(msg, func(f WireField) error {
+		out = protowire.AppendTag(out, f.Num, f.Typ)
+		if f.Num != path[0] || f.Typ != protowire.BytesType {
+			out = append(out, f.Value...)
 			return nil
 		}
-		inner, err := rewriteNested(f.content, path[1:], leaf)
+		inner, err := RewriteNested(f.content, path[1:], leaf)
 		if err != nil {
 			return err
 		}
@@ -263,19 +263,19 @@ func rewriteNested(msg []byte, path []protowire.Number, leaf func([]byte) ([]byt
 	return out, err
 }
 
-// renumber returns msg with its fields renumbered by to (0 drops a field). Groups keep
+// Renumber returns msg with its fields renumbered by to (0 drops a field). Groups keep
 // their numbers, since their end tags repeat them; no OTLP field is a group.
-func renumber(msg []byte, to func(protowire.Number) protowire.Number) ([]byte, error) {
+func Renumber(msg []byte, to func(protowire.Number) protowire.Number) ([]byte, error) {
 	out := make([]byte, 0, len(msg))
-	err := eachField(msg, func(f wireField) error {
-		num := f.num
-		if f.typ != protowire.StartGroupType {
+	err := EachField(msg, func(f WireField) error {
+		num := f.Num
+		if f.Typ != protowire.StartGroupType {
 			if num = to(num); num == 0 {
 				return nil
 			}
 		}
-		out = protowire.AppendTag(out, num, f.typ)
-		out = append(out, f.value...)
+		out = protowire.AppendTag(out, num, f.Typ)
+		out = append(out, f.Value...)
 		return nil
 	})
 	return out, err

@@ -1,4 +1,4 @@
-package source
+package otlp
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 // generic JSON value first (maps and slices of interfaces), then encoding that again for
 // protojson, cost some 900 bytes per array element: 56 KB gzipped of an array of 1.2
 // million values took 1.1 GB, where protojson alone takes 150 MB. One pass over the
-// bytes (jsonFixer) finds where each object ends and rewrites, in a copy made only when
+// bytes (JSONFixer) finds where each object ends and rewrites, in a copy made only when
 // something needs it, what protojson would read differently from what OTLP/JSON and
 // encoding/json mean:
 //
@@ -47,11 +47,11 @@ const maxJSONDepth = 10000
 // errJSONTooDeep is JSON nested deeper than maxJSONDepth.
 var errJSONTooDeep = fmt.Errorf("invalid JSON: arrays and objects nested more than %d deep", maxJSONDepth)
 
-// decodeOTLPJSON decodes OTLP/JSON: one object, or several one after the other (JSON lines).
-func decodeOTLPJSON(raw []byte) ([]*otlppb.ProfilesData, error) {
+// DecodeJSON decodes OTLP/JSON: one object, or several one after the other (JSON lines).
+func DecodeJSON(raw []byte) ([]*otlppb.ProfilesData, error) {
 	in := bytes.TrimPrefix(raw, []byte(format.UTF8BOM))
 	var msgs []*otlppb.ProfilesData
-	var f jsonFixer
+	var f JSONFixer
 	for n, pos := 1, 0; ; n++ {
 		pos = skipJSONSpace(in, pos)
 		if pos == len(in) {
@@ -78,10 +78,10 @@ func otlpJSONOptions(level int) protojson.UnmarshalOptions {
 	return protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: protowire.DefaultRecursionLimit - (level - 1)}
 }
 
-// unmarshalJSONAt decodes obj, one object of OTLP/JSON, into msg as decodeOTLPJSON decodes it
+// unmarshalJSONAt decodes obj, one object of OTLP/JSON, into msg as DecodeJSON decodes it
 // where it sits, level deep in a ProfilesData: after the same rewriting (by f, whose
 // buffers are reused), with what is left of protojson's recursion limit there.
-func (f *jsonFixer) unmarshalJSONAt(obj []byte, msg proto.Message, level int) error {
+func (f *JSONFixer) UnmarshalJSONAt(obj []byte, msg proto.Message, level int) error {
 	fixed, _, err := f.fix(obj, 0)
 	if err != nil {
 		return err
@@ -105,8 +105,8 @@ func skipJSONSpace(in []byte, pos int) int {
 // fix reads the JSON value at in[start:], which must be an object, and returns it as
 // protojson should read it (the input's own bytes when nothing needed rewriting) and the
 // position after it. f's stacks are reused; nothing else is kept from a value to the next.
-func (f *jsonFixer) fix(in []byte, start int) (obj []byte, end int, err error) {
-	*f = jsonFixer{in: in, pos: start, start: start, copied: start,
+func (f *JSONFixer) fix(in []byte, start int) (obj []byte, end int, err error) {
+	*f = JSONFixer{in: in, pos: start, start: start, copied: start,
 		frames: f.frames[:0], members: f.members[:0], drops: f.drops[:0]}
 	if err := f.value(); err != nil {
 		return nil, 0, err
@@ -117,9 +117,9 @@ func (f *jsonFixer) fix(in []byte, start int) (obj []byte, end int, err error) {
 	return f.result(), f.pos, nil
 }
 
-// jsonFixer reads one JSON value, checking its syntax as encoding/json does, and rewrites
+// JSONFixer reads one JSON value, checking its syntax as encoding/json does, and rewrites
 // it for protojson (see the top of this file).
-type jsonFixer struct {
+type JSONFixer struct {
 	in         []byte
 	pos, start int
 	// out is the rewritten value up to in[copied:], which is still to be copied; it stays
@@ -151,10 +151,10 @@ type jsonMember struct {
 type jsonSpan struct{ start, end int }
 
 // outPos is the output offset of in[p], for p at or past copied.
-func (f *jsonFixer) outPos(p int) int { return len(f.out) + p - f.copied }
+func (f *JSONFixer) outPos(p int) int { return len(f.out) + p - f.copied }
 
 // rewrite replaces in[from:to] (from at or past copied) with repl in the output.
-func (f *jsonFixer) rewrite(from, to int, repl []byte) {
+func (f *JSONFixer) rewrite(from, to int, repl []byte) {
 	if f.out == nil {
 		// The value's size as a first capacity: most inputs need a rewrite or two (a
 		// handful of ids), which then cost one copy.
@@ -166,7 +166,7 @@ func (f *jsonFixer) rewrite(from, to int, repl []byte) {
 }
 
 // result is the value read, rewritten.
-func (f *jsonFixer) result() []byte {
+func (f *JSONFixer) result() []byte {
 	if f.out == nil && len(f.drops) == 0 {
 		return f.in[f.start:f.pos]
 	}
@@ -194,7 +194,7 @@ func (f *jsonFixer) result() []byte {
 
 // syntaxError is the error for the byte at f.pos; at the end of the input, it is the one
 // encoding/json gives for a value cut short.
-func (f *jsonFixer) syntaxError(what string) error {
+func (f *JSONFixer) syntaxError(what string) error {
 	if f.pos >= len(f.in) {
 		return io.ErrUnexpectedEOF
 	}
@@ -203,7 +203,7 @@ func (f *jsonFixer) syntaxError(what string) error {
 
 // value reads one JSON value from f.pos, without recursion: nesting is bounded by
 // maxJSONDepth only.
-func (f *jsonFixer) value() error {
+func (f *JSONFixer) value() error {
 	for {
 		complete, err := f.open()
 		if err != nil {
@@ -222,7 +222,7 @@ func (f *jsonFixer) value() error {
 
 // open reads the start of a value: a whole scalar or empty array or object (complete), or
 // the opening of an array or object, and for an object its first member's name.
-func (f *jsonFixer) open() (complete bool, err error) {
+func (f *JSONFixer) open() (complete bool, err error) {
 	f.pos = skipJSONSpace(f.in, f.pos)
 	if f.pos >= len(f.in) {
 		return false, f.syntaxError("")
@@ -266,7 +266,7 @@ func (f *jsonFixer) open() (complete bool, err error) {
 // next reads what follows a complete value inside the innermost array or object: a comma
 // (and for an object the next member's name), or the end of the array or object, which
 // completes that one in turn.
-func (f *jsonFixer) next() (complete bool, err error) {
+func (f *JSONFixer) next() (complete bool, err error) {
 	top := &f.frames[len(f.frames)-1]
 	f.pos = skipJSONSpace(f.in, f.pos)
 	if f.pos >= len(f.in) {
@@ -291,7 +291,7 @@ func (f *jsonFixer) next() (complete bool, err error) {
 }
 
 // close ends the innermost array or object.
-func (f *jsonFixer) close() {
+func (f *JSONFixer) close() {
 	top := f.frames[len(f.frames)-1]
 	f.members = f.members[:top.members]
 	f.frames = f.frames[:len(f.frames)-1]
@@ -299,7 +299,7 @@ func (f *jsonFixer) close() {
 
 // member reads an object member's name and the colon after it, and notes where the member
 // starts: an earlier member of the same OTLP field name is dropped.
-func (f *jsonFixer) member() error {
+func (f *JSONFixer) member() error {
 	f.pos = skipJSONSpace(f.in, f.pos)
 	if f.pos >= len(f.in) || f.in[f.pos] != '"' {
 		return f.syntaxError("looking for the beginning of an object member's name")
@@ -379,7 +379,7 @@ var otlpJSONNames = sync.OnceValue(func() map[string]int {
 })
 
 // stringValue reads a string value; an id's hex digits become base64.
-func (f *jsonFixer) stringValue(id bool) error {
+func (f *JSONFixer) stringValue(id bool) error {
 	from := f.pos
 	copied := f.copied
 	tok, plain, err := f.str()
@@ -406,7 +406,7 @@ func (f *jsonFixer) stringValue(id bool) error {
 // the content is the string itself: it has no escapes and is UTF-8. Bytes that are not
 // UTF-8, and escapes of lone surrogates, are rewritten as U+FFFD, as encoding/json reads
 // them.
-func (f *jsonFixer) str() (tok []byte, plain bool, err error) {
+func (f *JSONFixer) str() (tok []byte, plain bool, err error) {
 	start := f.pos + 1
 	plain = true
 	for p := start; ; {
@@ -542,7 +542,7 @@ func jsonUnquote(tok []byte) string {
 }
 
 // number reads a number, as JSON writes them.
-func (f *jsonFixer) number() error {
+func (f *JSONFixer) number() error {
 	p := f.pos
 	digits := func() bool {
 		q := p
@@ -583,7 +583,7 @@ func (f *jsonFixer) number() error {
 }
 
 // literal reads true, false or null.
-func (f *jsonFixer) literal(word string) error {
+func (f *JSONFixer) literal(word string) error {
 	for i := range len(word) {
 		if f.pos >= len(f.in) || f.in[f.pos] != word[i] {
 			return f.syntaxError("in a literal (true, false or null)")

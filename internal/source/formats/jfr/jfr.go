@@ -1,23 +1,5 @@
-package source
-
-import (
-	"bytes"
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"io"
-	"math"
-	"math/bits"
-	"strconv"
-	"strings"
-
-	"github.com/profq/profq/internal/source/format"
-
-	"github.com/google/pprof/profile"
-	jfrparser "github.com/grafana/jfr-parser/parser"
-	jfrtypes "github.com/grafana/jfr-parser/parser/types"
-)
-
+// Package jfr reads Java Flight Recorder recordings as a profile.
+//
 // Java Flight Recorder recordings (the JDK's own, async-profiler's) are read with the
 // low-level event parser of github.com/grafana/jfr-parser, into one profile built here:
 //
@@ -43,15 +25,34 @@ import (
 //   - A frame is "class.method" at its line (JVM-generated class names, such as lambdas
 //     and reflection accessors, merged as Pyroscope does). The parser does not keep the
 //     frame type (interpreted, JIT-compiled, inlined, native, kernel), so none is stated.
+package jfr
 
-// FormatJFR is Java Flight Recorder recordings (jfr.go).
-const FormatJFR = "jfr"
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/profq/profq/internal/source/format"
+
+	"github.com/google/pprof/profile"
+	jfrparser "github.com/grafana/jfr-parser/parser"
+	jfrtypes "github.com/grafana/jfr-parser/parser/types"
+)
+
+// Name is Java Flight Recorder recordings.
+const Name = "jfr"
 
 // jfrMagic starts every chunk of a JFR recording.
 var jfrMagic = []byte("FLR\x00")
 
-// looksJFR says whether decompressed input bytes start as a JFR recording.
-func looksJFR(raw []byte) bool { return bytes.HasPrefix(raw, jfrMagic) }
+// Looks says whether decompressed input bytes start as a JFR recording.
+func Looks(raw []byte) bool { return bytes.HasPrefix(raw, jfrMagic) }
 
 // jfrColumn is one sample type a JFR event kind gives.
 type jfrColumn struct{ typ, unit string }
@@ -100,8 +101,8 @@ var jfrColumns = [jfrNumColumns]jfrColumn{
 
 // JFR labels.
 const (
-	jfrThreadLabel    = "thread"
-	jfrSpanLabel      = "span_id"
+	ThreadLabel       = "thread"
+	SpanLabel         = "span_id"
 	jfrTraceLabel     = "trace_id"
 	jfrContextIDLabel = "context_id"
 )
@@ -110,18 +111,18 @@ const (
 // records as 0, when none is given.
 const asyncProfilerDefaultInterval = 10_000_000
 
-// jfrWhole reads a JFR recording held whole (the registry's read).
-func jfrWhole(o format.Options, _, raw []byte) (format.Decoded, error) {
-	p, warnings, err := parseJFR(o, raw)
-	return format.Decoded{P: p, Format: FormatJFR, Warnings: warnings}, err
+// Read reads a JFR recording held whole (the registry's read).
+func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
+	p, warnings, err := Parse(o, raw)
+	return format.Decoded{P: p, Format: Name, Warnings: warnings}, err
 }
 
-// parseJFR reads a JFR recording (decompressed; nil if it could not be).
-func parseJFR(o format.Options, raw []byte) (p *profile.Profile, warnings []string, err error) {
+// Parse reads a JFR recording (decompressed; nil if it could not be).
+func Parse(o format.Options, raw []byte) (p *profile.Profile, warnings []string, err error) {
 	if raw == nil {
 		return nil, nil, errors.New("decompressing: invalid gzip data")
 	}
-	if !looksJFR(raw) {
+	if !Looks(raw) {
 		return nil, nil, fmt.Errorf("not a JFR recording: it does not start with %q", jfrMagic)
 	}
 	if err := checkJFR(raw); err != nil {
@@ -167,8 +168,8 @@ type jfrSample struct {
 	values [jfrNumColumns]int64
 }
 
-// jfrBuilder builds the profile of one recording as its events are parsed.
-type jfrBuilder struct {
+// Builder builds the profile of one recording as its events are parsed.
+type Builder struct {
 	lim     format.Limits
 	p       *profile.Profile
 	mapping *profile.Mapping
@@ -180,7 +181,7 @@ type jfrBuilder struct {
 	stackIDs map[string]int
 	// chunk is the chunk being read; byRef the stacks of its stack trace references
 	// (references are the chunk's own).
-	chunk   jfrparser.ChunkHeader
+	Chunk   jfrparser.ChunkHeader
 	byRef   map[jfrtypes.StackTraceRef]int
 	samples []*jfrSample
 	index   map[jfrSampleKey]int
@@ -196,8 +197,8 @@ type jfrBuilder struct {
 	keyBuf        []byte
 }
 
-func newJFRBuilder(lim format.Limits) *jfrBuilder {
-	return &jfrBuilder{
+func newJFRBuilder(lim format.Limits) *Builder {
+	return &Builder{
 		lim:      lim,
 		p:        &profile.Profile{},
 		mapping:  &profile.Mapping{ID: 1, HasFunctions: true},
@@ -219,7 +220,7 @@ type jfrEvent struct {
 }
 
 // read parses every event of the recording.
-func (b *jfrBuilder) read(raw []byte) error {
+func (b *Builder) read(raw []byte) error {
 	jp := jfrparser.NewParser(raw, jfrparser.Options{SymbolProcessor: jfrparser.ProcessSymbols})
 	// Samples are weighed once the intervals are known: settings come first in a chunk,
 	// but a sample's weight is counted in samples until the end, then scaled.
@@ -231,8 +232,8 @@ func (b *jfrBuilder) read(raw []byte) error {
 		if err != nil {
 			return fmt.Errorf("malformed JFR recording: %s", oneLine(err.Error()))
 		}
-		if h := jp.ChunkHeader(); h != b.chunk || b.byRef == nil {
-			b.chunk, b.byRef = h, make(map[jfrtypes.StackTraceRef]int)
+		if h := jp.ChunkHeader(); h != b.Chunk || b.byRef == nil {
+			b.Chunk, b.byRef = h, make(map[jfrtypes.StackTraceRef]int)
 		}
 		t := &jp.TypeMap
 		var ev jfrEvent
@@ -278,12 +279,12 @@ func (b *jfrBuilder) read(raw []byte) error {
 			ev = jfrEvent{thread: s.EventThread, stack: s.StackTrace}
 			ev.span = jfrtypes.ExecutionSample{SpanId: s.SpanId, ContextId: s.ContextId, TraceIdHi: s.TraceIdHi, TraceIdLo: s.TraceIdLo}
 			ev.add(jfrLockContentions, 1)
-			ev.add(jfrLockDelay, b.ticksToNanos(s.Duration))
+			ev.add(jfrLockDelay, b.TicksToNanos(s.Duration))
 		case t.T_THREAD_PARK:
 			s := &jp.ThreadPark
 			ev = jfrEvent{thread: s.EventThread, stack: s.StackTrace}
 			ev.add(jfrParkContentions, 1)
-			ev.add(jfrParkDelay, b.ticksToNanos(s.Duration))
+			ev.add(jfrParkDelay, b.TicksToNanos(s.Duration))
 		case t.T_LIVE_OBJECT:
 			s := &jp.LiveObject
 			ev = jfrEvent{thread: s.EventThread, stack: s.StackTrace}
@@ -314,7 +315,7 @@ func (ev *jfrEvent) add(col int, v int64) {
 }
 
 // setting takes in an active setting: async-profiler's "event", the sampling intervals.
-func (b *jfrBuilder) setting(jp *jfrparser.Parser) {
+func (b *Builder) setting(jp *jfrparser.Parser) {
 	s := &jp.ActiveSetting
 	exec, wall := uint64(jp.TypeMap.T_EXECUTION_SAMPLE), uint64(jp.TypeMap.T_WALL_CLOCK_SAMPLE)
 	switch {
@@ -330,7 +331,7 @@ func (b *jfrBuilder) setting(jp *jfrparser.Parser) {
 		}
 	case s.Id == exec && s.Name == "period":
 		// The JDK: "20 ms".
-		if n, ok := parseJFRDuration(s.Value); ok {
+		if n, ok := ParseDuration(s.Value); ok {
 			b.cpuInterval = n
 		}
 	case s.Id == wall && s.Name == "interval":
@@ -340,8 +341,8 @@ func (b *jfrBuilder) setting(jp *jfrparser.Parser) {
 	}
 }
 
-// parseJFRDuration parses a JFR duration setting ("20 ms", "1 s") into nanoseconds.
-func parseJFRDuration(s string) (int64, bool) {
+// ParseDuration parses a JFR duration setting ("20 ms", "1 s") into nanoseconds.
+func ParseDuration(s string) (int64, bool) {
 	num, unit, ok := strings.Cut(strings.TrimSpace(s), " ")
 	if !ok {
 		return 0, false
@@ -357,9 +358,9 @@ func parseJFRDuration(s string) (int64, bool) {
 	return n * scale, true
 }
 
-// ticksToNanos converts a duration in the chunk's ticks to nanoseconds.
-func (b *jfrBuilder) ticksToNanos(ticks uint64) int64 {
-	tps := b.chunk.TicksPerSecond
+// TicksToNanos converts a duration in the chunk's ticks to nanoseconds.
+func (b *Builder) TicksToNanos(ticks uint64) int64 {
+	tps := b.Chunk.TicksPerSecond
 	if tps == 0 || tps == 1e9 {
 		return jfrInt(ticks)
 	}
@@ -380,7 +381,7 @@ func jfrInt(u uint64) int64 {
 }
 
 // addEvent adds one event's values to the sample of its stack and labels.
-func (b *jfrBuilder) addEvent(jp *jfrparser.Parser, ev *jfrEvent) error {
+func (b *Builder) addEvent(jp *jfrparser.Parser, ev *jfrEvent) error {
 	for i := range ev.n {
 		b.used[ev.cols[i]] = true
 	}
@@ -430,7 +431,7 @@ func cmpOr(a, b string) string {
 
 // stack returns the index of the stack a reference of the current chunk names; ok is false
 // when the chunk has no such stack.
-func (b *jfrBuilder) stack(jp *jfrparser.Parser, ref jfrtypes.StackTraceRef) (int, bool, error) {
+func (b *Builder) stack(jp *jfrparser.Parser, ref jfrtypes.StackTraceRef) (int, bool, error) {
 	if i, ok := b.byRef[ref]; ok {
 		return i, true, nil
 	}
@@ -466,7 +467,7 @@ func (b *jfrBuilder) stack(jp *jfrparser.Parser, ref jfrtypes.StackTraceRef) (in
 }
 
 // intern returns the index of the stack of locs, whose IDs key encodes.
-func (b *jfrBuilder) intern(locs []*profile.Location, key string) int {
+func (b *Builder) intern(locs []*profile.Location, key string) int {
 	i, ok := b.stackIDs[key]
 	if !ok {
 		i = len(b.stacks)
@@ -490,7 +491,7 @@ func jfrFrameName(jp *jfrparser.Parser, ref jfrtypes.MethodRef) (string, bool) {
 }
 
 // location returns the location of the function name at line, made the first time.
-func (b *jfrBuilder) location(name string, line int64) (*profile.Location, error) {
+func (b *Builder) location(name string, line int64) (*profile.Location, error) {
 	fn, ok := b.funcs[name]
 	if !ok {
 		if len(b.p.Function) >= b.lim.Entries {
@@ -515,12 +516,12 @@ func (b *jfrBuilder) location(name string, line int64) (*profile.Location, error
 
 // finish makes the profile of what was read: the sample types of the event kinds seen,
 // the values weighed by the intervals.
-func (b *jfrBuilder) finish() (*profile.Profile, []string) {
+func (b *Builder) finish() (*profile.Profile, []string) {
 	var warnings []string
 	p := b.p
 	p.Mapping = []*profile.Mapping{b.mapping}
-	if b.chunk.StartNanos > 0 {
-		p.TimeNanos = jfrInt(b.chunk.StartNanos)
+	if b.Chunk.StartNanos > 0 {
+		p.TimeNanos = jfrInt(b.Chunk.StartNanos)
 	}
 	wallInterval := b.wallInterval
 	if wallInterval == 0 && b.event == "wall" {
@@ -576,10 +577,10 @@ func (b *jfrBuilder) finish() (*profile.Profile, []string) {
 			ps.Value[i] = v
 		}
 		if s.key.thread != "" {
-			ps.Label = map[string][]string{jfrThreadLabel: {s.key.thread}}
+			ps.Label = map[string][]string{ThreadLabel: {s.key.thread}}
 		}
 		if s.key.span != 0 {
-			setLabel(ps, jfrSpanLabel, fmt.Sprintf("%016x", s.key.span))
+			setLabel(ps, SpanLabel, fmt.Sprintf("%016x", s.key.span))
 		}
 		if s.key.hi != 0 || s.key.lo != 0 {
 			setLabel(ps, jfrTraceLabel, fmt.Sprintf("%016x%016x", s.key.hi, s.key.lo))
@@ -1138,4 +1139,13 @@ func (w *jfrWalk) value(f jfrField, stackTrace bool) error {
 		}
 	}
 	return err
+}
+
+// Format is the row of source's registry for this format.
+var Format = format.Format{
+	Name:      Name,
+	About:     "JFR",
+	Detect:    Looks,
+	Read:      Read,
+	Plausible: func(head []byte, _ bool) bool { return Looks(head) },
 }

@@ -1,4 +1,4 @@
-package source
+package otlp
 
 import (
 	"bytes"
@@ -219,7 +219,7 @@ func convertOTLP(msgs []*otlpMessage, selected, size int, lim format.Limits) (fo
 	if err := p.CheckValid(); err != nil {
 		return format.Decoded{}, fmt.Errorf("converting OTLP: malformed result: %w", err)
 	}
-	return format.Decoded{P: p, Format: FormatOTLP, Warnings: c.warnings, FrameTypes: c.frameTypes}, nil
+	return format.Decoded{P: p, Format: Name, Warnings: c.warnings, FrameTypes: c.frameTypes}, nil
 }
 
 // checkEntries holds the tables of a dictionary to the limit on the entries of a table
@@ -423,7 +423,7 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 	// drops sums of zero.
 	period := r.prof.GetPeriod()
 	n := len(c.p.SampleType)
-	var s otlpSampleFields
+	var s SampleFields
 	for _, e := range r.samples.events {
 		s.fromKey(r.samples.keys.at(int(e.key)))
 		ps, err := d.sample(&s, &shared, e.zero)
@@ -450,16 +450,16 @@ func (c *otlpConverter) samples(r *otlpRef) error {
 	return nil
 }
 
-// otlpSampleFields are what the converter reads of an OTLP sample but its values, which
+// SampleFields are what the converter reads of an OTLP sample but its values, which
 // are added up: what identifies its pprof sample within its Profile.
-type otlpSampleFields struct {
+type SampleFields struct {
 	stack, link int32
 	attrs       []int32
 	ts          []uint64
 }
 
 // appendKey appends to b the fields as one byte string, the key samples are added up by.
-func (s *otlpSampleFields) appendKey(b []byte) []byte {
+func (s *SampleFields) AppendKey(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(uint32(s.stack)))
 	b = binary.AppendUvarint(b, uint64(uint32(s.link)))
 	b = binary.AppendUvarint(b, uint64(len(s.attrs)))
@@ -473,13 +473,13 @@ func (s *otlpSampleFields) appendKey(b []byte) []byte {
 }
 
 // of sets the fields from a decoded sample and returns its value (otlpSampleValue).
-func (s *otlpSampleFields) of(sample *otlppb.Sample) int64 {
-	*s = otlpSampleFields{stack: sample.GetStackIndex(), link: sample.GetLinkIndex(), attrs: sample.GetAttributeIndices(), ts: sample.GetTimestampsUnixNano()}
+func (s *SampleFields) Of(sample *otlppb.Sample) int64 {
+	*s = SampleFields{stack: sample.GetStackIndex(), link: sample.GetLinkIndex(), attrs: sample.GetAttributeIndices(), ts: sample.GetTimestampsUnixNano()}
 	return otlpSampleValue(sample.GetValues(), s.ts)
 }
 
 // fromKey sets the fields from a key appendKey made, reusing their slices.
-func (s *otlpSampleFields) fromKey(key []byte) {
+func (s *SampleFields) fromKey(key []byte) {
 	next := func() uint64 {
 		v, n := binary.Uvarint(key)
 		key = key[n:]
@@ -511,7 +511,7 @@ func otlpSampleValue[V int64 | uint64](values []V, ts []uint64) int64 {
 }
 
 // otlpSamples are the samples of one Profile added up as they are read, by their key
-// (otlpSampleFields.appendKey): a Profile of millions of samples over a few thousand stacks
+// (SampleFields.appendKey): a Profile of millions of samples over a few thousand stacks
 // holds a few thousand keys and sums, whichever reader reads it. The converter then goes
 // through the events, which are what converting the samples one by one would have done in
 // that order: convert a key where it is first met (checking only a sample of zero value),
@@ -519,7 +519,7 @@ func otlpSampleValue[V int64 | uint64](values []V, ts []uint64) int64 {
 // refused past limit, when not 0: each costs memory until the input is converted.
 type otlpSamples struct {
 	keys   keyArena
-	index  hashIndex
+	index  format.HashIndex
 	seed   maphash.Seed
 	sums   []int64 // by key
 	valued []bool  // by key: an event with a value was recorded
@@ -563,15 +563,15 @@ func (a *otlpSamples) add(key []byte, v, times, at int64) error {
 // addSample adds times samples like the decoded sample s, the first at position at, as add
 // does; key is scratch space for its key, returned for the next sample.
 func (a *otlpSamples) addSample(s *otlppb.Sample, times, at int64, key []byte) ([]byte, error) {
-	var f otlpSampleFields
-	v := f.of(s)
+	var f SampleFields
+	v := f.Of(s)
 	return a.addFields(&f, v, times, at, key)
 }
 
 // addFields adds times samples of fields f and value v each, the first at position at, as
 // add does; key is scratch space for their key, returned for the next sample.
-func (a *otlpSamples) addFields(f *otlpSampleFields, v, times, at int64, key []byte) ([]byte, error) {
-	key = f.appendKey(key[:0])
+func (a *otlpSamples) addFields(f *SampleFields, v, times, at int64, key []byte) ([]byte, error) {
+	key = f.AppendKey(key[:0])
 	return key, a.add(key, v, times, at)
 }
 
@@ -591,10 +591,10 @@ func (a *otlpSamples) find(key []byte) (int, bool) {
 			return n, false
 		}
 		for j := range n {
-			a.index.find(maphash.Bytes(a.seed, a.keys.at(j)), func(int) bool { return false })
+			a.index.Find(maphash.Bytes(a.seed, a.keys.at(j)), func(int) bool { return false })
 		}
 	}
-	return a.index.find(maphash.Bytes(a.seed, key), same)
+	return a.index.Find(maphash.Bytes(a.seed, key), same)
 }
 
 // keyArena holds byte strings one after another in chunks, which double up to arenaChunk
@@ -660,7 +660,7 @@ func addTimestamps(ps *profile.Sample, ts []uint64) {
 // checked, and nil returned: profile.Merge would drop it, and checkLimits never see it.
 // Others are checked against the limits of frames and labels a sample may have as they are
 // converted, so that a sample over them costs no more than the limits.
-func (d *otlpDict) sample(s *otlpSampleFields, shared *labelSet, zero bool) (*profile.Sample, error) {
+func (d *otlpDict) sample(s *SampleFields, shared *labelSet, zero bool) (*profile.Sample, error) {
 	c := d.c
 	stacks := d.d.GetStackTable()
 	si := s.stack

@@ -1,4 +1,4 @@
-package source
+package otlp
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// OTLP protobuf read as a stream: streamOTLP builds what parseOTLP builds from the same bytes
+// OTLP protobuf read as a stream: StreamProto builds what Parse builds from the same bytes
 // in memory (the same profile, warnings and frame types; an error where it fails) without
 // ever holding the input, a message or a Profile whole, nor a struct for each sample.
 //
@@ -43,9 +43,9 @@ import (
 // is held until then is what the converter takes: each message's dictionary, resources,
 // scopes and Profiles, and the distinct samples of each Profile.
 
-// streamOTLP reads OTLP protobuf (looksOTLPProto) from r as it arrives and converts it as
-// parseOTLP converts it.
-func streamOTLP(o format.Options, r *bufio.Reader) (format.Decoded, error) {
+// StreamProto reads OTLP protobuf (LooksProto) from r as it arrives and converts it as
+// Parse converts it.
+func StreamProto(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	d := &otlpStream{s: protoStream{f: format.StreamFields{R: r}}, lim: o.Limits, selected: o.OTLPProfile}
 	if err := d.messages(); err != nil {
 		return format.Decoded{}, err
@@ -53,12 +53,12 @@ func streamOTLP(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	return convertOTLP(d.msgs, o.OTLPProfile, int(d.s.pos), d.lim)
 }
 
-// looksOTLPProto says whether head, the decompressed start of an input longer than it, starts
-// OTLP protobuf as streamOTLP reads it (otlpStream.messages): one ProfilesData or
+// LooksProto says whether head, the decompressed start of an input longer than it, starts
+// OTLP protobuf as StreamProto reads it (otlpStream.messages): one ProfilesData or
 // ExportProfilesServiceRequest (fields 1 and 2, length-delimited, holding protobuf fields),
 // or a stream of them each preceded by its length in 4 big-endian bytes, as far as head
 // goes. One that reads as JSON or text is left to be read whole.
-func looksOTLPProto(head []byte) bool {
+func LooksProto(head []byte) bool {
 	switch {
 	case format.IsJSONObject(head), format.IsText(head):
 		return false
@@ -142,7 +142,7 @@ type otlpStream struct {
 	msgs     []*otlpMessage
 	// The sample being read, as read, as its layout reads it, and its key.
 	sample rawSample
-	fields otlpSampleFields
+	fields SampleFields
 	key    []byte
 }
 
@@ -162,10 +162,10 @@ var (
 )
 
 // messages reads the input: one message when it starts with the tag of one, otherwise a
-// length-prefixed stream of them, as parseOTLP tries them. Only a stream whose first message
+// length-prefixed stream of them, as Parse tries them. Only a stream whose first message
 // is 167 MB or more (its length starting with 0x0a or 0x12) starts as a message may; read
 // as one message here, it fails, and a regular file is then read whole (streamArg) for
-// parseOTLP to tell which it is.
+// Parse to tell which it is.
 func (d *otlpStream) messages() error {
 	start, err := d.s.f.R.Peek(binary.MaxVarintLen64)
 	if len(start) == 0 {
@@ -360,7 +360,7 @@ func (d *otlpStream) dictionary(m *otlpPending, end int64) error {
 			return err
 		}
 		var entries int
-		if num == dictStrings {
+		if num == DictStrings {
 			if !utf8.Valid(b) {
 				return errOTLPUTF8
 			}
@@ -376,9 +376,9 @@ func (d *otlpStream) dictionary(m *otlpPending, end int64) error {
 	})
 }
 
-// dictStrings is the number of the string table among the tables of a ProfilesDictionary,
+// DictStrings is the number of the string table among the tables of a ProfilesDictionary,
 // numbered 1 to 7; the others hold messages.
-const dictStrings = 5
+const DictStrings = 5
 
 // addDictEntry appends an entry to table num (1 to 7, but not the strings) of dict, decoded
 // by decode; entries is the table's length then.
@@ -456,7 +456,7 @@ func (m *otlpPending) settle() error {
 func (m *otlpPending) decide(old bool) error {
 	m.decided, m.old = true, old
 	var sample rawSample
-	var fields otlpSampleFields
+	var fields SampleFields
 	var key []byte
 	for _, pp := range m.profiles {
 		if pp.raw == nil {
@@ -483,12 +483,12 @@ func (m *otlpPending) finish() error {
 		return err
 	}
 	if !m.decided {
-		if err := m.decide(layout != layoutCurrent); err != nil {
+		if err := m.decide(layout != LayoutCurrent); err != nil {
 			return err
 		}
 	}
 	v18 := 0
-	if layout == layoutV18 {
+	if layout == LayoutV18 {
 		v18 = 1
 	}
 	for _, pp := range m.profiles {
@@ -587,7 +587,7 @@ func (r *rawSample) list(num protowire.Number) *[]uint64 {
 
 // fields is the sample as the current layout or, with old, the older one reads it, and its
 // value (otlpSampleValue).
-func (r *rawSample) fields(old bool, f *otlpSampleFields) int64 {
+func (r *rawSample) fields(old bool, f *SampleFields) int64 {
 	attrs, links, values := r.f2, r.f3, r.f4
 	if old {
 		attrs, links, values = r.f3, r.f4, r.f2

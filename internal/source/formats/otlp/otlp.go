@@ -1,4 +1,20 @@
-package source
+// Package otlp reads OpenTelemetry profiles (OTLP) as a profile, and writes profiles as OTLP.
+//
+// OpenTelemetry profiles (OTLP) come in four containers, all read here:
+//
+//   - one protobuf ProfilesData or ExportProfilesServiceRequest (the two have the same
+//     fields 1 and 2, so one decoder serves both);
+//   - the collector file exporter's stream ("format: proto"): each message preceded by its
+//     length as 4 big-endian bytes;
+//   - OTLP/JSON: one ProfilesData object, in the proto3 JSON mapping except that trace,
+//     span and profile ids are hex;
+//   - JSON lines (the file exporter's default): one such object per line.
+//
+// Gzip around any of them was already removed by source. Every message is converted
+// on its own dictionary and the results become one profile (otlp_convert.go). OTLP that is
+// streamed (source's stream.go) is read as it arrives instead, by StreamProto (otlp_stream.go) for
+// protobuf and StreamJSON (otlp_json_stream.go) for JSON, into the same converter.
+package otlp
 
 import (
 	"bytes"
@@ -17,33 +33,20 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// OpenTelemetry profiles (OTLP) come in four containers, all read here:
-//
-//   - one protobuf ProfilesData or ExportProfilesServiceRequest (the two have the same
-//     fields 1 and 2, so one decoder serves both);
-//   - the collector file exporter's stream ("format: proto"): each message preceded by its
-//     length as 4 big-endian bytes;
-//   - OTLP/JSON: one ProfilesData object, in the proto3 JSON mapping except that trace,
-//     span and profile ids are hex;
-//   - JSON lines (the file exporter's default): one such object per line.
-//
-// Gzip around any of them was already removed by Options.decode. Every message is converted
-// on its own dictionary and the results become one profile (otlp_convert.go). OTLP that is
-// streamed (stream.go) is read as it arrives instead, by streamOTLP (otlp_stream.go) for
-// protobuf and streamOTLPJSON (otlp_json_stream.go) for JSON, into the same converter.
-
 // errNotOTLP is protobuf input that is neither an OTLP message nor a length-prefixed stream
 // of them, when the format was forced.
 var errNotOTLP = errors.New("not an OTLP profiles message: want a ProfilesData or ExportProfilesServiceRequest, a stream of them each preceded by a 4-byte big-endian length, or OTLP/JSON")
 
-// otlpWhole reads OTLP held whole (the registry's read).
-func otlpWhole(o format.Options, _, raw []byte) (format.Decoded, error) { return parseOTLP(o, raw) }
+// Read reads OTLP held whole (the registry's read).
+func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
+	return Parse(o, raw)
+}
 
-// otlpJSONDocument says whether a JSON object is OTLP/JSON, for IsDocument: one with a
-// resourceProfiles member (IsOTLPJSON), or whose first member is one of ProfilesData's,
+// JSONDocument says whether a JSON object is OTLP/JSON, for IsDocument: one with a
+// resourceProfiles member (IsJSON), or whose first member is one of ProfilesData's,
 // resourceProfiles or dictionary (in either order, and the first may be longer than doc).
-func otlpJSONDocument(doc []byte) bool {
-	if IsOTLPJSON(doc) {
+func JSONDocument(doc []byte) bool {
+	if IsJSON(doc) {
 		return true
 	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
@@ -56,9 +59,9 @@ func otlpJSONDocument(doc []byte) bool {
 	return false
 }
 
-// parseOTLP reads decompressed OTLP input in any of its containers and converts it to one
+// Parse reads decompressed OTLP input in any of its containers and converts it to one
 // pprof profile. The warnings are what the conversion passed over.
-func parseOTLP(o format.Options, raw []byte) (format.Decoded, error) {
+func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 	lim := o.Limits
 	var msgs []*otlpMessage
 	counted := 0 // the Profiles of the messages taken so far
@@ -69,10 +72,10 @@ func parseOTLP(o format.Options, raw []byte) (format.Decoded, error) {
 	}
 	// Protobuf first: its test is exact, whereas a message can start with a newline (the
 	// tag of field 1) followed by '{' (a length of 123).
-	frames, ok := otlpFrames(raw)
+	frames, ok := Frames(raw)
 	switch {
 	case !ok && format.IsJSONObject(raw):
-		data, err := decodeOTLPJSON(raw)
+		data, err := DecodeJSON(raw)
 		if err != nil {
 			return format.Decoded{}, err
 		}
@@ -143,21 +146,21 @@ func otlpMessageOf(data *otlppb.ProfilesData, repeats []*otlpRepeats, counted *i
 	return m, nil
 }
 
-// isOTLP says whether decompressed input is OTLP profiles in one of the containers
-// parseOTLP reads: it looks at the protobuf framing or the JSON keys only, not at the whole
+// IsOTLP says whether decompressed input is OTLP profiles in one of the containers
+// Parse reads: it looks at the protobuf framing or the JSON keys only, not at the whole
 // content.
-func isOTLP(raw []byte) bool {
-	if IsOTLPJSON(raw) {
+func IsOTLP(raw []byte) bool {
+	if IsJSON(raw) {
 		return true
 	}
-	_, ok := otlpFrames(raw)
+	_, ok := Frames(raw)
 	return ok
 }
 
-// IsOTLPJSON says whether data (not compressed) is OTLP/JSON profiles: a JSON object with a
+// IsJSON says whether data (not compressed) is OTLP/JSON profiles: a JSON object with a
 // resourceProfiles key. Commands that read other JSON documents too (diff reads saved top
 // reports) ask it before deciding that a JSON input is theirs.
-func IsOTLPJSON(data []byte) bool {
+func IsJSON(data []byte) bool {
 	if !format.IsJSONObject(data) {
 		return false
 	}
@@ -176,13 +179,13 @@ func IsOTLPJSON(data []byte) bool {
 	return false
 }
 
-// otlpFrames splits protobuf input into OTLP messages: the input itself when it is one
+// Frames splits protobuf input into OTLP messages: the input itself when it is one
 // message, or the messages of a length-prefixed stream. ok is false when it is neither.
 //
 // The two cannot be confused for messages below 16 MiB: a stream starts with a zero byte,
 // which is no valid protobuf tag. A bare message is tried first all the same, since a
 // larger first frame could otherwise begin like a tag.
-func otlpFrames(raw []byte) (frames [][]byte, ok bool) {
+func Frames(raw []byte) (frames [][]byte, ok bool) {
 	if len(raw) > 0 && isOTLPMessage(raw) {
 		return [][]byte{raw}, true
 	}
@@ -229,11 +232,11 @@ func isOTLPMessage(msg []byte) bool {
 // it still reads (otlp_legacy.go). They are read in full, so that is no warning. Samples a
 // Profile repeats are decoded once (collapseOTLPSamples): repeats says where.
 func decodeOTLPProto(msg []byte) (data *otlppb.ProfilesData, repeats []*otlpRepeats, err error) {
-	layout, err := otlpWireLayout(msg)
+	layout, err := WireLayout(msg)
 	if err != nil {
 		return nil, nil, err
 	}
-	if layout != layoutCurrent {
+	if layout != LayoutCurrent {
 		if msg, err = remapOTLPLayout(msg, layout); err != nil {
 			return nil, nil, fmt.Errorf("remapping the %s wire layout: %w", layout, err)
 		}
@@ -266,11 +269,11 @@ func collapseOTLPSamples(msg []byte) ([]byte, []*otlpRepeats) {
 	seed := maphash.MakeSeed()
 	var hashes map[uint64]struct{}
 	var suspect []bool
-	err := visitNested(msg, pathToProfile(), func(prof []byte) error {
+	err := visitNested(msg, PathToProfile(), func(prof []byte) error {
 		clear(hashes)
 		repeated := false
-		err := eachField(prof, func(f wireField) error {
-			if f.num != 2 || f.typ != protowire.BytesType || repeated {
+		err := EachField(prof, func(f WireField) error {
+			if f.Num != 2 || f.Typ != protowire.BytesType || repeated {
 				return nil
 			}
 			if hashes == nil {
@@ -295,7 +298,7 @@ func collapseOTLPSamples(msg []byte) ([]byte, []*otlpRepeats) {
 		}
 	}
 	i := 0
-	out, err := rewriteNested(msg, pathToProfile(), func(prof []byte) ([]byte, error) {
+	out, err := RewriteNested(msg, PathToProfile(), func(prof []byte) ([]byte, error) {
 		r := repeats[i]
 		i++
 		if r == nil {
@@ -305,8 +308,8 @@ func collapseOTLPSamples(msg []byte) ([]byte, []*otlpRepeats) {
 		first := make(map[string]int)
 		kept := make([]byte, 0, len(prof))
 		n := int32(0)
-		err := eachField(prof, func(f wireField) error {
-			if f.num == 2 && f.typ == protowire.BytesType {
+		err := EachField(prof, func(f WireField) error {
+			if f.Num == 2 && f.Typ == protowire.BytesType {
 				key := unsafe.String(unsafe.SliceData(f.content), len(f.content))
 				at := n
 				n++
@@ -318,8 +321,8 @@ func collapseOTLPSamples(msg []byte) ([]byte, []*otlpRepeats) {
 				r.index = append(r.index, at)
 				r.count = append(r.count, 1)
 			}
-			kept = protowire.AppendTag(kept, f.num, f.typ)
-			kept = append(kept, f.value...)
+			kept = protowire.AppendTag(kept, f.Num, f.Typ)
+			kept = append(kept, f.Value...)
 			return nil
 		})
 		if len(r.index) == int(n) {
@@ -332,3 +335,51 @@ func collapseOTLPSamples(msg []byte) ([]byte, []*otlpRepeats) {
 	}
 	return out, repeats
 }
+
+// Name is the format's name: OpenTelemetry profiles, protobuf (a message or a
+// length-prefixed stream of them), OTLP/JSON and JSON lines.
+const Name = "otlp"
+
+// Format is the row of source's registry for this format: both containers on whole
+// inputs; on a stream's head, JSON here and protobuf in ProtoFormat's row, last.
+var Format = format.Format{
+	Name:    Name,
+	About:   "OpenTelemetry profiles",
+	Detect:  IsOTLP,
+	Head:    LooksJSON,
+	Stream:  StreamJSON,
+	Rereads: true,
+	Read:    Read,
+	Plausible: func(head []byte, text bool) bool {
+		return format.IsJSONObject(head) || !text && (format.PlausibleProto(head) || plausibleOTLPStream(head))
+	},
+	JSON: JSONDocument,
+}
+
+// ProtoFormat is the row of source's registry for OTLP's protobuf container on a stream's
+// head, tried last there; Format detects it in whole inputs and says what is plausible.
+var ProtoFormat = format.Format{
+	Name:    Name,
+	Head:    LooksProto,
+	Stream:  StreamProto,
+	Rereads: true,
+	Read:    Read,
+}
+
+// plausibleOTLPStream says whether head starts an OTLP length-prefixed stream: a 4-byte
+// big-endian length, then a ProfilesData message.
+func plausibleOTLPStream(head []byte) bool {
+	n := binary.BigEndian.Uint32(head)
+	return n > 0 && format.PlausibleProto(head[4:min(len(head), 4+int(n))])
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// arenaChunk bounds the chunks of a keyArena, as the pprof decoder's sample arena.
+const arenaChunk = 1 << 20

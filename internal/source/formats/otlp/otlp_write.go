@@ -1,4 +1,4 @@
-package source
+package otlp
 
 import (
 	"bytes"
@@ -99,9 +99,9 @@ func ProfilesFromPprof(p *profile.Profile, frameTypes map[string]string) *otlppb
 	}
 }
 
-// WriteOTLPProto writes p as one protobuf ProfilesData message (ProfilesFromPprof), which is
+// WriteProto writes p as one protobuf ProfilesData message (ProfilesFromPprof), which is
 // also the body of an OTLP/HTTP export request.
-func WriteOTLPProto(w io.Writer, p *profile.Profile, frameTypes map[string]string) error {
+func WriteProto(w io.Writer, p *profile.Profile, frameTypes map[string]string) error {
 	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(ProfilesFromPprof(p, frameTypes))
 	if err != nil {
 		return fmt.Errorf("encoding OTLP protobuf: %w", err)
@@ -110,11 +110,11 @@ func WriteOTLPProto(w io.Writer, p *profile.Profile, frameTypes map[string]strin
 	return err
 }
 
-// WriteOTLPJSON writes p as OTLP/JSON (ProfilesFromPprof): one object on one line, with hex
+// WriteJSON writes p as OTLP/JSON (ProfilesFromPprof): one object on one line, with hex
 // trace and span ids as OTLP/JSON wants, 64-bit integers as strings, keys in a fixed order,
 // so that the same profile always gives the same bytes. Lines of several profiles make the
 // collector file exporter's JSON lines.
-func WriteOTLPJSON(w io.Writer, p *profile.Profile, frameTypes map[string]string) error {
+func WriteJSON(w io.Writer, p *profile.Profile, frameTypes map[string]string) error {
 	data, err := protojson.Marshal(ProfilesFromPprof(p, frameTypes))
 	if err != nil {
 		return fmt.Errorf("encoding OTLP/JSON: %w", err)
@@ -139,7 +139,7 @@ func WriteOTLPJSON(w io.Writer, p *profile.Profile, frameTypes map[string]string
 }
 
 // base64IDsToHex turns the ids protojson writes in base64 into the hex OTLP/JSON prescribes
-// (decodeOTLPJSON does the opposite).
+// (DecodeJSON does the opposite).
 func base64IDsToHex(v any) {
 	switch v := v.(type) {
 	case map[string]any:
