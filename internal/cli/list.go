@@ -52,7 +52,9 @@ each directory of --source-path (default: the current directory) and their paren
 removing --trim-path (or, without it, everything up to the name of a --source-path
 directory found in the path). Go files of another machine's toolchain or module cache are
 then looked up in this machine's GOROOT and module cache. A file that is not found is a
-warning: its function is listed without lines.
+warning: its function is listed without lines. So is a file whose lines do not match the
+profile's (a sampled line past its end; in Go, a function whose start line is not its func
+declaration): it has likely changed since the profile was made.
 
 PROFILE is a path, - for standard input or a URL; several profiles are merged. A REGEX that
 matches no function is an error (exit 3); an invalid REGEX is a usage error (exit 2).`,

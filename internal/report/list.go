@@ -1,9 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -83,11 +86,17 @@ func NewList(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, 
 			continue
 		}
 		for _, file := range slices.Sorted(maps.Keys(fileNodes)) {
-			fn := listFunction(name, file, fileNodes[file], starts[[2]string{name, file}], files.Read(file))
+			start, src := starts[[2]string{name, file}], files.Read(file)
+			fn := listFunction(name, file, fileNodes[file], start, src)
 			fn.CumPct = percent(fn.Cum, cg.total)
 			if fn.Error != "" && !warned[file] {
 				warned[file] = true
 				l.Warnings = append(l.Warnings, fn.Error)
+			}
+			if fn.Error == "" {
+				if w := sourceMismatch(name, fileNodes[file], start, src); w != "" {
+					l.Warnings = append(l.Warnings, w)
+				}
 			}
 			l.Functions = append(l.Functions, fn)
 		}
@@ -148,4 +157,146 @@ func listRange(nodes []*graph.Entry, funcStart int64) (start, end int64) {
 		}
 	}
 	return max(start, 1), end
+}
+
+// sourceMismatch says, as a warning, that the source file src is not the one the profile
+// was made from, when that shows: a line of the function (a sampled one, or its start)
+// lies past the end of the file, or, in a Go file, the function's start line is not its
+// func declaration. The listing is pprof's either way; the warning says why its lines
+// may not be the code that ran. "" when nothing shows.
+func sourceMismatch(name string, nodes []*graph.Entry, funcStart int64, src *srcfile.File) string {
+	const changed = "the source has likely changed since the profile was made"
+	last := funcStart
+	for _, n := range nodes {
+		last = max(last, n.Info.Line)
+	}
+	if last > int64(len(src.Lines)) {
+		return fmt.Sprintf("source of %s does not match the profile: %s has %d lines, the profile names line %d; %s",
+			name, src.Path, len(src.Lines), last, changed)
+	}
+	if funcStart < 1 || !strings.HasSuffix(src.Path, ".go") {
+		return ""
+	}
+	if !isGoFuncDecl(src, funcStart, name) {
+		return fmt.Sprintf("source of %s does not match the profile: line %d of %s, where the profile says it starts, is not its func declaration; %s",
+			name, funcStart, src.Path, changed)
+	}
+	return ""
+}
+
+// isGoFuncDecl reports whether line n of src can be where the Go function name starts: a
+// line with the func keyword and, for a named function or method, its name followed by its
+// parameters or type parameters, or the name a //go:linkname directive above it gives the
+// symbol (runtime's bytealg_MakeNoZero is internal/bytealg.MakeNoZero). A closure
+// (pkg.f.func1) needs the keyword only; functions the compiler makes (wrappers such as
+// gowrap1, -fm method values, -range bodies) have no declaration to check and always pass.
+func isGoFuncDecl(src *srcfile.File, n int64, name string) bool {
+	line, _ := src.Line(n)
+	short := goShortName(name)
+	switch {
+	case short == "":
+		return true
+	case isNumbered(short, "func"):
+		return strings.Contains(line, "func")
+	}
+	if declares(line, short) {
+		return true
+	}
+	// A linknamed function: the directives are in the comment lines right above.
+	for k := n - 1; k >= 1; k-- {
+		above, _ := src.Line(k)
+		above = strings.TrimSpace(above)
+		if !strings.HasPrefix(above, "//") {
+			break
+		}
+		f := strings.Fields(above)
+		if len(f) == 3 && f[0] == "//go:linkname" && f[2] == stripBrackets(name) && declares(line, f[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// declares reports whether line has the func keyword followed, further on, by ident and
+// then its parameters or type parameters.
+func declares(line, ident string) bool {
+	i := strings.Index(line, "func")
+	if i < 0 {
+		return false
+	}
+	rest := line[i:]
+	for {
+		j := strings.Index(rest, ident)
+		if j < 0 {
+			return false
+		}
+		after := rest[j+len(ident):]
+		if (j == 0 || !isIdentByte(rest[j-1])) && (strings.HasPrefix(after, "(") || strings.HasPrefix(after, "[")) {
+			return true
+		}
+		rest = after
+	}
+}
+
+// goShortName is the name a Go function is declared with, from its symbol name: "Write"
+// for "crypto/sha256.(*Digest).Write", "Sort" for "slices.Sort[go.shape.int]", "init" for
+// "main.init.0", "func1" for a closure; "" for names the compiler makes, which no
+// declaration in the source carries (a package's init, map.init.0, gowrap1, -fm).
+func goShortName(name string) string {
+	name = stripBrackets(name) // type arguments name packages too
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 {
+		return ""
+	}
+	short := parts[len(parts)-1]
+	if _, err := strconv.Atoi(short); err == nil {
+		switch {
+		case len(parts) > 3 && parts[len(parts)-3] == "map" && parts[len(parts)-2] == "init":
+			return "" // the initialization of a large map literal: unicode.map.init.0
+		case parts[len(parts)-2] == "init":
+			return "init"
+		}
+		return "func" + short // a closure in a closure: main.f.func1.2
+	}
+	if len(parts) == 2 && short == "init" {
+		return "" // the package's initializer, which runs the init functions
+	}
+	if short == "" || strings.ContainsAny(short, "-()*") || isNumbered(short, "gowrap") || isNumbered(short, "deferwrap") {
+		return ""
+	}
+	return short
+}
+
+// stripBrackets removes the type arguments of a generic function's or type's name.
+func stripBrackets(s string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isNumbered reports whether s is prefix followed by a decimal number, as func1 or gowrap2.
+func isNumbered(s, prefix string) bool {
+	n, ok := strings.CutPrefix(s, prefix)
+	if !ok || n == "" {
+		return false
+	}
+	_, err := strconv.Atoi(n)
+	return err == nil
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }

@@ -23,7 +23,8 @@ type List struct {
 	// Inputs lists the profiles the report was built from, in argument order.
 	Inputs []Input `json:"inputs"`
 	// Warnings holds non-fatal problems: a filter that matched nothing, a source file that
-	// was not found (its function is still reported, without lines).
+	// was not found (its function is still reported, without lines), a source file whose
+	// lines do not match a function's in the profile (it has likely changed since).
 	Warnings []string `json:"warnings"`
 	// Functions are the matched functions by name, each of its source files apart (by file
 	// name).
