@@ -52,6 +52,9 @@ func (r reportRequest) loadWith(stdio IO, args []string, stacks bool) (*profile.
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if args, err = binaryArgument(args, &r.input.Symbolize); err != nil {
+		return nil, nil, nil, err
+	}
 	r.input.Stdin = stdio.In
 	var (
 		p      *profile.Profile

@@ -28,11 +28,28 @@ func (s *symbolizeValue) String() string { return string(*s) }
 func (s *symbolizeValue) Type() string   { return "mode" }
 
 func (s *symbolizeValue) Set(v string) error {
-	if !slices.Contains(symbolize.Modes(), v) {
-		return fmt.Errorf("want one of %s", strings.Join(symbolize.Modes(), ", "))
+	if slices.Contains(symbolize.Modes(), v) {
+		*s = symbolizeValue(v)
+		return nil
 	}
-	*s = symbolizeValue(v)
-	return nil
+	// pprof's -symbolize takes a comma-separated list; say what profq offers for each part
+	// it does not take.
+	for part := range strings.SplitSeq(v, ",") {
+		if why, ok := pprofSymbolizeModes[part]; ok {
+			return fmt.Errorf("%s: %s", part, why)
+		}
+		if mode, ok := strings.CutPrefix(part, "demangle="); ok {
+			return fmt.Errorf("%s: profq's is --demangle %s (--symbolize takes none or local)", part, mode)
+		}
+	}
+	return fmt.Errorf("want one of %s", strings.Join(symbolize.Modes(), ", "))
+}
+
+// pprofSymbolizeModes are pprof's -symbolize modes that profq does not offer, and why.
+var pprofSymbolizeModes = map[string]string{
+	"remote":    "profq does not ask a server to symbolize (pprof's /pprof/symbol): --symbolize local reads the names from binaries on this machine (--binary, --binary-dir); net/http/pprof's profiles are symbolized already",
+	"fastlocal": "profq's local reads the binaries' symbol tables and DWARF line tables: use --symbolize local",
+	"force":     "profq symbolizes the locations that have no function, and only those: --symbolize local",
 }
 
 // dirsValue is --binary-dir: each use adds a directory, or a list of them separated as in

@@ -203,3 +203,48 @@ func isRegular(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
 }
+
+// TestBinaryArgumentLikePprof types pprof's binary argument: "pprof -top BINARY PROFILE"
+// names the program whose addresses the profile holds (its mapping names no file here) and
+// symbolizes from it; profq's line is the same and so is its report. A lone executable, and
+// one with --binary as well, are refused saying why.
+func TestBinaryArgumentLikePprof(t *testing.T) {
+	pprof, err := exec.LookPath("pprof")
+	if err != nil {
+		if pprof = filepath.Join(os.Getenv("HOME"), "go", "bin", "pprof"); !isRegular(pprof) {
+			t.Skip("pprof is not installed: no oracle to compare with")
+		}
+	}
+	path, bin := addressOnlyProfile(t, true)
+	empty := t.TempDir()
+	t.Setenv("PPROF_BINARY_PATH", empty)
+	run := func(args ...string) (string, string, int) {
+		var stdout, stderr bytes.Buffer
+		code := Run(args, IO{In: bytes.NewReader(nil), Out: &stdout, Err: &stderr})
+		return stdout.String(), stderr.String(), code
+	}
+	for _, args := range [][]string{{"-top", bin, path}, {"-traces", bin, path}, {"-top", "-symbolize=none", bin, path}} {
+		cmd := exec.Command(pprof, args...)
+		cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("pprof %v: %v", args, err)
+		}
+		got, stderr, code := run(args...)
+		if code != 0 {
+			t.Fatalf("profq %v: exit %d: %s", args, code, stderr)
+		}
+		if got != string(want) {
+			t.Errorf("profq %v differs from pprof's:\n--- pprof\n%s--- profq\n%s", args, want, got)
+		}
+	}
+	if out, _, _ := run("-top", bin, path); !strings.Contains(out, "main.leaf") {
+		t.Errorf("the binary argument did not symbolize:\n%s", out)
+	}
+	if _, stderr, code := run("top", bin); code != ExitInput || !strings.Contains(stderr, "an executable (ELF), not a profile") {
+		t.Errorf("a lone executable: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := run("top", "--binary", bin, bin, path); code != ExitUsage || !strings.Contains(stderr, "two binaries") {
+		t.Errorf("an executable and --binary: exit %d, %q", code, stderr)
+	}
+}

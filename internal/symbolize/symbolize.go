@@ -132,7 +132,8 @@ func (o Options) maxDebugBytes() int64 {
 	return DefaultMaxDebugBytes
 }
 
-// Profile symbolizes p in place when o asks for it: the locations of mappings without
+// Profile symbolizes p in place when o asks for it (and names the binary, the file of the
+// first mapping, whether it does or not, as pprof): the locations of mappings without
 // symbol information get their frames, new functions are added, and each such mapping's
 // Has* flags are set as pprof sets them. A mapping whose binary is found on the search path
 // gets that binary's path as its file, as pprof does. Problems with binaries are warnings,
@@ -142,11 +143,12 @@ func Profile(p *profile.Profile, o Options) (Result, error) {
 	if err := o.Validate(); err != nil {
 		return res, err
 	}
+	if o.Binary != "" && len(p.Mapping) > 0 {
+		// Symbolizing or not, as pprof's binary argument.
+		p.Mapping[0].File = o.Binary
+	}
 	if !o.Enabled() {
 		return res, nil
-	}
-	if o.Binary != "" && len(p.Mapping) > 0 {
-		p.Mapping[0].File = o.Binary
 	}
 	locs := map[*profile.Mapping][]*profile.Location{}
 	for _, l := range p.Location {
