@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,8 +49,9 @@ path joins the same nodes. Node and edge values are pprof's.
 
 --format dot (the default) writes Graphviz DOT, to be drawn with e.g. ` + "`dot -Tsvg`" + `; no
 Graphviz is needed to write it. --format json writes the nodes and edges for programs.
---svg, --png, --pdf, --gif or --ps draws the graph with Graphviz's dot, which must be on
-PATH, as pprof's -svg, -png, ... (also typed as pprof's command line: profq -svg PROFILE); an
+--svg, --png, --pdf, --gif or --ps (or --format svg, ...) draws the graph with Graphviz's dot,
+which must be on PATH, as pprof's -svg, -png, ... (also typed as pprof's command line: profq
+-svg PROFILE); an
 SVG pans and zooms in a browser, as pprof's. --web draws the SVG into a file in the temporary
 directory and opens it with $BROWSER, else xdg-open (open on macOS), as pprof -web; the file
 stays, and its name is printed on standard error.
@@ -93,6 +95,7 @@ Several profiles are merged.
 	fs.BoolVar(&o.Report.DropNegative, "drop-negative", false, "leave out nodes whose values went negative against a base")
 	fs.StringVar(&o.Report.Unit, "unit", o.Report.Unit, unitUsage("DOT"))
 	addOutputFlags(fs, &o.Output)
+	fs.Lookup("format").Usage = "output format: dot, json; or an image drawn by Graphviz's dot: " + strings.Join(imageFormats, ", ") + " (the same as --svg, ...)"
 	for _, name := range imageFormats {
 		fs.Bool(name, false, "draw the graph as "+strings.ToUpper(name)+" with Graphviz's dot, as pprof -"+name)
 	}
@@ -100,39 +103,44 @@ Several profiles are merged.
 	return cmd
 }
 
-// chooseImage reads the image flags, --svg, --png, ... (pprof's -svg, -png, ...) and --web, and
-// sets Image, and the format to the DOT that dot draws. Two formats, or one with --format or
-// --jq, are refused.
+// chooseImage reads the image flags, --svg, --png, ... (pprof's -svg, -png, ...), --format
+// svg (png, ...), which is the same, and --web, and sets Image, and the format to the DOT that
+// dot draws. Two formats, or one with another --format or --jq, are refused.
 func (o *GraphOptions) chooseImage(fs *pflag.FlagSet) error {
-	var chosen []string
+	formatImage := fs.Changed("format") && slices.Contains(imageFormats, string(o.Output.format))
+	if fs.Changed("format") && !formatImage && !render.Supports(o.Output.kind, o.Output.format) {
+		return usageErrorf("--format: %q is not one of %s", o.Output.format, strings.Join(append(render.FormatNames(o.Output.kind), imageFormats...), ", "))
+	}
+	var chosen, images []string // the options as typed, and the formats they choose
 	for _, name := range imageFormats {
-		if on, _ := fs.GetBool(name); on {
-			chosen = append(chosen, "--"+name)
+		on, _ := fs.GetBool(name)
+		switch {
+		case on:
+			chosen, images = append(chosen, "--"+name), append(images, name)
+		case formatImage && string(o.Output.format) == name:
+			chosen, images = append(chosen, "--format "+name), append(images, name)
 		}
 	}
 	if o.Web {
-		if len(chosen) > 0 && chosen[0] != "--svg" {
+		if len(images) > 0 && images[0] != "svg" {
 			return usageErrorf("--web draws SVG: it cannot be used with %s", chosen[0])
 		}
 		if o.Output.path != "" {
 			return usageErrorf("--web opens the graph in a browser, --output writes it to a file: use one of them")
 		}
-		chosen = []string{"--web"}
+		chosen, images = []string{"--web"}, []string{"svg"}
 	}
 	switch {
 	case len(chosen) == 0:
 		return nil
 	case len(chosen) > 1:
 		return usageErrorf("%s and %s contradict each other: each chooses an image format", chosen[0], chosen[1])
-	case fs.Changed("format"):
+	case fs.Changed("format") && !formatImage:
 		return usageErrorf("%s draws an image: it cannot be used with --format %s", chosen[0], o.Output.format)
 	case o.Output.jq != "":
 		return usageErrorf("--jq filters JSON: it cannot be used with %s", chosen[0])
 	}
-	o.Image = strings.TrimPrefix(chosen[0], "--")
-	if o.Web {
-		o.Image = "svg"
-	}
+	o.Image = images[0]
 	o.Output.format = render.DOT
 	return nil
 }
