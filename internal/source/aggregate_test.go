@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/pprof"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/pprof/profile"
@@ -53,7 +55,7 @@ func TestAggregateAsMerge(t *testing.T) {
 	checked := 0
 	for path, data := range testdataProfiles(t) {
 		raw := rawProfile(t, data)
-		want, err := decodeProfile(raw)
+		want, err := pprof.DecodeProfile(raw)
 		if err != nil {
 			continue // a legacy format: not the decoder's
 		}
@@ -62,7 +64,7 @@ func TestAggregateAsMerge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := decodeFields(&format.StreamFields{R: bufio.NewReader(bytes.NewReader(raw))}, format.Limits{}, decodeMode{aggregate: true})
+			d, err := pprof.DecodeFields(&format.StreamFields{R: bufio.NewReader(bytes.NewReader(raw))}, format.Limits{}, pprof.DecodeMode{Aggregate: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +110,7 @@ func TestAggregateIdentical(t *testing.T) {
 	if err := p.WriteUncompressed(&buf); err != nil {
 		t.Fatal(err)
 	}
-	d, err := decodeFields(&sliceFields{data: buf.Bytes()}, format.Limits{}, decodeMode{aggregate: true})
+	d, err := pprof.DecodeFields(&pprof.SliceFields{Data: buf.Bytes()}, format.Limits{}, pprof.DecodeMode{Aggregate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func newProfileBytes(t *testing.T, edit func(*profile.Profile)) []byte {
 // cores (minParallelSamples) against profile.ParseData: every sample in its place, with its
 // own locations, values and labels, the label maps made once for each label set.
 func TestDecodeInParallel(t *testing.T) {
-	const n = 3 * minParallelSamples
+	const n = 3 * pprof.MinParallelSamples
 	fn := []*profile.Function{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}, {ID: 3, Name: "c"}}
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: fn}
 	for i, f := range fn {
@@ -167,7 +169,7 @@ func TestDecodeInParallel(t *testing.T) {
 	if err := p.WriteUncompressed(&buf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := decodeProfile(buf.Bytes())
+	got, err := pprof.DecodeProfile(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"runtime/pprof"
+	runtimepprof "runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/profq/profq/internal/source/formats/pprof"
 
 	"github.com/profq/profq/internal/source/format"
 
@@ -32,7 +34,7 @@ import (
 // decodeProfile accepted raw.
 func checkDecode(t *testing.T, raw []byte) bool {
 	t.Helper()
-	got, err := decodeProfile(raw)
+	got, err := pprof.DecodeProfile(raw)
 	want, wantErr := profile.ParseData(raw)
 	if err != nil {
 		// Accepted by ParseData as profile.proto rather than as a legacy format.
@@ -53,7 +55,7 @@ func checkDecode(t *testing.T, raw []byte) bool {
 // it a profile or an error.
 func checkParseData(t *testing.T, data []byte) {
 	t.Helper()
-	got, err := parseData(data)
+	got, err := pprof.ParseData(data)
 	want, wantErr := profile.ParseData(data)
 	switch {
 	case err != nil || wantErr != nil:
@@ -238,9 +240,9 @@ func runtimeProfiles(t testing.TB) map[string][]byte {
 	profiles := map[string][]byte{}
 
 	var buf bytes.Buffer
-	if err := pprof.StartCPUProfile(&buf); err == nil {
+	if err := runtimepprof.StartCPUProfile(&buf); err == nil {
 		spin(200 * time.Millisecond)
-		pprof.StopCPUProfile()
+		runtimepprof.StopCPUProfile()
 		profiles["cpu"] = bytes.Clone(buf.Bytes())
 	}
 
@@ -273,7 +275,7 @@ func runtimeProfiles(t testing.TB) map[string][]byte {
 
 	for _, name := range []string{"heap", "allocs", "goroutine", "mutex", "block", "threadcreate"} {
 		buf.Reset()
-		if err := pprof.Lookup(name).WriteTo(&buf, 0); err != nil {
+		if err := runtimepprof.Lookup(name).WriteTo(&buf, 0); err != nil {
 			t.Fatal(err)
 		}
 		profiles[name] = bytes.Clone(buf.Bytes())
@@ -632,7 +634,7 @@ func TestDecodeCrafted(t *testing.T) {
 // TestDecodeMemory checks that samples share their buffers without overlapping: appending
 // to one sample's slices must leave the next sample alone.
 func TestDecodeMemory(t *testing.T) {
-	p, err := decodeProfile(encodeRaw(t, richProfile()))
+	p, err := pprof.DecodeProfile(encodeRaw(t, richProfile()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -718,7 +720,7 @@ func BenchmarkDecode(b *testing.B) {
 			name   string
 			decode func([]byte) (*profile.Profile, error)
 		}{
-			{"decodeProfile", decodeProfile},
+			{"decodeProfile", pprof.DecodeProfile},
 			{"ParseData", profile.ParseData},
 		} {
 			b.Run(strings.TrimSuffix(name, ".pb.gz")+"/"+dec.name, func(b *testing.B) {
@@ -741,15 +743,15 @@ func BenchmarkDecode(b *testing.B) {
 func TestLooksProfileProto(t *testing.T) {
 	head := func(raw []byte) []byte { return raw[:min(len(raw), format.HeadSize)] }
 	for name, data := range runtimeProfiles(t) {
-		if !looksProfileProto(head(rawProfile(t, data))) {
+		if !pprof.LooksProto(head(rawProfile(t, data))) {
 			t.Errorf("runtime %s profile not recognised", name)
 		}
 	}
 	protos := 0
 	for path, data := range testdataProfiles(t) {
 		raw := rawProfile(t, data)
-		_, err := decodeProfile(raw)
-		if got := looksProfileProto(head(raw)); got != (err == nil) {
+		_, err := pprof.DecodeProfile(raw)
+		if got := pprof.LooksProto(head(raw)); got != (err == nil) {
 			t.Errorf("%s: recognised %v, decoded with error %v", path, got, err)
 		}
 		if err == nil {
@@ -764,7 +766,7 @@ func TestLooksProfileProto(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, other := range []string{string(otlp), "main;foo 1\n", "--- contention:\ncycles/second=3\n", "{\"resourceProfiles\":[]}"} {
-		if looksProfileProto(head([]byte(other))) {
+		if pprof.LooksProto(head([]byte(other))) {
 			t.Errorf("%.20q recognised as profile.proto", other)
 		}
 	}

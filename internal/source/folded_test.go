@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/profq/profq/internal/source/formats/folded"
+	"github.com/profq/profq/internal/source/formats/pprof"
 
 	"github.com/profq/profq/internal/source/format"
 
@@ -366,7 +367,7 @@ func TestFoldedDetect(t *testing.T) {
 					continue
 				}
 			}
-			if got := detect(raw); got != FormatPprof {
+			if got := detect(raw); got != pprof.Name {
 				t.Errorf("%s: detect = %q, want pprof", e.Name(), got)
 			}
 		}

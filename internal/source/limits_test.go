@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/profq/profq/internal/source/formats/pprof"
+
 	"github.com/profq/profq/internal/source/formats/otlp"
 
 	"github.com/profq/profq/internal/source/format"
@@ -76,18 +78,18 @@ func TestLimitErrors(t *testing.T) {
 func TestDecoderStopsEarly(t *testing.T) {
 	p := build(cpuSpec("nanoseconds", 1, 2))
 	raw := encode(t, p, false)
-	_, err := decodeProfileLimited(raw, format.Limits{Samples: 1})
+	_, err := pprof.DecodeProfileLimited(raw, format.Limits{Samples: 1})
 	var lim *format.SampleLimitError
 	if !errors.As(err, &lim) || lim.Limit != 1 {
 		t.Fatalf("decodeProfileLimited: %v, want a SampleLimitError", err)
 	}
-	if _, err := parsePprof(raw, raw, format.Limits{Samples: 1}); !errors.As(err, &lim) {
+	if _, err := pprof.ParsePprof(raw, raw, format.Limits{Samples: 1}); !errors.As(err, &lim) {
 		t.Fatalf("parsePprof: %v, want a SampleLimitError", err)
 	}
-	if _, err := decodeProfileLimited(raw, format.Limits{Samples: 2, Depth: 1}); !errors.As(err, new(*format.DepthLimitError)) {
+	if _, err := pprof.DecodeProfileLimited(raw, format.Limits{Samples: 2, Depth: 1}); !errors.As(err, new(*format.DepthLimitError)) {
 		t.Fatalf("decodeProfileLimited: %v, want a DepthLimitError", err)
 	}
-	if _, err := decodeProfileLimited(raw, format.Limits{Samples: 2, Depth: 2}); err != nil {
+	if _, err := pprof.DecodeProfileLimited(raw, format.Limits{Samples: 2, Depth: 2}); err != nil {
 		t.Fatal(err)
 	}
 }

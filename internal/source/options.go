@@ -17,6 +17,7 @@ import (
 	"github.com/profq/profq/internal/source/formats/jfr"
 	"github.com/profq/profq/internal/source/formats/otlp"
 	"github.com/profq/profq/internal/source/formats/perf"
+	"github.com/profq/profq/internal/source/formats/pprof"
 	"github.com/profq/profq/internal/source/formats/speedscope"
 	v8 "github.com/profq/profq/internal/source/formats/v8"
 
@@ -116,7 +117,7 @@ func bombLike(n, consumed int64) bool { return n >= bombFloor && n > maxGzipRati
 // Input formats.
 const (
 	// FormatPprof is profile.proto, gzipped or not, and pprof's legacy text and binary formats.
-	FormatPprof = "pprof"
+	FormatPprof = pprof.Name
 	// FormatFolded is folded stacks, "root;caller;leaf value" per line (formats/folded).
 	FormatFolded = folded.Name
 	// FormatCallgrind is Valgrind's callgrind and cachegrind output (formats/callgrind).

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/profq/profq/internal/source/formats/pprof"
+
 	"github.com/profq/profq/internal/source/formats/otlp"
 
 	"github.com/profq/profq/internal/source/formats/jfr"
@@ -29,30 +31,22 @@ import (
 // inputs, and head on the start of a stream. The order is the contract: an input that
 // two formats could take is the first one's.
 var registry = []format.Format{
-	{
-		// profile.proto is recognised first on a stream's head and last on whole inputs,
-		// where it takes whatever no other format claims (pprof's legacy formats too).
-		Name:    FormatPprof,
-		About:   "pprof (profile.proto, gzipped or not, or a legacy format)",
-		Head:    looksProfileProto,
-		Stream:  pprofStream,
-		Rereads: true,
-		Read:    pprofWhole,
-		Plausible: func(head []byte, text bool) bool {
-			if text {
-				return legacyText(head)
-			}
-			return format.PlausibleProto(head) || legacyCPUHeader(head)
-		},
-	},
+	// First on a stream's head; on whole inputs, whatever no other row claims (Detect is
+	// nil: pprof's legacy formats are read by profile.ParseData).
+	pprof.Format,
 	jfr.Format,
 	speedscope.Format,
+	// Both containers on whole inputs; JSON on a stream's head (protobuf: the last row).
 	otlp.Format,
+	// Before folded stacks, which a one-line profile with a ';' in a URL could look like.
 	v8.Format,
 	goroutine.Format,
+	// Before perf script and folded stacks: callgrind's cost lines ("16 20") read as
+	// folded stacks.
 	callgrind.Format,
 	perf.Format,
 	folded.Format,
+	// OTLP protobuf on a stream's head, last.
 	otlp.ProtoFormat,
 }
 
@@ -88,7 +82,7 @@ func detect(raw []byte) string {
 			return f.Name
 		}
 	}
-	return FormatPprof
+	return pprof.Name
 }
 
 // detectHead returns the row of the registry that streams an input whose decompressed head

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/source/formats/pprof"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -174,7 +175,7 @@ func TestLoadProto(t *testing.T) {
 		}
 		wantInputs := []Input{{
 			Source:      path,
-			Format:      FormatPprof,
+			Format:      pprof.Name,
 			SampleTypes: []*profile.ValueType{vt("samples", "count"), vt("cpu", "nanoseconds")},
 			Samples:     2,
 		}}
@@ -248,7 +249,7 @@ func TestLoadLegacy(t *testing.T) {
 			if err := p.CheckValid(); err != nil {
 				t.Errorf("CheckValid: %v", err)
 			}
-			wantInputs := []Input{{Source: path, Format: FormatPprof, SampleTypes: parsed.SampleType, Samples: len(parsed.Sample)}}
+			wantInputs := []Input{{Source: path, Format: pprof.Name, SampleTypes: parsed.SampleType, Samples: len(parsed.Sample)}}
 			if diff := cmp.Diff(wantInputs, inputs, cmp.AllowUnexported(profile.ValueType{})); diff != "" {
 				t.Errorf("inputs mismatch (-want +got):\n%s", diff)
 			}

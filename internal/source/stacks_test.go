@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/pprof"
+
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/pprof/profile"
@@ -68,10 +70,10 @@ func TestLoadStacks(t *testing.T) {
 	for name, data := range runtimeProfiles(t) {
 		files["runtime-"+name] = proftest.WriteFile(t, dir, "runtime-"+name, data)
 	}
-	files["distinct"] = writeProfile(t, dir, "distinct.pb.gz", manySamples(3*minParallelSamples, true))
-	files["repeating"] = writeProfile(t, dir, "repeating.pb.gz", manySamples(3*minParallelSamples, false))
+	files["distinct"] = writeProfile(t, dir, "distinct.pb.gz", manySamples(3*pprof.MinParallelSamples, true))
+	files["repeating"] = writeProfile(t, dir, "repeating.pb.gz", manySamples(3*pprof.MinParallelSamples, false))
 	// Location IDs that are not positions plus one: some sparse, some beyond int32.
-	wide := manySamples(3*minParallelSamples, true)
+	wide := manySamples(3*pprof.MinParallelSamples, true)
 	for i, l := range wide.Location {
 		l.ID = uint64(7*i + 3)
 		if i%2 == 0 {
@@ -148,8 +150,8 @@ func sums(p *profile.Profile) map[string][]int64 {
 // profile.Samples.
 func TestStackLimits(t *testing.T) {
 	dir := t.TempDir()
-	path := writeProfile(t, dir, "p.pb.gz", manySamples(3*minParallelSamples, true))
-	for _, o := range []Options{{MaxSamples: minParallelSamples}, {MaxStackDepth: 7}, {MaxStackDepth: 9}, {MaxLabels: 1}} {
+	path := writeProfile(t, dir, "p.pb.gz", manySamples(3*pprof.MinParallelSamples, true))
+	for _, o := range []Options{{MaxSamples: pprof.MinParallelSamples}, {MaxStackDepth: 7}, {MaxStackDepth: 9}, {MaxLabels: 1}} {
 		o.Aggregate = true
 		_, _, _, errStacks := o.LoadStacks([]string{path}, Bases{})
 		o.Aggregate = false
@@ -171,7 +173,7 @@ func TestStacksRefuseUnknownLocations(t *testing.T) {
 		},
 	} {
 		data := newProfileBytes(t, edit)
-		d, err := decodeFields(&format.StreamFields{R: bufio.NewReader(bytes.NewReader(data))}, format.Limits{}, decodeMode{compact: true})
+		d, err := pprof.DecodeFields(&format.StreamFields{R: bufio.NewReader(bytes.NewReader(data))}, format.Limits{}, pprof.DecodeMode{Compact: true})
 		if err == nil {
 			t.Errorf("%s: a sample with an unknown location is accepted: %d stacks", name, d.Stacks.Len())
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,74 +11,6 @@ import (
 
 	"github.com/profq/profq/internal/source/format"
 )
-
-// looksProfileProto says whether the decompressed start of an input is the start of a
-// profile.proto message as profile writers begin one: fields of the header (times, the
-// period and its type, sample types), at least one of them a value type (sample_type,
-// field 1, or period_type, field 11) holding nothing but a few varints, up to the first
-// field of the tables or samples. pprof's writer starts with the sample types, Go's
-// runtime with time_nanos (CPU) or period_type (heap, allocs, goroutine, mutex, block),
-// some older writers with the mappings.
-// An OpenTelemetry ProfilesData starts with field 1 too, a message of messages; text
-// formats do not start with a varint field or a length-delimited one of varints.
-func looksProfileProto(head []byte) bool {
-	valueTypes := 0
-	var f format.Field
-	for i := 0; i < len(head); {
-		tag, _, err := format.ReadVarint(head, i)
-		if err != nil {
-			return false
-		}
-		switch tag >> 3 {
-		case fieldSample, fieldMapping, fieldLocation, fieldFunction, fieldStringTable:
-			// The tables and samples: their contents, which may reach past head, are
-			// not read. Some writers start with the tables (mappings first); an
-			// OpenTelemetry dictionary is field 2, and no writer starts with a sample.
-			if tag&7 != format.WireBytes {
-				return false
-			}
-			return valueTypes > 0 || (i == 0 && tag>>3 != fieldSample && format.PlausibleProto(head))
-		}
-		next, err := format.ReadField(head, i, &f)
-		if err != nil {
-			return false
-		}
-		switch f.Num {
-		case fieldSampleType, fieldPeriodType:
-			if f.Wire != format.WireBytes || len(f.Data) == 0 || len(f.Data) > 64 || !allVarints(f.Data) {
-				return false
-			}
-			valueTypes++
-		case fieldDropFrames, fieldKeepFrames, fieldTimeNanos, fieldDurationNanos, fieldPeriod,
-			fieldDefaultSampleType, fieldDocURL:
-			if f.Wire != format.WireVarint {
-				return false
-			}
-		case fieldComment:
-			// Packed or not.
-			if f.Wire != format.WireVarint && (f.Wire != format.WireBytes || len(f.Data) == 0 || f.Data[len(f.Data)-1] >= 0x80) {
-				return false
-			}
-		default:
-			return false
-		}
-		i = next
-	}
-	return valueTypes > 0
-}
-
-// allVarints says whether msg is made of varint fields only.
-func allVarints(msg []byte) bool {
-	var f format.Field
-	for i := 0; i < len(msg); {
-		next, err := format.ReadField(msg, i, &f)
-		if err != nil || f.Wire != format.WireVarint {
-			return false
-		}
-		i = next
-	}
-	return true
-}
 
 // streamInput is an input opened for reading as a stream: a file, standard input or the
 // body of a URL's response.
@@ -448,39 +379,4 @@ func (c *countingReader) ReadByte() (byte, error) {
 		c.n++
 	}
 	return b, err
-}
-
-// legacyText says whether text starts, after blank and '#' comment lines, with the header
-// line of one of pprof's legacy text formats (legacyHeader).
-func legacyText(head []byte) bool {
-	text := bytes.TrimPrefix(head, []byte(format.UTF8BOM))
-	for len(text) > 0 {
-		var line []byte
-		line, text, _ = bytes.Cut(text, []byte("\n"))
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 || line[0] == '#' {
-			continue
-		}
-		return format.LegacyHeader(line)
-	}
-	return true // blank lines and comments only, so far
-}
-
-// legacyCPUHeader says whether head starts like a legacy binary CPU profile (pprof's
-// parseCPU): the words 0, 3, 0 or 1, a period, 0, in 32 or 64 bits, either byte order.
-func legacyCPUHeader(head []byte) bool {
-	for _, size := range []int{4, 8} {
-		for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
-			word := func(i int) uint64 {
-				if size == 4 {
-					return uint64(order.Uint32(head[i*4:]))
-				}
-				return order.Uint64(head[i*8:])
-			}
-			if len(head) >= 5*size && word(0) == 0 && word(1) == 3 && word(2) <= 1 && word(3) > 0 && word(4) == 0 {
-				return true
-			}
-		}
-	}
-	return false
 }

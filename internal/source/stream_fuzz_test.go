@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/profq/profq/internal/source/formats/pprof"
+
 	"github.com/profq/profq/internal/source/formats/folded"
 
 	"github.com/profq/profq/internal/source/format"
@@ -35,16 +37,16 @@ func FuzzStreamDecode(f *testing.F) {
 	f.Add(rich[:len(rich)/2])
 	lim := format.Limits{Samples: 1000, Depth: 100, Labels: 100, Entries: 1000}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		stream := func(mode decodeMode) (*profile.Profile, int, error) {
-			d, err := decodeFields(&format.StreamFields{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Lim: lim, SampleField: fieldSample}, lim, mode)
+		stream := func(mode pprof.DecodeMode) (*profile.Profile, int, error) {
+			d, err := pprof.DecodeFields(&format.StreamFields{R: bufio.NewReaderSize(bytes.NewReader(data), 16), Lim: lim, SampleField: pprof.FieldSample}, lim, mode)
 			if d.Stacks != nil {
 				d.P.Sample = d.Stacks.Samples(d.P.Location)
 			}
 			return d.P, d.Samples, err
 		}
-		wantD, wantErr := decodeFields(&sliceFields{data: data}, lim, decodeMode{})
+		wantD, wantErr := pprof.DecodeFields(&pprof.SliceFields{Data: data}, lim, pprof.DecodeMode{})
 		want, wantN := wantD.P, wantD.Samples
-		got, gotN, err := stream(decodeMode{})
+		got, gotN, err := stream(pprof.DecodeMode{})
 		var size *format.SampleSizeError
 		switch {
 		case errors.As(err, &size):
@@ -64,12 +66,12 @@ func FuzzStreamDecode(f *testing.F) {
 		}
 		sameProfile(t, got, want)
 		// Left compact, the samples are the same once made.
-		compact, _, err := stream(decodeMode{compact: true})
+		compact, _, err := stream(pprof.DecodeMode{Compact: true})
 		if err != nil {
 			t.Fatalf("compact: %v", err)
 		}
 		sameProfile(t, compact, want)
-		agg, _, err := stream(decodeMode{aggregate: true})
+		agg, _, err := stream(pprof.DecodeMode{Aggregate: true})
 		if err != nil {
 			t.Fatalf("aggregated: %v", err)
 		}

@@ -1276,10 +1276,7 @@ func Looks(head []byte) bool {
 	return events || named && headers >= 2
 }
 
-// Format is the row of source's registry for this format.
-//
-// Before perf script and folded stacks: callgrind's cost lines ("16 20") read as
-// folded stacks.
+// Format is the row of source's registry for callgrind output.
 var Format = format.Format{
 	Name:   Name,
 	About:  "callgrind",

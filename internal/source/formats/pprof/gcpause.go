@@ -1,4 +1,4 @@
-package source
+package pprof
 
 import (
 	"runtime/debug"

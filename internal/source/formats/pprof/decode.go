@@ -1,7 +1,13 @@
-package source
+// Package pprof reads pprof's formats: profile.proto, decoded into exactly the profile
+// profile.ParseData makes with much less memory, as a stream or whole, its samples left
+// compact (stacks.Stacks) when asked; pprof's legacy formats, and what the decoder does not
+// take, through profile.ParseData itself.
+package pprof
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -11,35 +17,36 @@ import (
 	"strings"
 
 	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/workers"
 )
 
-// pprofWhole reads a pprof input held whole (the registry's read).
-func pprofWhole(o format.Options, data, raw []byte) (format.Decoded, error) {
-	p, err := parsePprof(data, raw, o.Limits)
-	return format.Decoded{P: p, Format: FormatPprof}, err
+// Read reads a pprof input held whole (the registry's read).
+func Read(o format.Options, data, raw []byte) (format.Decoded, error) {
+	p, err := ParsePprof(data, raw, o.Limits)
+	return format.Decoded{P: p, Format: Name}, err
 }
 
-// pprofStream decodes profile.proto as it arrives (the registry's stream).
-func pprofStream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
+// Stream decodes profile.proto as it arrives (the registry's stream).
+func Stream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	lim := o.Limits
-	d, err := decodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: fieldSample}, lim, decodeMode{aggregate: o.Aggregate, compact: o.Compact})
+	d, err := DecodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: FieldSample}, lim, DecodeMode{Aggregate: o.Aggregate, Compact: o.Compact})
 	if err != nil {
 		return format.Decoded{}, err
 	}
-	d.Format, d.LabelsCounted = FormatPprof, true
+	d.Format, d.LabelsCounted = Name, true
 	return d, nil
 }
 
-// parseData parses one input as profile.ParseData does, decompressing it first if it is
-// gzipped. profile.proto goes through decodeProfile, which builds the same profile with
-// much less memory; whatever decodeProfile does not accept (pprof's legacy formats,
+// ParseData parses one input as profile.ParseData does, decompressing it first if it is
+// gzipped. profile.proto goes through DecodeProfile, which builds the same profile with
+// much less memory; whatever DecodeProfile does not accept (pprof's legacy formats,
 // malformed input) goes to profile.ParseData, so that what parses, and every error
 // message, stays exactly pprof's.
-func parseData(data []byte) (*profile.Profile, error) {
+func ParseData(data []byte) (*profile.Profile, error) {
 	raw := data
 	if format.IsGzip(data) {
 		var err error
@@ -47,13 +54,13 @@ func parseData(data []byte) (*profile.Profile, error) {
 			raw = nil
 		}
 	}
-	return parsePprof(data, raw, format.Limits{})
+	return ParsePprof(data, raw, format.Limits{})
 }
 
-// parsePprof parses a pprof input: data as read, raw the same decompressed (nil when data is
+// ParsePprof parses a pprof input: data as read, raw the same decompressed (nil when data is
 // gzip that does not decompress; raw is data when it is not gzip). The decoder stops at the
 // limits lim; an input over one is not handed to profile.ParseData, which has none.
-func parsePprof(data, raw []byte, lim format.Limits) (*profile.Profile, error) {
+func ParsePprof(data, raw []byte, lim format.Limits) (*profile.Profile, error) {
 	if raw == nil || format.IsGzip(raw) {
 		// ParseData reports the error; and as it decompresses only once, gzip inside
 		// gzip must reach its legacy parsers, not another round of gunzip.
@@ -61,7 +68,7 @@ func parsePprof(data, raw []byte, lim format.Limits) (*profile.Profile, error) {
 	}
 	// ParseData(raw) now does what ParseData(data) would, and the compressed bytes
 	// can be collected while raw is decoded.
-	p, err := decodeProfileLimited(raw, lim)
+	p, err := DecodeProfileLimited(raw, lim)
 	if err == nil {
 		return p, nil
 	}
@@ -90,7 +97,7 @@ func prescanLimits(raw []byte, lim format.Limits) error {
 			return nil
 		}
 		i = next
-		if f.Num != fieldSample || f.Wire != format.WireBytes {
+		if f.Num != FieldSample || f.Wire != format.WireBytes {
 			continue
 		}
 		if samples++; lim.Samples > 0 && samples > lim.Samples {
@@ -120,15 +127,15 @@ func prescanLimits(raw []byte, lim format.Limits) error {
 	return nil
 }
 
-// decodeProfile decodes an uncompressed profile.proto message into exactly the profile
+// DecodeProfile decodes an uncompressed profile.proto message into exactly the profile
 // that profile.ParseData returns for it, down to which label maps and slices are nil, and
 // validates it as ParseData does. It fails wherever ParseData would fail, and may also fail
-// on inputs ParseData accepts but this decoder does not handle; parseData then leaves the
+// on inputs ParseData accepts but this decoder does not handle; ParseData then leaves the
 // input to ParseData.
 //
 // ParseData holds every sample's location IDs in a slice of their own together with all
 // the location pointers, and makes three label maps for every sample with labels, one of
-// them always garbage. decodeProfile instead reads the input once (decodeFields), as a
+// them always garbage. DecodeProfile instead reads the input once (DecodeFields), as a
 // stream would arrive:
 //
 //  1. every field but the samples is decoded as it comes into tables that grow; a sample,
@@ -147,18 +154,18 @@ func prescanLimits(raw []byte, lim format.Limits) error {
 //
 // Strings are interned through the string table: all of its entries share one
 // allocation, and labels refer to them rather than to copies.
-func decodeProfile(data []byte) (*profile.Profile, error) {
-	return decodeProfileLimited(data, format.Limits{})
+func DecodeProfile(data []byte) (*profile.Profile, error) {
+	return DecodeProfileLimited(data, format.Limits{})
 }
 
-// decodeProfileLimited is decodeProfile failing with a limit error (SampleLimitError,
+// DecodeProfileLimited is DecodeProfile failing with a limit error (SampleLimitError,
 // DepthLimitError, LabelLimitError, EntryLimitError) as soon as it counts more than lim
 // allows (zero fields: no limit), before it allocates for them.
-func decodeProfileLimited(data []byte, lim format.Limits) (*profile.Profile, error) {
+func DecodeProfileLimited(data []byte, lim format.Limits) (*profile.Profile, error) {
 	if len(data) == 0 {
 		return nil, errNoData
 	}
-	d, err := decodeFields(&sliceFields{data: data}, lim, decodeMode{})
+	d, err := DecodeFields(&SliceFields{Data: data}, lim, DecodeMode{})
 	return d.P, err
 }
 
@@ -169,25 +176,25 @@ type fieldSource interface {
 	Next(f *format.Field) error
 }
 
-// sliceFields is a fieldSource over a message held in memory.
-type sliceFields struct {
-	data []byte
+// SliceFields is a fieldSource over a message held in memory.
+type SliceFields struct {
+	Data []byte
 	i    int
 }
 
-func (s *sliceFields) Next(f *format.Field) error {
-	if s.i >= len(s.data) {
+func (s *SliceFields) Next(f *format.Field) error {
+	if s.i >= len(s.Data) {
 		return io.EOF
 	}
-	next, err := format.ReadField(s.data, s.i, f)
+	next, err := format.ReadField(s.Data, s.i, f)
 	s.i = next
 	return err
 }
 
-// decodeFields decodes the profile.proto message that src yields (see decodeProfile), as
+// DecodeFields decodes the profile.proto message that src yields (see DecodeProfile), as
 // mode says. The result's samples is how many samples the input holds.
-func decodeFields(src fieldSource, lim format.Limits, mode decodeMode) (format.Decoded, error) {
-	d := &decoder{p: &profile.Profile{}, lim: lim, decodeMode: mode}
+func DecodeFields(src fieldSource, lim format.Limits, mode DecodeMode) (format.Decoded, error) {
+	d := &decoder{p: &profile.Profile{}, lim: lim, DecodeMode: mode}
 	defer d.stopStream()
 	var f format.Field
 	for {
@@ -198,7 +205,7 @@ func decodeFields(src fieldSource, lim format.Limits, mode decodeMode) (format.D
 		if err != nil {
 			return format.Decoded{}, err
 		}
-		if f.Num == fieldSample {
+		if f.Num == FieldSample {
 			if f.Wire != format.WireBytes {
 				return format.Decoded{}, format.ErrWireType
 			}
@@ -234,20 +241,20 @@ func decodeFields(src fieldSource, lim format.Limits, mode decodeMode) (format.D
 }
 
 // streamStacks starts decoding the samples into stacks as they arrive (stackStream) once
-// that is decided: at once without aggregate, or once the first minParallelSamples samples
+// that is decided: at once without aggregate, or once the first MinParallelSamples samples
 // show that adding them up would not pay. With the stream started, it hands it the chunks
 // of samples read since.
 func (d *decoder) streamStacks() {
 	switch {
 	case d.stream != nil:
 		d.stream.submit(false)
-	case !d.compact:
-	case !d.aggregate:
+	case !d.Compact:
+	case !d.Aggregate:
 		d.startStackStream()
-	case d.samples == minParallelSamples:
+	case d.samples == MinParallelSamples:
 		if d.repeatsPay() {
 			// Aggregated profile.Samples take less than stacks would.
-			d.compact = false
+			d.Compact = false
 		} else {
 			d.startStackStream()
 		}
@@ -261,7 +268,7 @@ func (d *decoder) stopStream() {
 	}
 }
 
-// The decoder's errors. Their wording matters little: parseData hands any input that
+// The decoder's errors. Their wording matters little: ParseData hands any input that
 // fails here to profile.ParseData, which reports its own errors.
 var (
 	errNoData = errors.New("empty input")
@@ -279,38 +286,38 @@ var (
 
 // Field numbers of profile.proto's Profile message.
 const (
-	fieldSampleType        = 1
-	fieldSample            = 2
-	fieldMapping           = 3
-	fieldLocation          = 4
-	fieldFunction          = 5
-	fieldStringTable       = 6
-	fieldDropFrames        = 7
-	fieldKeepFrames        = 8
-	fieldTimeNanos         = 9
-	fieldDurationNanos     = 10
-	fieldPeriodType        = 11
-	fieldPeriod            = 12
-	fieldComment           = 13
-	fieldDefaultSampleType = 14
-	fieldDocURL            = 15
+	FieldSampleType        = 1
+	FieldSample            = 2
+	FieldMapping           = 3
+	FieldLocation          = 4
+	FieldFunction          = 5
+	FieldStringTable       = 6
+	FieldDropFrames        = 7
+	FieldKeepFrames        = 8
+	FieldTimeNanos         = 9
+	FieldDurationNanos     = 10
+	FieldPeriodType        = 11
+	FieldPeriod            = 12
+	FieldComment           = 13
+	FieldDefaultSampleType = 14
+	FieldDocURL            = 15
 )
 
-// decodeMode is what a decoder makes of the samples.
-type decodeMode struct {
+// DecodeMode is what a decoder makes of the samples.
+type DecodeMode struct {
 	// aggregate makes one sample of the samples with the same locations and labels, their
 	// values added (aggregator), where that pays: the profile then has fewer samples than
 	// its input, and the same sums (Options.Aggregate).
-	aggregate bool
+	Aggregate bool
 	// compact leaves the samples as Stacks, the profile without samples (LoadStacks).
-	compact bool
+	Compact bool
 }
 
-// decoder holds what decodeFields learns about its input as it reads it.
+// decoder holds what DecodeFields learns about its input as it reads it.
 type decoder struct {
 	p   *profile.Profile
 	lim format.Limits
-	decodeMode
+	DecodeMode
 
 	// Every entry of the string table, in one string.
 	strBuf  strings.Builder
@@ -328,9 +335,9 @@ type decoder struct {
 	// The samples as encoded, and how many there are.
 	arena   sampleArena
 	samples int
-	// stacks are the samples when they are left compact (decodeMode.compact), and stream
+	// stacks are the samples when they are left compact (DecodeMode.compact), and stream
 	// what decodes them as they are read, if it was started.
-	stacks *Stacks
+	stacks *stacks.Stacks
 	stream *stackStream
 
 	// String table indices and IDs that readProfileField finds and resolve turns into
@@ -471,7 +478,7 @@ func (d *decoder) readProfileField(f *format.Field) error {
 	p := d.p
 	var err error
 	switch f.Num {
-	case fieldSampleType:
+	case FieldSampleType:
 		var x valueTypeX
 		if x, err = readValueType(f); err == nil {
 			if err = d.entry(len(d.valueTypes)); err == nil {
@@ -479,13 +486,13 @@ func (d *decoder) readProfileField(f *format.Field) error {
 				d.sampleTypeX = appendDoubling(d.sampleTypeX, x)
 			}
 		}
-	case fieldMapping:
+	case FieldMapping:
 		err = d.readMapping(f)
-	case fieldLocation:
+	case FieldLocation:
 		err = d.readLocation(f)
-	case fieldFunction:
+	case FieldFunction:
 		err = d.readFunction(f)
-	case fieldStringTable:
+	case FieldStringTable:
 		var s []byte
 		if s, err = f.Bytes(); err == nil {
 			if len(d.strEnds) == 0 && len(s) != 0 {
@@ -501,30 +508,30 @@ func (d *decoder) readProfileField(f *format.Field) error {
 			d.strBuf.Write(s)
 			d.strEnds = appendDoubling(d.strEnds, uint32(d.strBuf.Len()))
 		}
-	case fieldDropFrames:
+	case FieldDropFrames:
 		d.dropFramesX, err = f.Int64()
-	case fieldKeepFrames:
+	case FieldKeepFrames:
 		d.keepFramesX, err = f.Int64()
-	case fieldTimeNanos:
+	case FieldTimeNanos:
 		// ParseData takes a second time stamp for a second profile appended to the first.
 		if p.TimeNanos != 0 {
 			return errConcatenated
 		}
 		p.TimeNanos, err = f.Int64()
-	case fieldDurationNanos:
+	case FieldDurationNanos:
 		p.DurationNanos, err = f.Int64()
-	case fieldPeriodType:
+	case FieldPeriodType:
 		var x valueTypeX
 		if x, err = readValueType(f); err == nil {
 			d.periodTypeX = &x
 		}
-	case fieldPeriod:
+	case FieldPeriod:
 		p.Period, err = f.Int64()
-	case fieldComment:
+	case FieldComment:
 		d.commentX, err = format.AppendVarints(d.commentX, f)
-	case fieldDefaultSampleType:
+	case FieldDefaultSampleType:
 		d.defaultX, err = f.Int64()
-	case fieldDocURL:
+	case FieldDocURL:
 		d.docURLX, err = f.Int64()
 	}
 	return err
@@ -854,11 +861,11 @@ func (d *decoder) readSamples() error {
 	// by Go's runtime (it writes each stack and label set once): it is left out when the
 	// first samples show that it would not pay. A small input not left compact is added up
 	// whatever its samples: that costs little.
-	small := d.samples < minParallelSamples && !d.compact
+	small := d.samples < MinParallelSamples && !d.Compact
 	switch {
-	case d.aggregate && (small || d.repeatsPay()):
+	case d.Aggregate && (small || d.repeatsPay()):
 		return d.readAggregated()
-	case d.compact:
+	case d.Compact:
 		d.startStackStream()
 		var err error
 		d.stacks, err = d.stream.finish()
@@ -921,7 +928,7 @@ func (d *decoder) readAll() error {
 	})
 }
 
-// repeatsPay says whether the first minParallelSamples samples repeat enough for adding
+// repeatsPay says whether the first MinParallelSamples samples repeat enough for adding
 // them up to pay: whether a quarter of them or more have the same locations and labels as
 // an earlier one. It compares them as they are encoded (but for their values), by hash:
 // a collision only sways the choice, never the result.
@@ -931,7 +938,7 @@ func (d *decoder) repeatsPay() bool {
 	read := 0
 	var key []byte
 	var f format.Field
-	for c := 0; c < len(d.arena.chunks) && read < minParallelSamples; c++ {
+	for c := 0; c < len(d.arena.chunks) && read < MinParallelSamples; c++ {
 		read += d.arena.counts[c]
 		d.arena.peek(c, func(msg []byte) {
 			key = key[:0]
@@ -951,8 +958,8 @@ func (d *decoder) repeatsPay() bool {
 	return 4*len(seen) <= 3*read
 }
 
-// minParallelSamples is the fewest samples worth decoding on several cores.
-const minParallelSamples = 64 << 10
+// MinParallelSamples is the fewest samples worth decoding on several cores.
+const MinParallelSamples = 64 << 10
 
 // eachChunk runs read on every chunk of the arena, the chunks spread over one reader per
 // core (at most four): once the input is read, the cores that decompressed and read it are
@@ -960,7 +967,7 @@ const minParallelSamples = 64 << 10
 // order would meet it. The arena is empty afterwards.
 func (d *decoder) eachChunk(read func(r *sampleReader, c int) error) error {
 	readers := 1
-	if d.samples >= minParallelSamples {
+	if d.samples >= MinParallelSamples {
 		readers = min(runtime.GOMAXPROCS(0), 4)
 	}
 	errs := make([]error, len(d.arena.chunks))
@@ -990,7 +997,7 @@ func (r *sampleReader) readFields(msg []byte, want int) error {
 	if err := r.sampleFields(msg, r); err != nil {
 		return err
 	}
-	// The one check of CheckValid's that a sample can fail once decoded (see decodeFields).
+	// The one check of CheckValid's that a sample can fail once decoded (see DecodeFields).
 	if want >= 0 && len(r.values) != want {
 		if want == 0 {
 			return errNoSampleTypes
@@ -1232,4 +1239,130 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Name is the format's name: profile.proto, gzipped or not, and pprof's legacy text and
+// binary formats.
+const Name = "pprof"
+
+// Format is the row of source's registry for this format.
+//
+// profile.proto is recognised first on a stream's head and last on whole inputs,
+// where it takes whatever no other format claims (pprof's legacy formats too).
+var Format = format.Format{
+	Name:    Name,
+	About:   "pprof (profile.proto, gzipped or not, or a legacy format)",
+	Head:    LooksProto,
+	Stream:  Stream,
+	Rereads: true,
+	Read:    Read,
+	Plausible: func(head []byte, text bool) bool {
+		if text {
+			return legacyText(head)
+		}
+		return format.PlausibleProto(head) || legacyCPUHeader(head)
+	},
+}
+
+// looksProfileProto says whether the decompressed start of an input is the start of a
+// profile.proto message as profile writers begin one: fields of the header (times, the
+// period and its type, sample types), at least one of them a value type (sample_type,
+// field 1, or period_type, field 11) holding nothing but a few varints, up to the first
+// field of the tables or samples. pprof's writer starts with the sample types, Go's
+// runtime with time_nanos (CPU) or period_type (heap, allocs, goroutine, mutex, block),
+// some older writers with the mappings.
+// An OpenTelemetry ProfilesData starts with field 1 too, a message of messages; text
+// formats do not start with a varint field or a length-delimited one of varints.
+func LooksProto(head []byte) bool {
+	valueTypes := 0
+	var f format.Field
+	for i := 0; i < len(head); {
+		tag, _, err := format.ReadVarint(head, i)
+		if err != nil {
+			return false
+		}
+		switch tag >> 3 {
+		case FieldSample, FieldMapping, FieldLocation, FieldFunction, FieldStringTable:
+			// The tables and samples: their contents, which may reach past head, are
+			// not read. Some writers start with the tables (mappings first); an
+			// OpenTelemetry dictionary is field 2, and no writer starts with a sample.
+			if tag&7 != format.WireBytes {
+				return false
+			}
+			return valueTypes > 0 || (i == 0 && tag>>3 != FieldSample && format.PlausibleProto(head))
+		}
+		next, err := format.ReadField(head, i, &f)
+		if err != nil {
+			return false
+		}
+		switch f.Num {
+		case FieldSampleType, FieldPeriodType:
+			if f.Wire != format.WireBytes || len(f.Data) == 0 || len(f.Data) > 64 || !allVarints(f.Data) {
+				return false
+			}
+			valueTypes++
+		case FieldDropFrames, FieldKeepFrames, FieldTimeNanos, FieldDurationNanos, FieldPeriod,
+			FieldDefaultSampleType, FieldDocURL:
+			if f.Wire != format.WireVarint {
+				return false
+			}
+		case FieldComment:
+			// Packed or not.
+			if f.Wire != format.WireVarint && (f.Wire != format.WireBytes || len(f.Data) == 0 || f.Data[len(f.Data)-1] >= 0x80) {
+				return false
+			}
+		default:
+			return false
+		}
+		i = next
+	}
+	return valueTypes > 0
+}
+
+// allVarints says whether msg is made of varint fields only.
+func allVarints(msg []byte) bool {
+	var f format.Field
+	for i := 0; i < len(msg); {
+		next, err := format.ReadField(msg, i, &f)
+		if err != nil || f.Wire != format.WireVarint {
+			return false
+		}
+		i = next
+	}
+	return true
+}
+
+// legacyText says whether text starts, after blank and '#' comment lines, with the header
+// line of one of pprof's legacy text formats (legacyHeader).
+func legacyText(head []byte) bool {
+	text := bytes.TrimPrefix(head, []byte(format.UTF8BOM))
+	for len(text) > 0 {
+		var line []byte
+		line, text, _ = bytes.Cut(text, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		return format.LegacyHeader(line)
+	}
+	return true // blank lines and comments only, so far
+}
+
+// legacyCPUHeader says whether head starts like a legacy binary CPU profile (pprof's
+// parseCPU): the words 0, 3, 0 or 1, a period, 0, in 32 or 64 bits, either byte order.
+func legacyCPUHeader(head []byte) bool {
+	for _, size := range []int{4, 8} {
+		for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			word := func(i int) uint64 {
+				if size == 4 {
+					return uint64(order.Uint32(head[i*4:]))
+				}
+				return order.Uint64(head[i*8:])
+			}
+			if len(head) >= 5*size && word(0) == 0 && word(1) == 3 && word(2) <= 1 && word(3) > 0 && word(4) == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

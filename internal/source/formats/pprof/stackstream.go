@@ -1,4 +1,4 @@
-package source
+package pprof
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/pprof/profile"
 
@@ -43,7 +44,7 @@ type stackJob struct {
 // numbers (labelSetIDs). values is how many values each sample has; last is the largest
 // frame held, -1 for none.
 type rawSegment struct {
-	seg    StackSegment
+	seg    stacks.Segment
 	wide   []uint64
 	values int
 	last   int32
@@ -227,11 +228,11 @@ func (raw *rawSegment) appendFrame(id uint64) {
 // finish decodes the last chunk, waits for the workers and makes Stacks of their segments
 // now that the tables are read: location IDs become positions in the location table and
 // label sets become maps. Errors are those of the first failing chunk, in order.
-func (s *stackStream) finish() (*Stacks, error) {
+func (s *stackStream) finish() (*stacks.Stacks, error) {
 	d := s.d
 	s.submit(true)
 	s.stop()
-	st := &Stacks{NumValues: len(d.p.SampleType), Segments: make([]StackSegment, len(s.segs))}
+	st := &stacks.Stacks{NumValues: len(d.p.SampleType), Segments: make([]stacks.Segment, len(s.segs))}
 	for i := range s.segs {
 		raw := &s.segs[i]
 		if raw.err != nil {
@@ -257,13 +258,13 @@ func (s *stackStream) finish() (*Stacks, error) {
 		}
 	}
 	r := &sampleReader{d: d}
-	st.LabelSets = make([]LabelSet, len(d.labelSets.sets))
+	st.LabelSets = make([]stacks.LabelSet, len(d.labelSets.sets))
 	for i, raw := range d.labelSets.sets {
 		var smp profile.Sample
 		if err := r.setLabels(&smp, raw); err != nil {
 			return nil, err
 		}
-		st.LabelSets[i] = LabelSet{Label: smp.Label, NumLabel: smp.NumLabel, NumUnit: smp.NumUnit}
+		st.LabelSets[i] = stacks.LabelSet{Label: smp.Label, NumLabel: smp.NumLabel, NumUnit: smp.NumUnit}
 	}
 	return st, nil
 }
