@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 	"debug/macho"
 	"debug/pe"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,7 +51,7 @@ func objectFile(path string) string {
 		{"ELF", func(p string) (io.Closer, error) { return elf.Open(p) }},
 		{"Mach-O", func(p string) (io.Closer, error) { return macho.Open(p) }},
 		{"Mach-O universal", func(p string) (io.Closer, error) { return macho.OpenFat(p) }},
-		{"PE", func(p string) (io.Closer, error) { return pe.Open(p) }},
+		{"PE", openPE},
 	} {
 		if f, err := o.open(path); err == nil {
 			f.Close()
@@ -57,4 +59,24 @@ func objectFile(path string) string {
 		}
 	}
 	return ""
+}
+
+// openPE opens a PE executable: debug/pe also takes any file as a COFF object without the
+// DOS header (a legacy pprof CPU profile among them), so the "MZ" stub and the "PE\0\0"
+// signature it points to are checked first.
+func openPE(path string) (io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var dos [0x40]byte
+	if _, err := io.ReadFull(f, dos[:]); err != nil || dos[0] != 'M' || dos[1] != 'Z' {
+		return nil, errors.New("no DOS header")
+	}
+	var sig [4]byte
+	if _, err := f.ReadAt(sig[:], int64(binary.LittleEndian.Uint32(dos[0x3c:]))); err != nil || string(sig[:]) != "PE\x00\x00" {
+		return nil, errors.New("no PE signature")
+	}
+	return pe.Open(path)
 }
