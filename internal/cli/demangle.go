@@ -30,3 +30,15 @@ func (d *demangleValue) Set(v string) error {
 	*d = demangleValue(v)
 	return nil
 }
+
+// namesAsRecorded makes an explicit --symbolize none keep the names as the profile records
+// them, unless --demangle says otherwise: pprof's -symbolize=none leaves names alone, and
+// pprof's users type it to get pprof's output. Without it profq demangles as pprof does by
+// default.
+func namesAsRecorded(fs *pflag.FlagSet) error {
+	s, d := fs.Lookup("symbolize"), fs.Lookup("demangle")
+	if s == nil || d == nil || !s.Changed || s.Value.String() != "none" || d.Changed {
+		return nil
+	}
+	return d.Value.Set(source.DemangleNone)
+}

@@ -81,6 +81,9 @@ func (s IO) beforeCommand(cmd *cobra.Command, args []string) error {
 	if err := checkOutputs(cmd, args, s.In); err != nil {
 		return err
 	}
+	if err := namesAsRecorded(cmd.Flags()); err != nil {
+		return err
+	}
 	s.testHook("command")
 	return nil
 }

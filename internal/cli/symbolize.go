@@ -15,7 +15,7 @@ import (
 // addSymbolizeFlags registers --symbolize, --binary and --binary-dir: whether and from which
 // local binaries address-only profiles are symbolized (docs/inputs.md).
 func addSymbolizeFlags(fs *pflag.FlagSet, o *symbolize.Options) {
-	fs.Var((*symbolizeValue)(&o.Mode), "symbolize", "symbolize address-only locations: none, or local (from the mapped binaries' symbol tables and DWARF, as pprof -symbolize=local) (default none; local when --binary or --binary-dir is given)")
+	fs.Var((*symbolizeValue)(&o.Mode), "symbolize", "symbolize address-only locations: none, or local (from the mapped binaries' symbol tables and DWARF, as pprof -symbolize=local) (default none; local when --binary or --binary-dir is given); none typed out also keeps names as recorded, as pprof -symbolize=none, unless --demangle is given")
 	fs.StringVar(&o.Binary, "binary", "", "with --symbolize local: the main binary (the profile's first mapping), as pprof's binary argument")
 	fs.Var((*dirsValue)(&o.Dirs), "binary-dir", "with --symbolize local: look for binaries in this directory, by build ID and by name, as pprof does in PPROF_BINARY_PATH (repeatable, or a list; default: $PPROF_BINARY_PATH, else $HOME/pprof/binaries)")
 }

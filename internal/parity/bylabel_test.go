@@ -11,7 +11,6 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 )
 
 var alphaUnit = regexp.MustCompile(`^[[:alpha:]]+$`)
@@ -45,7 +44,7 @@ func profqByLabel(flags, sources []string, key string) (*report.TopByLabel, erro
 	if err != nil {
 		return nil, err
 	}
-	p, _, err := source.Load(sources, nil)
+	p, _, err := asPprofReads.Load(sources)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +161,7 @@ func checkByLabel(t *testing.T, path, key string, kinds map[bool]int64, flags []
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _, err := source.Load(sources, nil)
+		p, _, err := asPprofReads.Load(sources)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 )
 
 // dotGraph is a DOT graph as pprof -dot (or profq graph --format dot) writes it, reduced to
@@ -139,7 +138,7 @@ func profqDOT(flags, sources []string, unit outUnit) (g *dotGraph, gr *report.Gr
 			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	p, _, err := source.LoadWithBases(sources, bases, nil)
+	p, _, err := asPprofReads.LoadWithBases(sources, bases)
 	if err != nil {
 		return nil, nil, fmt.Errorf("source.LoadWithBases: %w", err)
 	}

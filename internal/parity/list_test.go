@@ -14,7 +14,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/srcfile"
 )
 
@@ -25,7 +24,7 @@ import (
 // the heuristic that trims up to a search directory's name.
 func TestParityList(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
-		p, _, err := source.Load([]string{path}, nil)
+		p, _, err := asPprofReads.Load([]string{path})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +121,7 @@ func profqList(path, src string, flags []string) (string, error) {
 			return "", fmt.Errorf("profqList: flag %s", f)
 		}
 	}
-	p, _, err := source.Load([]string{path}, nil)
+	p, _, err := asPprofReads.Load([]string{path})
 	if err != nil {
 		return "", err
 	}

@@ -13,12 +13,20 @@ import (
 
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/source"
 )
 
 // pprofMu serializes runs of pprof's driver. The driver keeps its current configuration in a
 // package variable that each run reads, overwrites and reads again, so two concurrent runs
 // would see each other's options.
 var pprofMu sync.Mutex
+
+// asPprofReads reads profiles for profq as the oracle runs, with -symbolize=none: names as
+// the profile records them, not demangled. (A race-built test binary's profiles hold the
+// race runtime's C++ names, which profq demangles by default, as pprof does when it
+// symbolizes.)
+var asPprofReads = source.Options{Demangle: source.DemangleNone}
 
 // configDefaults are the defaults of pprof's configuration flags (internal/driver/config.go:
 // defaultConfig). The driver uses the previous run's values as flag defaults, so oracleFlags

@@ -2,13 +2,14 @@ package parity
 
 import (
 	"fmt"
-	"github.com/google/pprof/profile"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/profq/profq/internal/report"
@@ -147,7 +148,7 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 	if unit, err := oracleUnit(flags, sources); err == nil {
 		cfg.LabelUnit = unit.flag
 	}
-	p, inputs, err := source.LoadWithBases(sources, bases, nil)
+	p, inputs, err := asPprofReads.LoadWithBases(sources, bases)
 	if err != nil {
 		return nil, fmt.Errorf("source.LoadWithBases: %w", err)
 	}
@@ -184,7 +185,7 @@ func loadWithFlags(t *testing.T, path string, cfg *report.Config, flags []string
 	if err := applyFlags(cfg, flags); err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := source.Load([]string{path}, nil)
+	p, _, err := asPprofReads.Load([]string{path})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/testkit/proftest"
 	"github.com/profq/profq/internal/units"
 )
@@ -202,7 +201,7 @@ func profqPeek(re string, flags, sources []string, sumPct bool) (tab *peekTable,
 			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	p, _, err := source.LoadWithBases(sources, bases, nil)
+	p, _, err := asPprofReads.LoadWithBases(sources, bases)
 	if err != nil {
 		return nil, fmt.Errorf("source.LoadWithBases: %w", err)
 	}

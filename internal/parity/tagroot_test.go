@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/profq/profq/internal/source"
 )
 
 // TestParityTagRootLeaf compares top with -tagroot and -tagleaf on every labelled profile of
@@ -14,7 +12,7 @@ import (
 // keys, several keys, a key no sample has, and with a filter that matches the new frames.
 func TestParityTagRootLeaf(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
-		p, _, err := source.Load([]string{path}, nil)
+		p, _, err := asPprofReads.Load([]string{path})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +54,7 @@ func TestParityTagRootLeaf(t *testing.T) {
 // heuristic that cuts a name after a directory named as a -source_path directory.
 func TestParityTrimPath(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
-		p, _, err := source.Load([]string{path}, nil)
+		p, _, err := asPprofReads.Load([]string{path})
 		if err != nil {
 			t.Fatal(err)
 		}

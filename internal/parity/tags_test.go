@@ -19,7 +19,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -119,7 +118,7 @@ func profqTagsReport(flags, sources []string) (t *report.Tags, err error) {
 			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	p, _, err := source.LoadWithBases(sources, bases, nil)
+	p, _, err := asPprofReads.LoadWithBases(sources, bases)
 	if err != nil {
 		return nil, fmt.Errorf("source.LoadWithBases: %w", err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/srcfile"
 )
 
@@ -81,7 +80,7 @@ func profqDivided(kind string, flags []string, path string, fv filterValues) (st
 	if err := applyFlags(&cfg, rest); err != nil {
 		return "", err
 	}
-	p, _, err := source.Load([]string{path}, nil)
+	p, _, err := asPprofReads.Load([]string{path})
 	if err != nil {
 		return "", err
 	}

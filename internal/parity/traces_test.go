@@ -13,7 +13,6 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -122,7 +121,7 @@ func profqTraces(flags, sources []string, u outUnit) (tr *traces, table string, 
 			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	p, _, err := source.LoadWithBases(sources, bases, nil)
+	p, _, err := asPprofReads.LoadWithBases(sources, bases)
 	if err != nil {
 		return nil, "", fmt.Errorf("source.LoadWithBases: %w", err)
 	}
