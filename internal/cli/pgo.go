@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/profq/profq/internal/pgo"
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
@@ -184,7 +185,7 @@ func runPGO(stdio IO, o *PGOOptions, args []string) error {
 		return err
 	}
 	o.input.Stdin = stdio.In
-	p, res, err := o.input.PGO(profiles, source.PGOOptions{Weights: weights, Keep: o.Keep})
+	p, res, err := pgo.Build(o.input, profiles, pgo.Options{Weights: weights, Keep: o.Keep})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/bench"
+	"github.com/profq/profq/internal/pgo"
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/srcfile"
 )
@@ -155,13 +156,13 @@ func TestJSONContract(t *testing.T) {
 	}
 	// pgo: a report of profq pgo's own captures, and of a result without inputs.
 	for _, inputs := range [][]string{{"../../testdata/profiles/pgo/capture-0001.pb.gz", "../../testdata/profiles/pgo/capture-0002.pb.gz"}, {"../../testdata/profiles/labels.pb.gz"}} {
-		_, res, err := source.Options{}.PGO(inputs, source.PGOOptions{Keep: 99})
+		_, res, err := pgo.Build(source.Options{}, inputs, pgo.Options{Keep: 99})
 		if err != nil {
 			t.Fatal(err)
 		}
 		check(t, KindPGO, NewPGO(res, 99, "default.pgo", 1, 2))
 	}
-	check(t, KindPGO, NewPGO(source.PGOResult{}, 0, "-", 0, 0))
+	check(t, KindPGO, NewPGO(pgo.Result{}, 0, "-", 0, 0))
 	// bench: a run that compared nothing, and one that compared one benchmark on a real
 	// allocation capture per side, with a gate skipped.
 	check(t, KindBench, NewBench(&bench.Result{}, "HEAD", "/tmp/x", nil, nil))

@@ -1,6 +1,6 @@
 package report
 
-import "github.com/profq/profq/internal/source"
+import "github.com/profq/profq/internal/pgo"
 
 // KindPGO is the kind of the document profq pgo writes about the profile it made.
 const KindPGO = "pgo"
@@ -86,9 +86,9 @@ type PGOBytes struct {
 	Untrimmed int64 `json:"untrimmed"`
 }
 
-// NewPGO is the report of what source.PGO made from its inputs, written to output ("-"
+// NewPGO is the report of what pgo.Build made from its inputs, written to output ("-"
 // for standard output) in written bytes, untrimmed with every edge kept.
-func NewPGO(res source.PGOResult, keep float64, output string, written, untrimmed int64) *PGO {
+func NewPGO(res pgo.Result, keep float64, output string, written, untrimmed int64) *PGO {
 	r := &PGO{
 		SchemaVersion: SchemaVersion,
 		Kind:          KindPGO,

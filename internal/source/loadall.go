@@ -96,3 +96,7 @@ func (o Options) loadKept(arg string, keep func([]byte)) (Loaded, error) {
 	}
 	return Loaded{Profile: p, Input: in}, nil
 }
+
+// MaxLoaders bounds how many arguments a reader of many (LoadAll, internal/pgo) reads at
+// once.
+const MaxLoaders = maxLoaders

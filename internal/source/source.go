@@ -758,3 +758,12 @@ func copyValueTypes(ts []*profile.ValueType) []*profile.ValueType {
 	}
 	return out
 }
+
+// InputError is the error Load returns about an argument, for the packages that read
+// arguments through Load and say what went wrong with one (internal/pgo): what was being
+// done to which argument (context), and why, printed as one line of bounded length.
+func InputError(context string, err error) error { return &inputError{context, err} }
+
+// Describe names the arguments in an error message, as Load's errors do: "profile a.pb",
+// "profiles a.pb and b.pb", "profiles a.pb, b.pb, c.pb and 7 more".
+func Describe(args []string) string { return describe(args) }

@@ -11,10 +11,11 @@ import (
 // What it did and its warnings go to the first input. A binary that cannot be read is a
 // warning, never an error: only a wrong mode is (a usage error).
 func (o Options) symbolize(p *profile.Profile, inputs []Input) error {
-	// Profile names the binary (--binary, pprof's binary argument) even when it does not
-	// symbolize, as pprof does.
+	if !o.Symbolize.Enabled() {
+		return o.Symbolize.Validate()
+	}
 	res, err := symbolize.Profile(p, o.Symbolize)
-	if err != nil || !o.Symbolize.Enabled() {
+	if err != nil {
 		return err
 	}
 	if len(inputs) > 0 {

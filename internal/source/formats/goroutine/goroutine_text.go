@@ -138,6 +138,9 @@ func (b *goroutineBuilder) function(name, file string) (*profile.Function, error
 	return f, nil
 }
 
+// goexitFrame is the frame debug=1 dumps leave out at the bottom of every goroutine's stack.
+var goexitFrame = []frame{{name: "runtime.goexit"}}
+
 // frame is one function at one line, as a dump prints it.
 type frame struct {
 	name, file string
@@ -268,6 +271,7 @@ func parseGoroutineCounts(src format.LineSource, lim format.Limits) (*profile.Pr
 		addrs  []uint64
 		labels map[string][]string
 		named  map[uint64][]frame
+		seen   map[uint64]bool // the addresses of "#" lines, named or not
 		open   bool
 		sum    int64
 	)
@@ -278,12 +282,22 @@ func parseGoroutineCounts(src format.LineSource, lim format.Limits) (*profile.Pr
 		open = false
 		locs := make([]*profile.Location, 0, len(addrs))
 		var key strings.Builder
+		shown := false // a frame above was printed
 		for _, a := range addrs {
 			// pprof's reader takes each return address less one as the location's.
 			pc := a - 1
 			frames, ok := named[pc]
 			if !ok {
-				frames = named[a]
+				frames, ok = named[a]
+			}
+			switch {
+			case ok:
+				shown = true
+			case shown && !seen[pc] && !seen[a]:
+				// Below the first frame it prints, Go's debug=1 writer hides only
+				// runtime.goexit (runtime/pprof's printStackRecord); above it, the runtime's
+				// own frames, which stay addresses.
+				frames = goexitFrame
 			}
 			l, err := b.location(strconv.FormatUint(pc, 16), pc, frames)
 			if err != nil {
@@ -338,6 +352,7 @@ func parseGoroutineCounts(src format.LineSource, lim format.Limits) (*profile.Pr
 				b.skip(n, line)
 				continue
 			}
+			seen[pc] = true
 			if fr.name != "" {
 				named[pc] = append(named[pc], fr)
 			}
@@ -373,7 +388,7 @@ func parseGoroutineCounts(src format.LineSource, lim format.Limits) (*profile.Pr
 				b.skip(n, line)
 				continue
 			}
-			count, labels, named, open = c, nil, map[uint64][]frame{}, true
+			count, labels, named, seen, open = c, nil, map[uint64][]frame{}, map[uint64]bool{}, true
 		}
 	}
 	if b == nil {

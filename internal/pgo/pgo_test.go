@@ -1,4 +1,4 @@
-package source
+package pgo
 
 import (
 	"errors"
@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
+	"github.com/profq/profq/internal/source"
 )
 
 // ppEdge is one call edge as go tool preprofile prints what the compiler reads of a
@@ -59,10 +60,10 @@ func preprofile(t *testing.T, path string) []ppEdge {
 	return edges
 }
 
-// runPGO runs Options.PGO and writes its profile to a file.
-func runPGO(t *testing.T, args []string, po PGOOptions) (string, PGOResult) {
+// runPGO runs Build and writes its profile to a file.
+func runPGO(t *testing.T, args []string, po Options) (string, Result) {
 	t.Helper()
-	p, res, err := Options{}.PGO(args, po)
+	p, res, err := Build(source.Options{}, args, po)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func pprofMerge(t *testing.T, paths []string) string {
 // mergeFiles merges the profiles at paths as profq merge does, into a file.
 func mergeFiles(t *testing.T, paths []string) string {
 	t.Helper()
-	p, _, err := Options{}.Merge(paths)
+	p, _, err := source.Options{}.Merge(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestPGOEdgesAreTheCompilers(t *testing.T) {
 			if diff := cmp.Diff(want, preprofile(t, mergeFiles(t, inputs))); diff != "" {
 				t.Errorf("edges of pprof's merge and of profq merge's differ (-pprof +profq):\n%s", diff)
 			}
-			path, res := runPGO(t, inputs, PGOOptions{})
+			path, res := runPGO(t, inputs, Options{})
 			got := preprofile(t, path)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("edges differ (-pprof's merge +pgo):\n%s", diff)
@@ -220,7 +221,7 @@ func TestPGOEdgeSemantics(t *testing.T) {
 	if len(want) < 5 {
 		t.Fatalf("the toolchain read only %v", want)
 	}
-	path, _ := runPGO(t, []string{in}, PGOOptions{})
+	path, _ := runPGO(t, []string{in}, Options{})
 	if diff := cmp.Diff(want, preprofile(t, path)); diff != "" {
 		t.Errorf("edges differ (-toolchain +pgo):\n%s", diff)
 	}
@@ -235,16 +236,16 @@ func TestPGOKeep(t *testing.T) {
 	for i := range weights {
 		weights[i] = float64(3 + 2*i)
 	}
-	fullPath, full := runPGO(t, fleetCaptures, PGOOptions{Weights: weights})
+	fullPath, full := runPGO(t, fleetCaptures, Options{Weights: weights})
 	all := preprofile(t, fullPath)
 	wantHot, total := compilerHot(all)
 	for _, keep := range []float64{99, 99.5, 95} {
 		t.Run(strconv.FormatFloat(keep, 'g', -1, 64), func(t *testing.T) {
-			path, res := runPGO(t, fleetCaptures, PGOOptions{Weights: weights, Keep: keep})
+			path, res := runPGO(t, fleetCaptures, Options{Weights: weights, Keep: keep})
 			got := preprofile(t, path)
 			var kept, fill []ppEdge
 			for _, e := range got {
-				if e.Caller == PGOPlaceholderCaller {
+				if e.Caller == PlaceholderCaller {
 					fill = append(fill, e)
 				} else {
 					kept = append(kept, e)
@@ -268,7 +269,7 @@ func TestPGOKeep(t *testing.T) {
 				sum += e.Weight
 			}
 			for _, e := range fill {
-				if e.Weight >= lightest || e.Callee != PGOPlaceholderCallee {
+				if e.Weight >= lightest || e.Callee != PlaceholderCallee {
 					t.Errorf("placeholder %+v: not lighter than every kept edge (%d)", e, lightest)
 				}
 			}
@@ -292,7 +293,7 @@ func TestPGOKeep(t *testing.T) {
 func TestPGOWeights(t *testing.T) {
 	a, b := fleetCaptures[0], fleetCaptures[1]
 	edges := func(args []string, weights []float64) map[ppEdge]int64 {
-		path, _ := runPGO(t, args, PGOOptions{Weights: weights})
+		path, _ := runPGO(t, args, Options{Weights: weights})
 		m := make(map[ppEdge]int64)
 		for _, e := range preprofile(t, path) {
 			w := e.Weight
@@ -362,8 +363,8 @@ func TestPGOSampleTypes(t *testing.T) {
 
 	dir := t.TempDir()
 	heap := "../../testdata/profiles/heap.pb.gz"
-	_, _, err := Options{}.PGO([]string{fleetCaptures[0], heap}, PGOOptions{})
-	if !errors.Is(err, ErrNoPGOType) || !strings.Contains(err.Error(), "heap.pb.gz") || !strings.Contains(err.Error(), "alloc_space/bytes") {
+	_, _, err := Build(source.Options{}, []string{fleetCaptures[0], heap}, Options{})
+	if !errors.Is(err, ErrNoType) || !strings.Contains(err.Error(), "heap.pb.gz") || !strings.Contains(err.Error(), "alloc_space/bytes") {
 		t.Errorf("a heap profile among the inputs: %v", err)
 	}
 	// One input with only cpu/nanoseconds, one with only samples/count: none in common.
@@ -380,13 +381,13 @@ func TestPGOSampleTypes(t *testing.T) {
 		return writeProfile(t, dir, name, p)
 	}
 	cpu, count := only("cpu.pb.gz", "cpu"), only("count.pb.gz", "samples")
-	if _, _, err := (Options{}).PGO([]string{cpu, count}, PGOOptions{}); !errors.Is(err, ErrNoPGOType) ||
+	if _, _, err := Build(source.Options{}, []string{cpu, count}, Options{}); !errors.Is(err, ErrNoType) ||
 		!strings.Contains(err.Error(), "common to every input") {
 		t.Errorf("no type in common: %v", err)
 	}
 	// cpu/nanoseconds only: read as it is, with the weights of the samples/count run times
 	// the period.
-	_, res, err := Options{}.PGO([]string{cpu}, PGOOptions{})
+	_, res, err := Build(source.Options{}, []string{cpu}, Options{})
 	if err != nil || res.SampleType != pgoCPU {
 		t.Errorf("cpu/nanoseconds alone: %v, %v", res.SampleType, err)
 	}
@@ -413,16 +414,16 @@ func TestPGORefusals(t *testing.T) {
 		f.StartLine = 0
 	}
 	noStart := writeProfile(t, dir, "nostart.pb.gz", p)
-	if _, _, err := (Options{}).PGO([]string{noStart}, PGOOptions{}); !errors.Is(err, ErrNoStartLines) {
+	if _, _, err := Build(source.Options{}, []string{noStart}, Options{}); !errors.Is(err, ErrNoStartLines) {
 		t.Errorf("no start lines: %v", err)
 	}
 	p.Sample[0].Value[0] = -1
 	negative := writeProfile(t, dir, "negative.pb.gz", p)
-	if _, _, err := (Options{}).PGO([]string{negative}, PGOOptions{}); err == nil || !strings.Contains(err.Error(), "negative") {
+	if _, _, err := Build(source.Options{}, []string{negative}, Options{}); err == nil || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("negative values: %v", err)
 	}
 	for _, keep := range []float64{-1, 101} {
-		if _, _, err := (Options{}).PGO([]string{fleetCaptures[0]}, PGOOptions{Keep: keep}); err == nil {
+		if _, _, err := Build(source.Options{}, []string{fleetCaptures[0]}, Options{Keep: keep}); err == nil {
 			t.Errorf("keep %v: no error", keep)
 		}
 	}
@@ -432,25 +433,25 @@ func TestPGORefusals(t *testing.T) {
 // pgo does (scripts/bench-pgo.sh measures 1,000 captures against go tool pprof -proto).
 func BenchmarkPGO(b *testing.B) {
 	for b.Loop() {
-		if _, _, err := (Options{}).PGO(fleetCaptures, PGOOptions{Keep: 99}); err != nil {
+		if _, _, err := Build(source.Options{}, fleetCaptures, Options{Keep: 99}); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 // TestPGOStacksAndSamplesAgree checks that an input's call edges are the same whether its
-// samples were read compact (Stacks, as pprof inputs are) or as profile.Samples (as the
+// samples were read compact (source.Stacks, as pprof inputs are) or as profile.Samples (as the
 // other formats are).
 func TestPGOStacksAndSamplesAgree(t *testing.T) {
 	for _, path := range fleetCaptures[:3] {
-		p, stacks, _, err := Options{}.LoadStacks([]string{path}, Bases{})
+		p, stacks, _, err := source.Options{}.LoadStacks([]string{path}, source.Bases{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if stacks == nil {
 			t.Fatalf("%s: not read compact", path)
 		}
-		whole, _, err := Options{}.Load([]string{path})
+		whole, _, err := source.Options{}.Load([]string{path})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +496,7 @@ func TestPGOFromParca(t *testing.T) {
 	}))
 	defer srv.Close()
 	arg := "parca+" + srv.URL + `/process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="workload"}?from=2026-11-24T18:47:13Z&until=2026-11-24T18:50:01Z`
-	path, res := runPGO(t, []string{arg}, PGOOptions{})
+	path, res := runPGO(t, []string{arg}, Options{})
 	if res.SampleType != pgoCPU || res.Edges == 0 {
 		t.Fatalf("sample type %v, %d edges", res.SampleType, res.Edges)
 	}

@@ -1,4 +1,15 @@
-package source
+// Package pgo reduces profiles to the call edges Go's compiler reads for profile-guided
+// optimization (go build -pgo), in a profile that gives the compiler the same edges.
+//
+// Go's compiler reads a profile for profile-guided optimization (cmd/internal/pgo) as a
+// map of call edges: for each sample, the last two locations only (the leaf and its
+// caller, with their inlined frames), as pprof's graph links their nodes; each edge is
+// named by its caller, the call's line less the caller's start line, and its callee, and
+// weighs the values of the samples it is in. Its total weight is the sum of all edges, and
+// its hot call sites are the heaviest edges that make up 99% of it. PGO computes that map
+// from every input, as the compiler would from the inputs merged, and writes a profile that
+// gives the compiler exactly the same map: one sample of two locations per edge.
+package pgo
 
 import (
 	"errors"
@@ -11,17 +22,9 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/workers"
 )
-
-// Go's compiler reads a profile for profile-guided optimization (cmd/internal/pgo) as a
-// map of call edges: for each sample, the last two locations only (the leaf and its
-// caller, with their inlined frames), as pprof's graph links their nodes; each edge is
-// named by its caller, the call's line less the caller's start line, and its callee, and
-// weighs the values of the samples it is in. Its total weight is the sum of all edges, and
-// its hot call sites are the heaviest edges that make up 99% of it. PGO computes that map
-// from every input, as the compiler would from the inputs merged, and writes a profile that
-// gives the compiler exactly the same map: one sample of two locations per edge.
 
 // PGO sample types: the compiler reads the first sample type that is either.
 var (
@@ -31,7 +34,7 @@ var (
 )
 
 // PGOOptions say how PGO reduces its inputs.
-type PGOOptions struct {
+type Options struct {
 	// Weights scale each input's values, by position; missing or 1 leaves them as they are.
 	Weights []float64
 	// Keep is the share of the total weight, in percent, that the hottest call edges kept
@@ -43,8 +46,8 @@ type PGOOptions struct {
 }
 
 // PGOInput is what PGO read of one input.
-type PGOInput struct {
-	Input
+type Input struct {
+	source.Input
 	// Weight is the input's weight.
 	Weight float64
 	// Read is the sample type whose values were used, as the input names it; Scale is
@@ -55,12 +58,12 @@ type PGOInput struct {
 }
 
 // PGOResult says what PGO made.
-type PGOResult struct {
+type Result struct {
 	// SampleType is the one sample type of the result: the first of cpu/nanoseconds and
 	// samples/count that every input has, in the first input's order, as the compiler
 	// picks it from the merged inputs.
 	SampleType profile.ValueType
-	Inputs     []PGOInput
+	Inputs     []Input
 	// Edges is the number of call edges the compiler would read from the merged inputs;
 	// Kept, how many of them the result keeps; Placeholders, how many placeholder edges
 	// carry the weight of the others.
@@ -78,7 +81,7 @@ type PGOResult struct {
 
 // ErrNoPGOType is a profile without a sample type Go's compiler reads for
 // profile-guided optimization, nor one that means the same.
-var ErrNoPGOType = errors.New("no sample type go build -pgo reads")
+var ErrNoType = errors.New("no sample type go build -pgo reads")
 
 // ErrNoStartLines is a profile whose functions have no start lines, without which the
 // compiler cannot place a call within its caller and refuses the profile.
@@ -92,25 +95,25 @@ const compilerCDFThreshold = 99
 // at a line per edge, and one callee. The names are not Go names, so that no function of
 // a program is ever taken for them.
 const (
-	PGOPlaceholderCaller = "profq: weight of trimmed call edges"
-	PGOPlaceholderCallee = "profq: trimmed call edge"
+	PlaceholderCaller = "profq: weight of trimmed call edges"
+	PlaceholderCallee = "profq: trimmed call edge"
 )
 
-// PGO reads every argument and returns the profile that gives Go's compiler the call
+// Build reads every argument and returns the profile that gives Go's compiler the call
 // edges it would read from them merged, each input's values scaled by its weight; po.Keep
 // trims the lightest edges. A few inputs are read at once, each reduced to its edges as
 // soon as it is read, and their edges are added up in argument order, so that the result
 // and the first error are those of reading them one after another. Memory follows the
 // largest inputs and the number of edges, not the number of inputs.
-func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult, error) {
+func Build(o source.Options, args []string, po Options) (*profile.Profile, Result, error) {
 	if len(args) == 0 {
-		return nil, PGOResult{}, errors.New("no profile to read")
+		return nil, Result{}, errors.New("no profile to read")
 	}
-	if err := CheckStdin(args); err != nil {
-		return nil, PGOResult{}, err
+	if err := source.CheckStdin(args); err != nil {
+		return nil, Result{}, err
 	}
 	if !(po.Keep >= 0 && po.Keep <= 100) {
-		return nil, PGOResult{}, fmt.Errorf("keep %v%%: want a share from 0 to 100", po.Keep)
+		return nil, Result{}, fmt.Errorf("keep %v%%: want a share from 0 to 100", po.Keep)
 	}
 	weights := make([]float64, len(args))
 	for i, arg := range args {
@@ -119,11 +122,11 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 			weights[i] = po.Weights[i]
 		}
 		if w := weights[i]; !(w > 0) || math.IsInf(w, 0) {
-			return nil, PGOResult{}, &inputError{"weighting " + arg, fmt.Errorf("weight %v: want a positive number", w)}
+			return nil, Result{}, source.InputError("weighting "+arg, fmt.Errorf("weight %v: want a positive number", w))
 		}
 	}
 	acc := newEdgeAcc()
-	res := PGOResult{Inputs: make([]PGOInput, len(args))}
+	res := Result{Inputs: make([]Input, len(args))}
 	// turn[i] is closed when input i may be added: inputs are read concurrently but added
 	// in order. The first error stops the adding; the inputs after it are still read (a
 	// few at once) but not added.
@@ -136,14 +139,14 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 	// failed is the lowest index of an input that failed: those after it need not be read.
 	var failed atomic.Int64
 	failed.Store(int64(len(args)))
-	workers.Each(len(args), min(maxLoaders, runtime.GOMAXPROCS(0)), func(i int) {
+	workers.Each(len(args), min(source.MaxLoaders, runtime.GOMAXPROCS(0)), func(i int) {
 		var (
 			part *pgoPartial
-			in   Input
+			in   source.Input
 			err  error
 		)
 		if int64(i) < failed.Load() {
-			if part, in, err = o.pgoInput(args[i]); err != nil {
+			if part, in, err = readInput(o, args[i]); err != nil {
 				for f := failed.Load(); int64(i) < f && !failed.CompareAndSwap(f, int64(i)); f = failed.Load() {
 				}
 			}
@@ -156,19 +159,19 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 			firstErr = err
 		default:
 			acc.add(part, weights[i])
-			res.Inputs[i] = PGOInput{Input: in, Weight: weights[i]}
+			res.Inputs[i] = Input{Input: in, Weight: weights[i]}
 			acc.inputCols = append(acc.inputCols, part.cols)
 			if acc.overflow {
-				firstErr = &inputError{"adding up " + args[i], errEdgeOverflow}
+				firstErr = source.InputError("adding up "+args[i], errEdgeOverflow)
 			}
 		}
 	})
 	if firstErr != nil {
-		return nil, PGOResult{}, firstErr
+		return nil, Result{}, firstErr
 	}
 	col, err := acc.column(args)
 	if err != nil {
-		return nil, PGOResult{}, err
+		return nil, Result{}, err
 	}
 	res.SampleType = pgoTypes[col]
 	for i := range res.Inputs {
@@ -177,10 +180,10 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 	}
 	edges, total, err := acc.edges(col)
 	if err != nil {
-		return nil, PGOResult{}, err
+		return nil, Result{}, err
 	}
 	if len(edges) > 0 && !acc.startLines {
-		return nil, PGOResult{}, &inputError{describe(args), ErrNoStartLines}
+		return nil, Result{}, source.InputError(source.Describe(args), ErrNoStartLines)
 	}
 	res.Edges, res.Total = len(edges), total
 	res.HotEdges, res.HotWeight = hotPrefix(edges, res.Total, compilerCDFThreshold)
@@ -196,7 +199,7 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 	res.Placeholders = len(fill)
 	p := acc.profile(edges[:kept], fill, res.SampleType)
 	if err := p.CheckValid(); err != nil {
-		return nil, PGOResult{}, fmt.Errorf("checking the PGO profile: %w", err)
+		return nil, Result{}, fmt.Errorf("checking the PGO profile: %w", err)
 	}
 	if kept < len(edges) {
 		res.Untrimmed = acc.profile(edges, nil, res.SampleType)
@@ -205,22 +208,22 @@ func (o Options) PGO(args []string, po PGOOptions) (*profile.Profile, PGOResult,
 }
 
 // pgoInput reads one argument and reduces it to its call edges.
-func (o Options) pgoInput(arg string) (*pgoPartial, Input, error) {
-	p, stacks, in, doc, err := o.LoadOrDocument(arg, IsDocument)
+func readInput(o source.Options, arg string) (*pgoPartial, source.Input, error) {
+	p, stacks, in, doc, err := o.LoadOrDocument(arg, source.IsDocument)
 	if err != nil {
-		return nil, Input{}, err
+		return nil, source.Input{}, err
 	}
 	if doc != nil {
 		doc.Close()
-		return nil, Input{}, &inputError{"reading " + arg, errors.New("a JSON document that is not a profile (a saved report?): go build -pgo reads CPU profiles")}
+		return nil, source.Input{}, source.InputError("reading "+arg, errors.New("a JSON document that is not a profile (a saved report?): go build -pgo reads CPU profiles"))
 	}
 	cols := pgoColumns(p.SampleType)
 	if cols[0].index < 0 && cols[1].index < 0 {
-		return nil, Input{}, noPGOType(arg, p.SampleType)
+		return nil, source.Input{}, noPGOType(arg, p.SampleType)
 	}
 	part, err := newPGOPartial(p, stacks, cols)
 	if err != nil {
-		return nil, Input{}, &inputError{"reading " + arg, err}
+		return nil, source.Input{}, source.InputError("reading "+arg, err)
 	}
 	return part, in, nil
 }
@@ -366,6 +369,6 @@ func noPGOType(arg string, types []*profile.ValueType) error {
 			why = "wall time counts time off CPU too, which the compiler must not optimize for"
 		}
 	}
-	return &inputError{arg, fmt.Errorf("%w (it has %s: %s; the compiler needs %s/%s or %s/%s, or a CPU time or sample count profq can read as one)",
-		ErrNoPGOType, strings.Join(names, ", "), why, pgoCPU.Type, pgoCPU.Unit, pgoSamples.Type, pgoSamples.Unit)}
+	return source.InputError(arg, fmt.Errorf("%w (it has %s: %s; the compiler needs %s/%s or %s/%s, or a CPU time or sample count profq can read as one)",
+		ErrNoType, strings.Join(names, ", "), why, pgoCPU.Type, pgoCPU.Unit, pgoSamples.Type, pgoSamples.Unit))
 }

@@ -1,4 +1,4 @@
-package source
+package pgo
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/google/pprof/profile"
+	"github.com/profq/profq/internal/source"
 )
 
 // pgoKey names a call edge as the compiler does (cmd/internal/pgo.NamedCallEdge): the
@@ -85,7 +86,7 @@ type pgoPartial struct {
 
 // newPGOPartial reduces p, its samples in p.Sample or stacks, to its call edges: the
 // values of the columns cols, in both of pgoTypes.
-func newPGOPartial(p *profile.Profile, stacks *Stacks, cols [2]pgoColumn) (*pgoPartial, error) {
+func newPGOPartial(p *profile.Profile, stacks *source.Stacks, cols [2]pgoColumn) (*pgoPartial, error) {
 	a := &pgoPartial{nameTable: nameTable{ids: make(map[string]uint32)}, sums: make(map[pgoKey][2]int64), cols: cols,
 		nodesAt: make([][]pgoNode, len(p.Location))}
 	var v [2]int64
@@ -291,7 +292,7 @@ func (a *edgeAcc) column(args []string) (int, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("%w common to every input: %s has no %s/%s and %s has no %s/%s", ErrNoPGOType,
+	return 0, fmt.Errorf("%w common to every input: %s has no %s/%s and %s has no %s/%s", ErrNoType,
 		without[0], pgoCPU.Type, pgoCPU.Unit, without[1], pgoSamples.Type, pgoSamples.Unit)
 }
 
@@ -389,7 +390,7 @@ func (a *edgeAcc) profile(kept []pgoEdge, fill []int64, st profile.ValueType) *p
 		})
 	}
 	if len(fill) > 0 {
-		caller, callee := fn(PGOPlaceholderCaller, 1, ""), fn(PGOPlaceholderCallee, 1, "")
+		caller, callee := fn(PlaceholderCaller, 1, ""), fn(PlaceholderCallee, 1, "")
 		leaf := location(callee, 1)
 		for i, w := range fill {
 			p.Sample = append(p.Sample, &profile.Sample{
