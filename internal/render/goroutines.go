@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,8 +34,8 @@ func goroutinesTable(w io.Writer, g *report.Goroutines, _ Options) error {
 	for _, gr := range g.Groups {
 		b.WriteString(goroutinesSeparator + "\n")
 		fmt.Fprintf(&b, "%10d   %s\n", gr.Count, tableCell(goroutineSummary(gr)))
-		for _, f := range gr.Frames {
-			fmt.Fprintf(&b, "%10s   %s\n", "", tableCell(goroutineFrameText(f)))
+		for _, line := range goroutineFrameLines(gr) {
+			fmt.Fprintf(&b, "%10s   %s\n", "", tableCell(line))
 		}
 	}
 	if len(g.Groups) > 0 {
@@ -73,7 +75,43 @@ func goroutineSummary(gr report.GoroutineGroup) string {
 	if len(gr.CreatedBy) > 0 {
 		parts = append(parts, "created by "+strings.Join(gr.CreatedBy, ", "))
 	}
+	if l := goroutineLabelText(gr); l != "" {
+		parts = append(parts, "labels "+l)
+	}
 	return strings.Join(parts, " ")
+}
+
+// goroutineLabelText is "tenant=a|b worker=x", keys and values sorted, or "" without labels.
+func goroutineLabelText(gr report.GoroutineGroup) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(gr.Labels)) {
+		parts = append(parts, k+"="+strings.Join(gr.Labels[k], "|"))
+	}
+	return strings.Join(parts, " ")
+}
+
+// goroutineFrameLines are a group's frames as the table prints them, innermost first. The
+// unnamed frames above the first named one, in a stack whose other frames have names, are
+// the runtime's own frames, which debug=1 dumps leave unnamed: one line says so.
+func goroutineFrameLines(gr report.GoroutineGroup) []string {
+	var lines []string
+	hidden := 0
+	for hidden < len(gr.Frames) && gr.Frames[hidden].Function == "" && gr.Frames[hidden].Address != "" {
+		hidden++
+	}
+	frames := gr.Frames
+	if hidden > 0 && hidden < len(gr.Frames) {
+		addrs := make([]string, hidden)
+		for i, f := range gr.Frames[:hidden] {
+			addrs[i] = f.Address
+		}
+		lines = append(lines, strings.Join(addrs, " ")+" (runtime frames the dump does not name; --binary names them)")
+		frames = frames[hidden:]
+	}
+	for _, f := range frames {
+		lines = append(lines, goroutineFrameText(f))
+	}
+	return lines
 }
 
 // goroutineFrameText is "func (inline) file:line", or the address of an unnamed frame.
@@ -114,13 +152,14 @@ func goroutineWait(gr report.GoroutineGroup) string {
 }
 
 // goroutinesCSV writes one record per group: its count, share, states, longest wait (empty
-// when none), creators, and its stack, innermost function first, joined by ";".
+// when none), creators, its stack, innermost function first, joined by ";", and its labels
+// (last, so that scripts reading columns by position keep theirs).
 func goroutinesCSV(w io.Writer, g *report.Goroutines, _ Options) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"count", "pct", "states", "longest_wait_minutes", "created_by", "stack"})
+	_ = cw.Write([]string{"count", "pct", "states", "longest_wait_minutes", "created_by", "stack", "labels"})
 	for _, gr := range g.Groups {
 		_ = cw.Write([]string{strconv.FormatInt(gr.Count, 10), csvPct(gr.Pct), goroutineStates(gr),
-			goroutineWait(gr), strings.Join(gr.CreatedBy, ";"), goroutineStack(gr)})
+			goroutineWait(gr), strings.Join(gr.CreatedBy, ";"), goroutineStack(gr), goroutineLabelText(gr)})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
@@ -135,19 +174,23 @@ func goroutinesMarkdown(w io.Writer, g *report.Goroutines, _ Options) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "### goroutines %s: %d in %d %s\n\n", mdCode(g.SampleType.Type), g.Total, len(g.Groups),
 		plural(len(g.Groups), "stack", "stacks"))
-	b.WriteString("| count | states | longest wait (minutes) | created by | stack |\n")
-	b.WriteString("|---:|:---|---:|:---|:---|\n")
+	b.WriteString("| count | states | longest wait (minutes) | created by | labels | stack |\n")
+	b.WriteString("|---:|:---|---:|:---|:---|:---|\n")
 	for _, gr := range g.Groups {
 		var frames []string
-		for _, f := range gr.Frames {
-			frames = append(frames, mdCode(goroutineFrameText(f)))
+		for _, line := range goroutineFrameLines(gr) {
+			frames = append(frames, mdCode(line))
 		}
 		var creators []string
 		for _, c := range gr.CreatedBy {
 			creators = append(creators, mdCode(c))
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", gr.Count, mdEscape(goroutineStates(gr)), goroutineWait(gr),
-			strings.Join(creators, ", "), strings.Join(frames, "<br>"))
+		labels := ""
+		if l := goroutineLabelText(gr); l != "" {
+			labels = mdCode(l)
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", gr.Count, mdEscape(goroutineStates(gr)), goroutineWait(gr),
+			strings.Join(creators, ", "), labels, strings.Join(frames, "<br>"))
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("writing markdown: %w", err)

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -39,8 +40,10 @@ func NewGoroutines(p *profile.Profile, inputs []Input, cfg Config) (*Goroutines,
 		GoroutineGroup
 		states   map[string]int64
 		creators map[string]bool
+		labels   map[string]map[string]bool
 		key      string
 	}
+	stated := false // a sample has a state: the input is a debug=2 dump
 	byKey := map[string]*group{}
 	var order []*group
 	for _, s := range p.Sample {
@@ -52,7 +55,7 @@ func NewGoroutines(p *profile.Profile, inputs []Input, cfg Config) (*Goroutines,
 		frames, key := goroutineFrames(s)
 		gr := byKey[key]
 		if gr == nil {
-			gr = &group{key: key, states: map[string]int64{}, creators: map[string]bool{}}
+			gr = &group{key: key, states: map[string]int64{}, creators: map[string]bool{}, labels: map[string]map[string]bool{}}
 			gr.Frames = frames
 			byKey[key] = gr
 			order = append(order, gr)
@@ -60,6 +63,18 @@ func NewGoroutines(p *profile.Profile, inputs []Input, cfg Config) (*Goroutines,
 		gr.Count += v
 		for _, st := range s.Label[source.GoroutineStateLabel] {
 			gr.states[st] += v
+			stated = true
+		}
+		for k, vs := range s.Label {
+			if goroutineLabels[k] {
+				continue
+			}
+			if gr.labels[k] == nil {
+				gr.labels[k] = map[string]bool{}
+			}
+			for _, v := range vs {
+				gr.labels[k][v] = true
+			}
 		}
 		for _, c := range s.Label[source.GoroutineCreatorLabel] {
 			gr.creators[c] = true
@@ -85,6 +100,13 @@ func NewGoroutines(p *profile.Profile, inputs []Input, cfg Config) (*Goroutines,
 			gr.CreatedBy = append(gr.CreatedBy, c)
 		}
 		slices.Sort(gr.CreatedBy)
+		gr.Labels = map[string][]string{}
+		for k, vs := range gr.labels {
+			gr.Labels[k] = slices.Sorted(maps.Keys(vs))
+		}
+	}
+	if !stated && len(order) > 0 {
+		g.Warnings = append(g.Warnings, "the input records no goroutine states, waits or creators (a debug=1 dump or a protobuf profile): a /debug/pprof/goroutine?debug=2 dump has them")
 	}
 	slices.SortFunc(order, func(a, b *group) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(waitOf(b.LongestWaitMinutes), waitOf(a.LongestWaitMinutes)),
@@ -94,6 +116,13 @@ func NewGoroutines(p *profile.Profile, inputs []Input, cfg Config) (*Goroutines,
 		g.Groups = append(g.Groups, gr.GoroutineGroup)
 	}
 	return g, nil
+}
+
+// goroutineLabels are the labels the goroutine dump reader gives samples, which the report
+// shows as states, waits and creators rather than as labels.
+var goroutineLabels = map[string]bool{
+	source.GoroutineStateLabel: true, source.GoroutineWaitLabel: true,
+	source.GoroutineCreatorLabel: true, source.GoroutineElidedLabel: true,
 }
 
 func waitOf(w *int64) int64 {

@@ -47,6 +47,11 @@ type GoroutineGroup struct {
 	// CreatedBy are the functions whose go statements created the group's goroutines,
 	// sorted; [] when the input does not say.
 	CreatedBy []string `json:"created_by"`
+	// Labels are the goroutines' labels (pprof.Do's, a debug=1 group's "# labels:" line, a
+	// debug=2 header's labels:{...}): each key with its distinct values, sorted; {} when
+	// none has labels. The labels profq gives a dump's goroutines (state, wait, created_by,
+	// elided) are the fields above instead.
+	Labels map[string][]string `json:"labels"`
 	// Frames are the stack, innermost first, one entry per function (inlined calls
 	// included).
 	Frames []GoroutineFrame `json:"frames"`

@@ -11,11 +11,10 @@ import (
 // What it did and its warnings go to the first input. A binary that cannot be read is a
 // warning, never an error: only a wrong mode is (a usage error).
 func (o Options) symbolize(p *profile.Profile, inputs []Input) error {
-	if !o.Symbolize.Enabled() {
-		return o.Symbolize.Validate()
-	}
+	// Profile names the binary (--binary, pprof's binary argument) even when it does not
+	// symbolize, as pprof does.
 	res, err := symbolize.Profile(p, o.Symbolize)
-	if err != nil {
+	if err != nil || !o.Symbolize.Enabled() {
 		return err
 	}
 	if len(inputs) > 0 {
