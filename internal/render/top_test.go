@@ -541,7 +541,7 @@ func TestLongNamesShortened(t *testing.T) {
 	long := strings.Repeat("é", maxCellBytes) // 2 bytes each: the cut falls inside one
 	top := &report.Top{SchemaVersion: report.SchemaVersion, Kind: report.KindTop, Total: 3,
 		SampleType: report.SampleType{Type: "samples", Unit: "count"},
-		Rows: []report.Row{{Name: long, Flat: 2, Cum: 2}, {Name: "short", Flat: 1, Cum: 1}}}
+		Rows:       []report.Row{{Name: long, Flat: 2, Cum: 2}, {Name: "short", Flat: 1, Cum: 1}}}
 	want := strings.Repeat("é", maxCellBytes/2) + fmt.Sprintf("…(%d more bytes)", maxCellBytes)
 	for _, f := range []Format{Table, Markdown} {
 		var b bytes.Buffer
