@@ -2,7 +2,6 @@ package source
 
 import (
 	"cmp"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/profq/profq/internal/option"
 )

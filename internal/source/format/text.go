@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // IsGzip says whether data starts as gzip does.
@@ -23,7 +24,9 @@ func Gunzip(data []byte) ([]byte, error) {
 	return io.ReadAll(zr)
 }
 
-// NewGzipReader decompresses r, gzip.
+// NewGzipReader decompresses r, gzip. klauspost/compress's reader is compress/gzip's API
+// with less CPU: measured with 256 KiB reads, 1.2-1.5x less user time inflating a 47 MB
+// synthetic CPU profile and 1.25x on a 3.5 MB heap profile (docs/performance.md).
 func NewGzipReader(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
 
 // DiscardBOM drops a UTF-8 byte-order mark at the start of r.

@@ -9,13 +9,13 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/klauspost/compress/gzip"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
