@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/redact"
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
@@ -398,9 +399,9 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options, fl
 		switch {
 		case l.Doc != nil && flames != nil:
 			// Said before anything is computed: a flame graph needs stacks.
-			return usageErrorf("--report flame: %s is a saved top report, and a flame graph needs profiles", source.HidePassword(args[i]))
+			return usageErrorf("--report flame: %s is a saved top report, and a flame graph needs profiles", redact.URL(args[i]))
 		case l.Doc != nil:
-			out[i], err = report.ReadCaptureFrom(source.HidePassword(args[i]), roles[i], l.Doc)
+			out[i], err = report.ReadCaptureFrom(redact.URL(args[i]), roles[i], l.Doc)
 		default:
 			out[i], err = report.NewCaptureStacks(l.Profile, l.Stacks, reportInput(l.Input, roles[i]), cfg)
 		}

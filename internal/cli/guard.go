@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/profq/profq/internal/redact"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -191,13 +191,10 @@ func crashInputs(root *cobra.Command, args []string) string {
 	const shown = 3
 	names := make([]string, 0, shown)
 	for _, in := range inputs[:min(len(inputs), shown)] {
-		switch u, err := url.Parse(in); {
-		case in == "-":
+		if in == "-" {
 			in = "standard input"
-		case err == nil && u.User != nil:
-			in = u.Redacted()
 		}
-		names = append(names, in)
+		names = append(names, redact.URL(in))
 	}
 	s := strings.Join(names, ", ")
 	if more := len(inputs) - shown; more > 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/profq/profq/internal/redact"
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
@@ -43,7 +44,7 @@ the environment: ` + source.EnvFleetToken + `, ` + source.EnvFleetUser + ` and `
 				return usageErrorf("targets needs one SERVER argument, such as pyroscope+http://localhost:4040")
 			}
 			if !source.IsFleetServer(args[0]) {
-				return usageErrorf("targets: %q is not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST", source.HidePassword(args[0]))
+				return usageErrorf("targets: %q is not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST", redact.URL(args[0]))
 			}
 			return nil
 		},

@@ -22,6 +22,7 @@ import (
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/redact"
 )
 
 // FetchOptions say how a URL argument (http:// or https://, typically a Go
@@ -267,9 +268,9 @@ func (f FetchOptions) open(ctx context.Context, arg string, limit int64) (*respo
 	}
 	u, timeout, err := f.fetchURL(arg)
 	if err != nil {
-		return nil, &FetchError{URL: redactedURL(arg), Err: err}
+		return nil, &FetchError{URL: redact.URL(withScheme(arg)), Err: err}
 	}
-	return f.send(ctx, outgoing{method: http.MethodGet, url: u, shown: u.Redacted(), timeout: timeout}, limit)
+	return f.send(ctx, outgoing{method: http.MethodGet, url: u, shown: redact.URL(u.String()), timeout: timeout}, limit)
 }
 
 // outgoing is one request send makes.
@@ -442,53 +443,4 @@ func statusError(resp *http.Response) error {
 		}
 	}
 	return errors.New(resp.Status)
-}
-
-// redactedURL is arg with any password replaced, for an error about a URL that did not
-// parse well enough to be fetched.
-// HidePassword is a profile argument as reports and errors name it: a URL's password, if it
-// has one, replaced by "xxxxx" (as url.URL.Redacted writes it), the rest as given, so that
-// a fleet query's selector keeps its quotes and braces. Other arguments are as given.
-func HidePassword(arg string) string {
-	if !isURL(arg) {
-		return arg
-	}
-	scheme, rest, ok := strings.Cut(arg, "://")
-	if !ok {
-		return arg
-	}
-	authority := rest
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority = rest[:i]
-	}
-	at := strings.LastIndexByte(authority, '@')
-	if at < 0 {
-		return arg
-	}
-	user, _, hasPassword := strings.Cut(authority[:at], ":")
-	if !hasPassword {
-		return arg
-	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
-}
-
-// urlPassword is the password of a URL in a text: scheme://user:PASSWORD@.
-var urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:\s]*):[^/?#@\s]*@`)
-
-// hidePasswords replaces the password of every URL in a message with "xxxxx".
-func hidePasswords(s string) string {
-	return urlPassword.ReplaceAllString(s, "${1}:xxxxx@")
-}
-
-func redactedURL(arg string) string {
-	arg = withScheme(arg)
-	if u, err := url.Parse(arg); err == nil {
-		return u.Redacted()
-	}
-	if scheme, rest, ok := strings.Cut(arg, "://"); ok {
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			return scheme + "://xxxxx@" + rest[at+1:]
-		}
-	}
-	return arg
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/redact"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -447,8 +448,8 @@ func TestHidePassword(t *testing.T) {
 		`cpu.pb.gz`:           `cpu.pb.gz`,
 		`dir/u:p@x.pb.gz`:     `dir/u:p@x.pb.gz`,
 	} {
-		if got := HidePassword(arg); got != want {
-			t.Errorf("HidePassword(%q) = %q, want %q", arg, got, want)
+		if got := redact.URL(arg); got != want {
+			t.Errorf("redact.URL(%q) = %q, want %q", arg, got, want)
 		}
 		err := &inputError{"parsing " + arg, errors.New("bad")}
 		if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "s3cr") {

@@ -21,6 +21,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/redact"
 )
 
 // A fleet query is a profile argument that names a query on a continuous-profiling server
@@ -123,7 +124,7 @@ func parseFleetQuery(arg string, now time.Time, needType bool) (*fleetQuery, err
 	}
 	q.user, base.User = base.User, nil
 	q.base = base
-	q.shown = HidePassword(arg)
+	q.shown = redact.URL(arg)
 
 	var params string
 	prefix, typ, sel := "", "", ""
@@ -511,7 +512,7 @@ func basicAuth(user, password string) string {
 func (f FetchOptions) openFleet(ctx context.Context, arg string, limit int64) (*response, error) {
 	q, err := parseFleetQuery(arg, f.now(), true)
 	if err != nil {
-		return nil, &FetchError{URL: HidePassword(arg), Err: err}
+		return nil, &FetchError{URL: redact.URL(arg), Err: err}
 	}
 	h, err := f.fleetHeader(q)
 	if err != nil {
@@ -604,7 +605,7 @@ func connectError(resp *http.Response) error {
 func (f FetchOptions) fleetCheck(arg string, p *profile.Profile, samples int) ([]string, error) {
 	q, err := parseFleetQuery(arg, f.now(), true)
 	if err != nil {
-		return nil, &FetchError{URL: HidePassword(arg), Err: err}
+		return nil, &FetchError{URL: redact.URL(arg), Err: err}
 	}
 	if samples == 0 {
 		return nil, &FetchError{URL: q.shown, Err: q.noProfiles()}
@@ -677,9 +678,9 @@ type TargetLabel struct {
 // TYPE{SELECTOR}) which profile types and labels it holds.
 func (o Options) Targets(ctx context.Context, server string) (*Targets, error) {
 	f := o.Fetch
-	shown := HidePassword(server)
+	shown := redact.URL(server)
 	if !isFleetURL(server) {
-		return nil, &FetchError{URL: redactedURL(server), Err: errors.New("not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST")}
+		return nil, &FetchError{URL: redact.URL(withScheme(server)), Err: errors.New("not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST")}
 	}
 	q, err := parseFleetQuery(server, f.now(), false)
 	if err != nil {

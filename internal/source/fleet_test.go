@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/profq/profq/internal/redact"
 )
 
 // fleetNow is the instant the tests' relative times count from.
@@ -236,8 +238,8 @@ func TestFleetRedacted(t *testing.T) {
 		"parca+http://user@h/x":                       "parca+http://user@h/x",
 		"parca+http://u:p:q@h?from=now":               "parca+http://u:xxxxx@h?from=now",
 	} {
-		if got := HidePassword(arg); got != want {
-			t.Errorf("HidePassword(%q) = %q, want %q", arg, got, want)
+		if got := redact.URL(arg); got != want {
+			t.Errorf("redact.URL(%q) = %q, want %q", arg, got, want)
 		}
 	}
 }
@@ -300,7 +302,7 @@ func FuzzFleetQuery(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, arg string) {
-		_ = HidePassword(arg)
+		_ = redact.URL(arg)
 		for _, needType := range []bool{true, false} {
 			q, err := parseFleetQuery("pyroscope+http://"+arg, fleetNow, needType)
 			if err != nil {

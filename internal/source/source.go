@@ -44,6 +44,7 @@ import (
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/redact"
 
 	"github.com/google/pprof/profile"
 
@@ -447,7 +448,7 @@ func (o Options) parseDecoded(arg string, rd argReader) (format.Decoded, Input, 
 	}
 	// The readers validated the profile, as pprof's grabProfile does again.
 	return d, Input{
-		Source:        HidePassword(arg),
+		Source:        redact.URL(arg),
 		Format:        d.Format,
 		SampleTypes:   copyValueTypes(p.SampleType),
 		Samples:       samples,
@@ -522,7 +523,7 @@ const maxReason = 300
 func (e *inputError) Error() string {
 	// The profile package prefixes "parsing profile: ", which repeats the context.
 	reason := strings.TrimPrefix(e.err.Error(), "parsing profile: ")
-	return cleanLine(hidePasswords(e.context), -1) + ": " + cleanLine(reason, maxReason)
+	return cleanLine(redact.Text(e.context), -1) + ": " + cleanLine(reason, maxReason)
 }
 
 func (e *inputError) Unwrap() error { return e.err }
