@@ -3,7 +3,7 @@ GO ?= go
 PPROF_VERSION := v0.0.0-20260906184651-6331bc6350fe
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test test-short lint bench gate-eval gate-eval-cpu golden fuzz tools
+.PHONY: build test test-short lint bench gate-eval gate-eval-cpu golden testdata-profiles fuzz tools
 
 build:
 	$(GO) build -o profq ./cmd/profq
@@ -43,6 +43,13 @@ gate-eval-cpu:
 ## golden: regenerate golden files and testscript expectations after an intended change.
 golden:
 	PROFQ_UPDATE_GOLDEN=1 $(GO) test -count=1 -timeout 20m ./...
+
+## testdata-profiles: make testdata/gen's profiles again (cpu.pb.gz, heap.pb.gz, diff/base-*, diff/new-*),
+## on an idle machine, with gen's file named relative to the root (testdata/gen/main.go) so that
+## profq list and pprof -list find it on any checkout. Then review the tests' expectations (make golden).
+testdata-profiles:
+	$(GO) run -gcflags=-trimpath=$(CURDIR) ./testdata/gen -out testdata/profiles
+	$(GO) run -gcflags=-trimpath=$(CURDIR) ./testdata/gen -diff -out testdata/profiles/diff
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 30s), with FUZZFLAGS (for example
 ## FUZZFLAGS='-parallel 1 -fuzzminimizetime 200x'). Crashers land in testdata/fuzz: keep them.

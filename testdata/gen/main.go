@@ -1,14 +1,23 @@
-// Command gen writes the small Go runtime profiles shipped in testdata/profiles.
+// Command gen writes the small Go runtime profiles shipped in testdata/profiles. From the
+// repository's root (make testdata-profiles runs both):
 //
-//	go run ./testdata/gen -out testdata/profiles
-//	go run ./testdata/gen -diff -out testdata/profiles/diff
+//	go run -gcflags=-trimpath=$PWD ./testdata/gen -out testdata/profiles
+//	go run -gcflags=-trimpath=$PWD ./testdata/gen -diff -out testdata/profiles/diff
+//
+// -gcflags=-trimpath=$PWD makes the compiler record this file as testdata/gen/main.go,
+// relative to the root, where profq list and pprof -list find it on any checkout (the
+// standard library's frames keep this machine's GOROOT paths, which profq list maps to the
+// reader's GOROOT). Regenerate the profiles whenever this file's functions move:
+// TestShippedProfilesMatchSources (internal/cli) fails until the lines match again.
 //
 // With -diff it writes the captures of profq diff's examples instead: four 2 s CPU profiles
 // of a base workload and four of a changed one, in which SHA-256 hashing does 2.5 times the work,
 // sorting is gone and JSON encoding is new.
 //
-// The profiles are real runtime/pprof output, so they change every time they are made; the
-// committed files are the reference, and the tests' expectations come from them.
+// The profiles are real runtime/pprof output, so they change every time they are made (make
+// them on an idle machine: under load a CPU profile holds fewer samples, more of them in the
+// scheduler); the committed files are the reference, and the tests' expectations come from
+// them.
 package main
 
 import (
