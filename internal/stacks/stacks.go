@@ -1,5 +1,5 @@
-// Package stacks holds the samples of a profile compactly, as the pprof decoder can leave
-// them for the reports that only add values up along stacks, and finds locations by their
+// Package stacks holds the samples of a profile compactly, the one form in which graph and
+// report read them, converts profile.Samples to it and back, and finds locations by their
 // position in a profile's location table.
 package stacks
 
@@ -7,14 +7,17 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// Stacks are the samples of a profile held compactly, for the reports that only add values
-// up along stacks (source.LoadStacks): a sample is the positions of its locations in the
-// profile's location table, its values and its label set, about four bytes a frame where a
+// Stacks are the samples of a profile held compactly, the one form in which the graph and
+// the reports read them: a sample is the positions of its locations in the profile's
+// location table, its values and its label set, about four bytes a frame where a
 // profile.Sample takes eight for the pointer alone, plus a slice and three maps of its own.
-// The profile they belong to has no Sample; Samples makes them when a report needs them.
+// The pprof decoder can leave a profile's samples so (source.LoadStacks), FromProfile makes
+// them of any profile's samples, and Samples makes profile.Samples of them where something
+// needs those (pprof's filters). The profile they belong to has no Sample.
 //
 // The samples are in segments, one after another, in the input's order; a segment is what
-// one reader decoded at once, and what one worker of a report walks.
+// one reader decoded at once (FromProfile: up to 65,536 samples), and what one worker of a
+// report walks. Nothing that reads stacks modifies them.
 type Stacks struct {
 	Segments []Segment
 	// LabelSets are the label sets samples refer to, LabelSets[i-1] for set i.
@@ -64,7 +67,10 @@ func (st *Stacks) Len() int {
 }
 
 // Samples makes the profile.Samples of the stacks, over the profile's location table, as
-// the pprof decoder would have made them: label maps shared, nil Value for no values.
+// the pprof decoder would have made them: label maps shared, nil Value for no values. It is
+// the one conversion back from stacks (FromProfile is the one to them), for what needs the
+// samples one by one, such as pprof's filters. A position outside the table (-1, see
+// FromSamples) has no location to give: the sample goes without it, as the graph does.
 func (st *Stacks) Samples(locations []*profile.Location) []*profile.Sample {
 	n := st.Len()
 	samples := make([]profile.Sample, n)
@@ -79,9 +85,14 @@ func (st *Stacks) Samples(locations []*profile.Location) []*profile.Sample {
 			i++
 			stack := seg.Stack(j)
 			s.Location = locs.take(len(stack))
-			for f, pos := range stack {
-				s.Location[f] = locations[pos]
+			f := 0
+			for _, pos := range stack {
+				if pos >= 0 {
+					s.Location[f] = locations[pos]
+					f++
+				}
 			}
+			s.Location = s.Location[:f:f]
 			if st.NumValues > 0 {
 				s.Value = vals.take(st.NumValues)
 				copy(s.Value, seg.Values[j*st.NumValues:])
@@ -131,4 +142,44 @@ func (b *shared[T]) take(n int) []T {
 	s := b.free[:n:n]
 	b.free = b.free[n:]
 	return s
+}
+
+// Group puts the samples in n groups by their label set: a sample of set s (0 for none)
+// goes to each group of groups[s], in order. A group is stacks of its own, of one segment,
+// that share st's label sets.
+func (st *Stacks) Group(groups [][]int, n int) []*Stacks {
+	// Each group's size first, so that its arrays are made once, to size.
+	count, frames := make([]int, n), make([]int, n)
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j, set := range seg.Labels {
+			for _, g := range groups[set] {
+				count[g]++
+				frames[g] += len(seg.Stack(j))
+			}
+		}
+	}
+	out := make([]*Stacks, n)
+	for g := range out {
+		out[g] = &Stacks{LabelSets: st.LabelSets, NumValues: st.NumValues, Segments: []Segment{{
+			Frames: make([]int32, 0, frames[g]),
+			Ends:   make([]uint32, 0, count[g]),
+			Values: make([]int64, 0, count[g]*st.NumValues),
+			Labels: make([]int32, 0, count[g]),
+		}}}
+	}
+	nv := st.NumValues
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j, set := range seg.Labels {
+			for _, g := range groups[set] {
+				to := &out[g].Segments[0]
+				to.Frames = append(to.Frames, seg.Stack(j)...)
+				to.Ends = append(to.Ends, uint32(len(to.Frames)))
+				to.Values = append(to.Values, seg.Values[j*nv:(j+1)*nv]...)
+				to.Labels = append(to.Labels, set)
+			}
+		}
+	}
+	return out
 }
