@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record-parca.sh rebuilds the Parca replay fixtures in internal/source/testdata/parca/.
+# record-parca.sh rebuilds the Parca replay fixtures in internal/source/fetch/testdata/parca/.
 #
 # It builds a real Parca server (github.com/parca-dev/parca/cmd/parca at $PARCA_VERSION,
 # from the Go module proxy, outside this repository), builds a small Go workload that
@@ -17,7 +17,7 @@
 #	scripts/record-parca.sh
 #
 # Environment: PARCA_VERSION (default v0.28.0), PARCA_WORK (build and run directory,
-# default /tmp/parca-record), OUT (default internal/source/testdata/parca),
+# default /tmp/parca-record), OUT (default internal/source/fetch/testdata/parca),
 # SCRAPE_SECONDS (default 150), PARCA_ADDR (default 127.0.0.1:7070), WORKLOAD_ADDR
 # (default 127.0.0.1:6061), PPROF (pprof binary for the -raw summaries written to
 # $PARCA_WORK/decoded; default: on PATH or in $(go env GOPATH)/bin; skipped if absent).
@@ -28,7 +28,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=${PARCA_VERSION:-v0.28.0}
 work=${PARCA_WORK:-/tmp/parca-record}
-out=${OUT:-$root/internal/source/testdata/parca}
+out=${OUT:-$root/internal/source/fetch/testdata/parca}
 scrape_seconds=${SCRAPE_SECONDS:-150}
 parca_addr=${PARCA_ADDR:-127.0.0.1:7070}
 workload_addr=${WORKLOAD_ADDR:-127.0.0.1:6061}

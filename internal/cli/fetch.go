@@ -12,12 +12,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/source/fetch"
 )
 
 // addFetchFlags registers how URL arguments are fetched: pprof's --seconds and --timeout,
 // and --header for handlers behind authentication.
-func addFetchFlags(fs *pflag.FlagSet, f *source.FetchOptions) {
+func addFetchFlags(fs *pflag.FlagSet, f *fetch.Options) {
 	fs.Var((*secondsValue)(&f.Seconds), "seconds", "for a URL PROFILE: collect this many seconds of profile (sets the URL's seconds parameter, as pprof -seconds)")
 	fs.Var((*timeoutValue)(&f.Timeout), "timeout", "for a URL PROFILE: give up after this long, in seconds or as a duration such as 1m30s (default: 1.5 x the profile's seconds + 5s, or 65s)")
 	fs.Var(&headerValue{h: &f.Header}, "header", "for a URL PROFILE: send this HTTP header, 'Name: value' (repeatable)")
@@ -27,11 +27,11 @@ func addFetchFlags(fs *pflag.FlagSet, f *source.FetchOptions) {
 // addFleetFlags registers how fleet queries (pyroscope+https://..., parca+http://...)
 // authenticate. No flag takes a secret itself, which the process list would show: tokens
 // and passwords come from files or the environment (docs/fleet.md).
-func addFleetFlags(fs *pflag.FlagSet, f *source.FetchOptions) {
-	fs.StringVar(&f.Fleet.Tenant, "tenant", "", "for a fleet query: the tenant, sent as X-Scope-OrgID (default $"+source.EnvFleetTenant+")")
-	fs.StringVar(&f.Fleet.User, "user", "", "for a fleet query: the user name of basic authentication, with --password-file or $"+source.EnvFleetPassword+" (default $"+source.EnvFleetUser+")")
+func addFleetFlags(fs *pflag.FlagSet, f *fetch.Options) {
+	fs.StringVar(&f.Fleet.Tenant, "tenant", "", "for a fleet query: the tenant, sent as X-Scope-OrgID (default $"+fetch.EnvFleetTenant+")")
+	fs.StringVar(&f.Fleet.User, "user", "", "for a fleet query: the user name of basic authentication, with --password-file or $"+fetch.EnvFleetPassword+" (default $"+fetch.EnvFleetUser+")")
 	fs.StringVar(&f.Fleet.PasswordFile, "password-file", "", "for a fleet query: read the password of --user from this file")
-	fs.StringVar(&f.Fleet.TokenFile, "token-file", "", "for a fleet query: read a bearer token from this file (default $"+source.EnvFleetToken+")")
+	fs.StringVar(&f.Fleet.TokenFile, "token-file", "", "for a fleet query: read a bearer token from this file (default $"+fetch.EnvFleetToken+")")
 	// One instant for every relative time (now-1h) of the command, so that two queries of
 	// one command cover the same window.
 	f.Now = time.Now()

@@ -10,6 +10,7 @@ import (
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/source/fetch"
 )
 
 // TargetsOptions are the options of profq targets.
@@ -34,8 +35,8 @@ and, for Pyroscope, &tenant=ID. A TYPE{SELECTOR} after the server narrows the la
 the series it matches.
 
 Credentials: user:password@HOST in the URL, --token-file, --user with --password-file, or
-the environment: ` + source.EnvFleetToken + `, ` + source.EnvFleetUser + ` and ` + source.EnvFleetPassword + `,
-` + source.EnvFleetTenant + `.`,
+the environment: ` + fetch.EnvFleetToken + `, ` + fetch.EnvFleetUser + ` and ` + fetch.EnvFleetPassword + `,
+` + fetch.EnvFleetTenant + `.`,
 		Example: `  profq targets 'pyroscope+http://localhost:4040'
   profq targets --format json 'parca+http://localhost:7070?from=now-24h' | jq -r '.profile_types[].id'
   PROFQ_FLEET_USER=123456 PROFQ_FLEET_PASSWORD="$TOKEN" profq targets 'pyroscope+https://profiles-prod-001.grafana.net'`,
@@ -43,7 +44,7 @@ the environment: ` + source.EnvFleetToken + `, ` + source.EnvFleetUser + ` and `
 			if len(args) != 1 {
 				return usageErrorf("targets needs one SERVER argument, such as pyroscope+http://localhost:4040")
 			}
-			if !source.IsFleetServer(args[0]) {
+			if !fetch.IsFleetURL(args[0]) {
 				return usageErrorf("targets: %q is not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST", redact.URL(args[0]))
 			}
 			return nil

@@ -28,7 +28,7 @@ func writeProfile(t testing.TB, dir, name string, p *profile.Profile) string {
 }
 
 // parcaDir holds answers recorded from a real Parca server (README.md there says how).
-const parcaDir = "../source/testdata/parca"
+const parcaDir = "../source/fetch/testdata/parca"
 
 // parcaQueryPath is the path of Parca's query API.
 const parcaQueryPath = "/api/profiles/query"

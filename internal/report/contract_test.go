@@ -12,6 +12,7 @@ import (
 	"github.com/profq/profq/internal/bench"
 	"github.com/profq/profq/internal/pgo"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/srcfile"
 )
 
@@ -133,8 +134,8 @@ func TestJSONContract(t *testing.T) {
 
 				// A server's answer is not a profile: an empty one and one whose label has
 				// no values.
-				check(t, KindTargets, NewTargets(&source.Targets{}))
-				check(t, KindTargets, NewTargets(&source.Targets{Types: []source.TargetType{{ID: name}}, Labels: []source.TargetLabel{{Name: name}}}))
+				check(t, KindTargets, NewTargets(&fetch.Targets{}))
+				check(t, KindTargets, NewTargets(&fetch.Targets{Types: []fetch.TargetType{{ID: name}}, Labels: []fetch.TargetLabel{{Name: name}}}))
 
 				dc := DefaultDiffConfig()
 				dc.Config = cfg

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/source/fetch"
 )
 
 // KindTargets is the kind of the document profq targets writes.
@@ -54,7 +54,7 @@ type TargetLabel struct {
 }
 
 // NewTargets builds the targets report of what a server answered.
-func NewTargets(t *source.Targets) *Targets {
+func NewTargets(t *fetch.Targets) *Targets {
 	r := &Targets{
 		SchemaVersion: SchemaVersion,
 		Kind:          KindTargets,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -134,9 +135,9 @@ type fetchAhead struct {
 func (o Options) fetchAhead(args []string) *fetchAhead {
 	return &fetchAhead{
 		args: args,
-		ahead: startAhead(len(args), maxFetches, func(i int) bool { return isURL(args[i]) },
+		ahead: startAhead(len(args), maxFetches, func(i int) bool { return fetch.IsURL(args[i]) },
 			func(ctx context.Context, i int) (*streamInput, error) {
-				if isURL(args[i]) {
+				if fetch.IsURL(args[i]) {
 					return o.openURL(ctx, args[i])
 				}
 				return o.openStream(args[i])
@@ -159,7 +160,7 @@ func (f *fetchAhead) open(arg string) (*streamInput, error) {
 func (f *fetchAhead) stop() {
 	f.ahead.stop()
 	for i := f.next; i < len(f.args); i++ {
-		if !isURL(f.args[i]) {
+		if !fetch.IsURL(f.args[i]) {
 			continue
 		}
 		if in, err := f.take(i); err == nil && in != nil {

@@ -15,64 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profq/profq/internal/source/format"
-
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/redact"
+	"github.com/profq/profq/internal/source/fetch"
+	"github.com/profq/profq/internal/source/format"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
-
-// TestFetchURL checks the URL and timeout a fetch uses against pprof's adjustURL and
-// fetchURL: --seconds sets the seconds parameter on every URL, the URL's own parameter
-// sets the duration otherwise, and the default timeout is 1.5 times the duration, or 60s,
-// plus 5s.
-func TestFetchURL(t *testing.T) {
-	tests := []struct {
-		arg     string
-		seconds int
-		timeout time.Duration
-		wantURL string
-		wantTO  time.Duration
-	}{
-		{"http://h:1/debug/pprof/heap", 0, 0, "http://h:1/debug/pprof/heap", 65 * time.Second},
-		{"http://h:1/debug/pprof/profile", 30, 0, "http://h:1/debug/pprof/profile?seconds=30", 50 * time.Second},
-		{"http://h:1/debug/pprof/profile?seconds=10", 0, 0, "http://h:1/debug/pprof/profile?seconds=10", 20 * time.Second},
-		{"http://h:1/debug/pprof/profile?seconds=10&x=1", 2, 0, "http://h:1/debug/pprof/profile?seconds=2&x=1", 8 * time.Second},
-		{"https://h/debug/pprof/heap", 5, 0, "https://h/debug/pprof/heap?seconds=5", 12*time.Second + 500*time.Millisecond},
-		{"http://h:1/debug/pprof/trace?seconds=4", 0, 3 * time.Second, "http://h:1/debug/pprof/trace?seconds=4", 3 * time.Second},
-		{"http://h:1/debug/pprof/profile?seconds=x", 0, 0, "http://h:1/debug/pprof/profile?seconds=x", 65 * time.Second},
-	}
-	for _, tt := range tests {
-		u, timeout, err := FetchOptions{Seconds: tt.seconds, Timeout: tt.timeout}.fetchURL(tt.arg)
-		if err != nil {
-			t.Errorf("fetchURL(%q): %v", tt.arg, err)
-			continue
-		}
-		if u.String() != tt.wantURL || timeout != tt.wantTO {
-			t.Errorf("fetchURL(%q) with --seconds %d --timeout %v = %s, %v; want %s, %v", tt.arg, tt.seconds, tt.timeout, u, timeout, tt.wantURL, tt.wantTO)
-		}
-	}
-}
-
-func TestIsURL(t *testing.T) {
-	for arg, want := range map[string]bool{
-		"http://localhost:6060/debug/pprof/heap": true,
-		"HTTPS://example.com/x":                  true,
-		"cpu.pb.gz":                              false,
-		"-":                                      false,
-		"localhost:6060/debug/pprof/heap":        true, // no such file: pprof's http://
-		"[::1]:6060/debug/pprof/heap":            true,
-		"localhost:6060":                         false,
-		"dir/localhost:6060/x":                   false,
-		"file:///tmp/x":                          false,
-		"c:\\profiles\\cpu.pb.gz":                false,
-	} {
-		if got := isURL(arg); got != want {
-			t.Errorf("isURL(%q) = %v, want %v", arg, got, want)
-		}
-	}
-}
 
 // hangGuard is how long a test server's handler waits for what a test needs before it
 // answers anyway: only a broken profq ever waits that long.
@@ -297,7 +246,7 @@ func TestFetchFirstError(t *testing.T) {
 	for name, load := range map[string]func([]string) (*profile.Profile, []Input, error){"load": Options{}.Load, "merge": Options{}.Merge} {
 		thirdDone, neverArrived = make(chan struct{}), make(chan struct{})
 		_, _, err := load(args)
-		var fe *FetchError
+		var fe *fetch.Error
 		if !errors.As(err, &fe) || fe.URL != args[1] || fe.Status != "404 Not Found" {
 			t.Errorf("%s: error %v; want the 404 of %s", name, err, args[1])
 		}
@@ -396,7 +345,7 @@ func TestFetchRedirectHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	o := Options{Fetch: FetchOptions{Header: http.Header{"X-Api-Key": {"secret"}}}}
+	o := Options{Fetch: fetch.Options{Header: http.Header{"X-Api-Key": {"secret"}}}}
 	for _, path := range []string{"/same", "/away", "/away-with-token?token=secret"} {
 		if _, _, err := o.Load([]string{srv.URL + path}); err != nil {
 			t.Fatalf("%s: %v", path, err)
@@ -471,7 +420,7 @@ func TestURLParseErrorsHideCredentials(t *testing.T) {
 		"http://user:PW@[::1/x":        `missing ']' in host`,
 		"http://host/%zz":              `invalid URL escape "%zz"`,
 	} {
-		_, err := Options{Fetch: FetchOptions{Timeout: time.Second}}.fetch(t.Context(), arg)
+		_, err := Options{Fetch: fetch.Options{Timeout: time.Second}}.fetch(t.Context(), arg)
 		if err == nil {
 			t.Errorf("%q: fetched", arg)
 			continue
@@ -516,13 +465,13 @@ func TestServerErrorsHideCredentials(t *testing.T) {
 	tests := []struct {
 		name string
 		arg  string
-		f    FetchOptions
+		f    fetch.Options
 	}{
-		{"header", srv.URL + "/debug/pprof/heap", FetchOptions{Header: http.Header{"Authorization": {"Bearer hdr-t0ken-s3cr3t"}, "X-Api-Key": {"key-s3cr3t"}}}},
-		{"URL user information", "http://url-user-s3cr3t:url-pw-s3cr3t@" + host + "/debug/pprof/heap", FetchOptions{}},
-		{"fleet URL", "pyroscope+http://fleet-user-s3cr3t:fleet-pw-s3cr3t@" + host + "/a:b:c:d:e{}?tenant=tenant-s3cr3t", FetchOptions{}},
-		{"fleet token", "parca+http://" + host + "/a:b:c:d:e{}", FetchOptions{Fleet: FleetAuth{Getenv: func(k string) string {
-			return map[string]string{EnvFleetToken: "env-t0ken-s3cr3t", EnvFleetTenant: "env-tenant-s3cr3t"}[k]
+		{"header", srv.URL + "/debug/pprof/heap", fetch.Options{Header: http.Header{"Authorization": {"Bearer hdr-t0ken-s3cr3t"}, "X-Api-Key": {"key-s3cr3t"}}}},
+		{"URL user information", "http://url-user-s3cr3t:url-pw-s3cr3t@" + host + "/debug/pprof/heap", fetch.Options{}},
+		{"fleet URL", "pyroscope+http://fleet-user-s3cr3t:fleet-pw-s3cr3t@" + host + "/a:b:c:d:e{}?tenant=tenant-s3cr3t", fetch.Options{}},
+		{"fleet token", "parca+http://" + host + "/a:b:c:d:e{}", fetch.Options{Fleet: fetch.FleetAuth{Getenv: func(k string) string {
+			return map[string]string{fetch.EnvFleetToken: "env-t0ken-s3cr3t", fetch.EnvFleetTenant: "env-tenant-s3cr3t"}[k]
 		}}}},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/source/format"
 	"github.com/profq/profq/internal/source/formats/callgrind"
 	"github.com/profq/profq/internal/source/formats/folded"
@@ -52,8 +53,8 @@ type Options struct {
 	Aggregate bool
 	// compact lets the pprof decoder leave the samples compact (LoadStacks).
 	compact bool
-	// Fetch says how URL arguments are fetched (fetch.go).
-	Fetch FetchOptions
+	// Fetch says how URL arguments and fleet queries are fetched (package fetch).
+	Fetch fetch.Options
 	// Demangle is how C++ and Rust function names are demangled once the profiles are
 	// loaded: one of DemangleModes; "" is DemangleDefault, as pprof (demangle.go).
 	Demangle string

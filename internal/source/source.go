@@ -36,15 +36,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/redact"
+	"github.com/profq/profq/internal/text"
 
 	"github.com/google/pprof/profile"
 
@@ -205,7 +204,7 @@ func (o Options) readArg(arg string) ([]byte, error) {
 			return nil, errors.New("no standard input")
 		}
 		r = o.Stdin
-	case isURL(arg):
+	case fetch.IsURL(arg):
 		return o.fetch(context.Background(), arg)
 	default:
 		f, err := os.Open(arg)
@@ -439,8 +438,8 @@ func (o Options) parseDecoded(arg string, rd argReader) (format.Decoded, Input, 
 	if samples == 0 && d.Stacks != nil {
 		samples = d.Stacks.Len()
 	}
-	if isFleetURL(arg) {
-		w, err := o.Fetch.fleetCheck(arg, p, samples)
+	if fetch.IsFleetURL(arg) {
+		w, err := o.Fetch.CheckFleetProfile(arg, p, samples)
 		if err != nil {
 			return format.Decoded{}, Input{}, err
 		}
@@ -469,7 +468,7 @@ func (o Options) parseArg(arg string, rd argReader) (format.Decoded, error) {
 		d, whole, ok, err := o.streamArg(arg, in)
 		var (
 			rerr readErr
-			fe   *FetchError
+			fe   *fetch.Error
 		)
 		switch {
 		case errors.As(err, &rerr):
@@ -498,11 +497,11 @@ func (o Options) parseArg(arg string, rd argReader) (format.Decoded, error) {
 	return d, nil
 }
 
-// readError is the error for an argument that could not be read. A FetchError already
+// readError is the error for an argument that could not be read. A fetch.Error already
 // names its URL (and hides its password), so it is not wrapped again.
 func readError(arg string, err error) error {
-	var fetch *FetchError
-	if errors.As(err, &fetch) {
+	var fe *fetch.Error
+	if errors.As(err, &fe) {
 		return err
 	}
 	return &inputError{"reading " + arg, err}
@@ -523,84 +522,10 @@ const maxReason = 300
 func (e *inputError) Error() string {
 	// The profile package prefixes "parsing profile: ", which repeats the context.
 	reason := strings.TrimPrefix(e.err.Error(), "parsing profile: ")
-	return cleanLine(redact.Text(e.context), -1) + ": " + cleanLine(reason, maxReason)
+	return text.CleanLine(redact.Text(e.context), -1) + ": " + text.CleanLine(reason, maxReason)
 }
 
 func (e *inputError) Unwrap() error { return e.err }
-
-// cleanLine makes s printable on one line: runs of white space become one space, other
-// unprintable runes and invalid UTF-8 are escaped as in Go string literals. With limit >= 0,
-// a result longer than limit characters keeps its beginning and its end, where the profile
-// package puts the actual reason after a quoted input line, joined by "...".
-func cleanLine(s string, limit int) string {
-	var b strings.Builder
-	if appendClean(&b, s, limit) == len(s) {
-		return strings.TrimSpace(b.String())
-	}
-	b.Reset()
-	const dots = "..."
-	headMax := (limit - len(dots)) * 2 / 3
-	headEnd := appendClean(&b, s, headMax)
-	b.WriteString(dots)
-	appendClean(&b, s[max(headEnd, tailStart(s, limit-len(dots)-headMax)):], -1)
-	return strings.TrimSpace(b.String())
-}
-
-// appendClean appends the printable form of s to b (see oneLine), stopping before it
-// would exceed limit characters (limit < 0: no limit). It returns how many bytes of s it used.
-func appendClean(b *strings.Builder, s string, limit int) int {
-	n := 0
-	space := false
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		p := printable(r, size, s[i])
-		if p == " " && space {
-			i += size
-			continue
-		}
-		w := utf8.RuneCountInString(p)
-		if limit >= 0 && n+w > limit {
-			return i
-		}
-		b.WriteString(p)
-		n += w
-		space = p == " "
-		i += size
-	}
-	return len(s)
-}
-
-// tailStart returns where the longest end of s that prints in at most limit characters
-// begins.
-func tailStart(s string, limit int) int {
-	n := 0
-	i := len(s)
-	for i > 0 {
-		r, size := utf8.DecodeLastRuneInString(s[:i])
-		w := utf8.RuneCountInString(printable(r, size, s[i-size]))
-		if n+w > limit {
-			break
-		}
-		n += w
-		i -= size
-	}
-	return i
-}
-
-// printable is how the rune r, decoded from size bytes starting with first, appears in an
-// error message.
-func printable(r rune, size int, first byte) string {
-	switch {
-	case r == utf8.RuneError && size == 1:
-		return fmt.Sprintf(`\x%02x`, first)
-	case unicode.IsSpace(r):
-		return " "
-	case !unicode.IsPrint(r):
-		q := strconv.QuoteRune(r)
-		return q[1 : len(q)-1]
-	}
-	return string(r)
-}
 
 // addFakeMapping gives a profile without mappings a single mapping with no file that
 // every location points to, as pprof's locateBinaries does. Reports then show such

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/source/format"
 )
 
@@ -20,18 +21,18 @@ type streamInput struct {
 	file  bool  // a regular file, which can be read again
 	hint  int64 // its size, for a regular file
 	// resp is the response whose body a URL's input is, nil for others.
-	resp *response
+	resp *fetch.Response
 }
 
 // fail is the error for err, met reading the input rather than in its content: a
-// FetchError for a URL.
+// fetch.Error for a URL.
 func (in *streamInput) fail(err error) error {
 	if in.resp != nil {
-		var fe *FetchError
+		var fe *fetch.Error
 		if errors.As(err, &fe) {
 			return err
 		}
-		return in.resp.fail(err)
+		return in.resp.Fail(err)
 	}
 	return readErr{err}
 }
@@ -44,7 +45,7 @@ const aheadBuffer = 4 << 20
 // openURL fetches arg and returns its response body as a stream, its start already read
 // (aheadBuffer) and a body sent with Content-Encoding gzip decompressed as it is read.
 func (o Options) openURL(ctx context.Context, arg string) (*streamInput, error) {
-	resp, err := o.Fetch.open(ctx, arg, o.maxInputBytes())
+	resp, err := o.Fetch.Open(ctx, arg, o.maxInputBytes())
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +57,11 @@ func (o Options) openURL(ctx context.Context, arg string) (*streamInput, error) 
 	}
 	var body io.Reader = io.MultiReader(bytes.NewReader(start), resp)
 	in := &streamInput{close: resp.Close, resp: resp}
-	if resp.gzip {
+	if resp.Gzip {
 		z, err := o.newInflater(bufio.NewReader(body))
 		if err != nil {
 			resp.Close()
-			return nil, resp.fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
+			return nil, resp.Fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
 		}
 		in.close = func() error { z.stop(); return resp.Close() }
 		body = &encodedBody{z: z, resp: resp}
@@ -73,18 +74,18 @@ func (o Options) openURL(ctx context.Context, arg string) (*streamInput, error) 
 // are the response's.
 type encodedBody struct {
 	z    *inflater
-	resp *response
+	resp *fetch.Response
 }
 
 func (b *encodedBody) Read(p []byte) (int, error) {
 	n, err := b.z.Read(p)
-	var fe *FetchError
+	var fe *fetch.Error
 	switch {
 	case err == nil || err == io.EOF || errors.As(err, &fe):
 	case format.IsLimit(err):
-		err = b.resp.fail(err)
+		err = b.resp.Fail(err)
 	default:
-		err = b.resp.fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
+		err = b.resp.Fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
 	}
 	return n, err
 }
@@ -210,7 +211,7 @@ func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data
 		}
 		return format.Decoded{}, data, false, nil
 	}
-	var r io.Reader = &limitedReader{r: in.r, limit: limit}
+	r := format.LimitReader(in.r, limit)
 	if format.IsGzip(start) {
 		z, err := o.newInflater(in.r)
 		if err != nil {
@@ -227,7 +228,7 @@ func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data
 	}
 	var (
 		rerr readErr
-		fe   *FetchError
+		fe   *fetch.Error
 	)
 	if format.IsLimit(err) || errors.As(err, &rerr) || errors.As(err, &fe) || !in.file {
 		return format.Decoded{}, nil, false, err
@@ -243,21 +244,6 @@ func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data
 type readErr struct{ error }
 
 func (e readErr) Unwrap() error { return e.error }
-
-// limitedReader fails with a LimitError past limit bytes.
-type limitedReader struct {
-	r     io.Reader
-	n     int64
-	limit int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	if l.n += int64(n); l.n > l.limit {
-		return n, &format.LimitError{Limit: l.limit}
-	}
-	return n, err
-}
 
 // inflater decompresses a gzip stream in a goroutine of its own, a chunk ahead of its
 // reader, so that decoding one chunk and decompressing the next take a core each. It fails

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/source/format"
 
 	"github.com/google/pprof/profile"
@@ -25,7 +26,7 @@ func (o Options) LoadWithBasesFrom(args []string, bases Bases, read func(arg str
 // its samples as stacks where they can be.
 func (o Options) LoadOrDocument(arg string, isDoc func(head []byte) bool) (p *profile.Profile, stacks *Stacks, in Input, doc io.ReadCloser, err error) {
 	var si *streamInput
-	if isURL(arg) {
+	if fetch.IsURL(arg) {
 		si, err = o.openURL(context.Background(), arg)
 	} else {
 		si, err = o.openStream(arg)
@@ -44,7 +45,7 @@ func (o Options) LoadOrDocument(arg string, isDoc func(head []byte) bool) (p *pr
 			}
 			r, closeAll = z, func() error { z.stop(); return si.close() }
 		}
-		return nil, nil, Input{}, &document{r: &limitedReader{r: r, limit: o.maxInputBytes()}, close: closeAll}, nil
+		return nil, nil, Input{}, &document{r: format.LimitReader(r, o.maxInputBytes()), close: closeAll}, nil
 	}
 	opened := false
 	o.compact = true

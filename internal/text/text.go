@@ -1,8 +1,14 @@
-// Package text holds the small wording rules every report and message follows: plurals and
-// names kept on one line.
+// Package text holds the small wording rules every report and message follows: plurals, and
+// names and messages kept on one line.
 package text
 
-import "strings"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Plural is one when n is 1, many otherwise: Plural(n, "sample has", "samples have").
 func Plural(n int, one, many string) string {
@@ -22,4 +28,80 @@ func OneLine(s string) string {
 		return s
 	}
 	return lineBreaks.Replace(s)
+}
+
+// CleanLine makes s printable on one line: runs of white space become one space, other
+// unprintable runes and invalid UTF-8 are escaped as in Go string literals. With limit >= 0,
+// a result longer than limit characters keeps its beginning and its end, where the profile
+// package puts the actual reason after a quoted input line, joined by "...". Where OneLine
+// keeps a name as it is but for its line breaks, CleanLine is for messages that quote what an
+// input or a server said.
+func CleanLine(s string, limit int) string {
+	var b strings.Builder
+	if appendClean(&b, s, limit) == len(s) {
+		return strings.TrimSpace(b.String())
+	}
+	b.Reset()
+	const dots = "..."
+	headMax := (limit - len(dots)) * 2 / 3
+	headEnd := appendClean(&b, s, headMax)
+	b.WriteString(dots)
+	appendClean(&b, s[max(headEnd, tailStart(s, limit-len(dots)-headMax)):], -1)
+	return strings.TrimSpace(b.String())
+}
+
+// appendClean appends the printable form of s to b (see CleanLine), stopping before it
+// would exceed limit characters (limit < 0: no limit). It returns how many bytes of s it used.
+func appendClean(b *strings.Builder, s string, limit int) int {
+	n := 0
+	space := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		p := printable(r, size, s[i])
+		if p == " " && space {
+			i += size
+			continue
+		}
+		w := utf8.RuneCountInString(p)
+		if limit >= 0 && n+w > limit {
+			return i
+		}
+		b.WriteString(p)
+		n += w
+		space = p == " "
+		i += size
+	}
+	return len(s)
+}
+
+// tailStart returns where the longest end of s that prints in at most limit characters
+// begins.
+func tailStart(s string, limit int) int {
+	n := 0
+	i := len(s)
+	for i > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:i])
+		w := utf8.RuneCountInString(printable(r, size, s[i-size]))
+		if n+w > limit {
+			break
+		}
+		n += w
+		i -= size
+	}
+	return i
+}
+
+// printable is how the rune r, decoded from size bytes starting with first, appears in an
+// error message.
+func printable(r rune, size int, first byte) string {
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return fmt.Sprintf(`\x%02x`, first)
+	case unicode.IsSpace(r):
+		return " "
+	case !unicode.IsPrint(r):
+		q := strconv.QuoteRune(r)
+		return q[1 : len(q)-1]
+	}
+	return string(r)
 }

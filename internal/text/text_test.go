@@ -25,3 +25,30 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+func TestCleanLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"plain", -1, "plain"},
+		{"two\nlines\r\n", -1, "two lines"},
+		{"  tabs\t\tand  spaces ", -1, "tabs and spaces"},
+		{"nul\x00bell\a", -1, `nul\x00bell\a`},
+		{"bad\xffutf8", -1, `bad\xffutf8`},
+		{"zero\u200bwidth", -1, `zero\u200bwidth`},
+		{"μs ok", -1, "μs ok"},
+		{"abc", 3, "abc"},
+		{"abcdefghijklmnopqrstuvwxyz", 13, "abcdef...wxyz"},
+		{"abcdefghijklmnopqrstuvwxyz", 26, "abcdefghijklmnopqrstuvwxyz"},
+		{"a\x00bcdefghijklmnopqrstuvwxyz", 13, `a\x00b...wxyz`},
+		{"abcdefghijklmnopqrstuvw\x00xyz", 13, `abcdef...xyz`},
+		{"a\n\n\nbcdefghijklmnopqrstuvwxyz", 13, `a bcde...wxyz`},
+	}
+	for _, tt := range tests {
+		if got := CleanLine(tt.in, tt.max); got != tt.want {
+			t.Errorf("CleanLine(%q, %d) = %q; want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package format
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/google/pprof/profile"
@@ -27,6 +28,23 @@ func ValueTypeName(t *profile.ValueType) string {
 		return "?"
 	}
 	return t.Type + "/" + t.Unit
+}
+
+// LimitReader reads r, failing with a LimitError once more than limit bytes were read.
+func LimitReader(r io.Reader, limit int64) io.Reader { return &limitedReader{r: r, limit: limit} }
+
+type limitedReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if l.n += int64(n); l.n > l.limit {
+		return n, &LimitError{Limit: l.limit}
+	}
+	return n, err
 }
 
 // LimitError is an input larger than Options.MaxInputBytes allows.

@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"encoding/base64"
@@ -27,8 +27,8 @@ func TestFleetIsURL(t *testing.T) {
 		"grafana+https://h/x":                                               false,
 		"pyroscope+https:/h/x":                                              false,
 	} {
-		if got := isURL(arg); got != want {
-			t.Errorf("isURL(%q) = %v, want %v", arg, got, want)
+		if got := IsURL(arg); got != want {
+			t.Errorf("IsURL(%q) = %v, want %v", arg, got, want)
 		}
 	}
 }
@@ -194,7 +194,7 @@ func TestFleetCredentials(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := FetchOptions{Fleet: tt.auth}.fleetHeader(q)
+		h, err := Options{Fleet: tt.auth}.fleetHeader(q)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: err = %v, want %q", tt.name, err, tt.wantErr)
@@ -223,7 +223,7 @@ func TestFleetHeaderAuthorizationWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := FetchOptions{Header: map[string][]string{"Authorization": {"Bearer from-header"}},
+	f := Options{Header: map[string][]string{"Authorization": {"Bearer from-header"}},
 		Fleet: FleetAuth{Getenv: func(string) string { return "x" }}}
 	h, err := f.fleetHeader(q)
 	if err != nil || h.Get("Authorization") != "" {
@@ -253,14 +253,14 @@ func TestFleetErrorsHidePasswords(t *testing.T) {
 		"parca+http://u:s3cr3t@/a:b:c:d:e{}",
 		"parca+http://u:s3cr3t@127.0.0.1:1/a:b:c:d:e{}",
 	} {
-		_, err := FetchOptions{Timeout: time.Second}.open(t.Context(), arg, 1<<20)
-		var fe *FetchError
+		_, err := Options{Timeout: time.Second}.Open(t.Context(), arg, 1<<20)
+		var fe *Error
 		if !errors.As(err, &fe) {
-			t.Errorf("open(%q) = %v, want a FetchError", arg, err)
+			t.Errorf("Open(%q) = %v, want an Error", arg, err)
 			continue
 		}
 		if strings.Contains(err.Error(), "s3cr3t") {
-			t.Errorf("open(%q): the error shows the password: %v", arg, err)
+			t.Errorf("Open(%q): the error shows the password: %v", arg, err)
 		}
 	}
 }

@@ -1,8 +1,6 @@
-package source
+package fetch_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -17,23 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profq/profq/internal/source/format"
-
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/source/fetch"
+	"github.com/profq/profq/internal/source/format"
 )
-
-// parcaDir holds answers recorded from a real Parca server (README.md there says how).
-const parcaDir = "testdata/parca"
-
-// readParcaAnswer reads one recorded answer.
-func readParcaAnswer(t *testing.T, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(parcaDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
 
 // parcaAnswerProfile writes the profile a recorded query answer holds to a file, as it is,
 // and returns the file's path.
@@ -109,18 +96,18 @@ const parcaCPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta"
 // type and selector, its window in RFC 3339 and the credentials; the answer reads as the
 // profile it encodes, its time and duration normalised with a warning.
 func TestParcaQuery(t *testing.T) {
-	answer := readParcaAnswer(t, "query-merge-cpu.json")
+	answer := fetch.ReadParcaAnswer(t, "query-merge-cpu.json")
 	s := &fakeParca{answers: map[string]parcaAnswer{"/prefix/api/profiles/query": {body: answer}}}
 	host := startParca(t, s)
 	arg := "parca+http://" + host + "/prefix/" + parcaCPU + `{job="workload"}?from=2026-05-01T11:00:00Z&until=now`
-	o := Options{Fetch: FetchOptions{Now: fleetNow, Fleet: FleetAuth{User: "u", Getenv: func(k string) string {
-		return map[string]string{EnvFleetPassword: "pw-s3cr3t"}[k]
+	o := source.Options{Fetch: fetch.Options{Now: fetch.FleetNow, Fleet: fetch.FleetAuth{User: "u", Getenv: func(k string) string {
+		return map[string]string{fetch.EnvFleetPassword: "pw-s3cr3t"}[k]
 	}}}}
 	got, inputs, err := o.Load([]string{arg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := Options{}.Load([]string{parcaAnswerProfile(t, answer)})
+	want, _, err := source.Options{}.Load([]string{parcaAnswerProfile(t, answer)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,16 +160,16 @@ func TestParcaErrors(t *testing.T) {
 		{name: "proxy login", answer: parcaAnswer{status: 401, ctype: "text/html", body: []byte(`<html>log in s3cr3t</html>`)},
 			want: "401 Unauthorized"},
 		{name: "no such path", path: "/elsewhere", want: "404 Not Found"},
-		{name: "bad selector", answer: parcaAnswer{status: 400, body: readParcaAnswer(t, "error-bad-selector.json")},
+		{name: "bad selector", answer: parcaAnswer{status: 400, body: fetch.ReadParcaAnswer(t, "error-bad-selector.json")},
 			want: "400 Bad Request: failed to parse query"},
-		{name: "no match", answer: parcaAnswer{body: readParcaAnswer(t, "query-no-match.json")},
+		{name: "no match", answer: parcaAnswer{body: fetch.ReadParcaAnswer(t, "query-no-match.json")},
 			want: "the server has no profiles for " + parcaCPU + `{job="workload"} from 2026-05-01T11:00:00Z to 2026-05-01T12:00:00Z`},
-		{name: "empty window", answer: parcaAnswer{body: readParcaAnswer(t, "query-empty-window.json")}, want: "the server has no profiles for"},
+		{name: "empty window", answer: parcaAnswer{body: fetch.ReadParcaAnswer(t, "query-empty-window.json")}, want: "the server has no profiles for"},
 		{name: "no pprof field", answer: parcaAnswer{body: []byte(`{"total":"0", "filtered":"0"}`)}, want: "the server has no profiles for"},
 		{name: "empty pprof", answer: parcaAnswer{body: []byte(`{"pprof":"", "total":"0"}`)}, want: "the server has no profiles for"},
 		{name: "null pprof", answer: parcaAnswer{body: []byte(`{"pprof":null}`)}, want: "the server has no profiles for"},
 		{name: "not JSON", answer: parcaAnswer{body: []byte(`<html>hello</html>`)}, want: "not a valid answer"},
-		{name: "truncated", answer: parcaAnswer{body: readParcaAnswer(t, "query-merge-cpu.json")[:5000]}, want: "unexpected EOF"},
+		{name: "truncated", answer: parcaAnswer{body: fetch.ReadParcaAnswer(t, "query-merge-cpu.json")[:5000]}, want: "unexpected EOF"},
 		{name: "not base64", answer: parcaAnswer{body: []byte(`{"pprof":"H4s*AAAA"}`)}, want: "the pprof field is not base64"},
 		{name: "not a string", answer: parcaAnswer{body: []byte(`{"pprof":{"a":1}}`)}, want: "not a string"},
 		{name: "not a profile", answer: parcaAnswer{body: []byte(`{"pprof":"aGVsbG8gd29ybGQ="}`)}, want: "parsing"},
@@ -192,8 +179,8 @@ func TestParcaErrors(t *testing.T) {
 		path := cmpOrString(tt.path, "/api/profiles/query")
 		host := startParca(t, &fakeParca{answers: map[string]parcaAnswer{path: tt.answer}})
 		arg := "parca+http://" + host + "/" + parcaCPU + `{job="workload"}?from=2026-05-01T11:00:00Z&until=2026-05-01T12:00:00Z`
-		o := Options{Fetch: FetchOptions{Fleet: FleetAuth{Getenv: func(k string) string {
-			return map[string]string{EnvFleetToken: "tok-s3cr3t"}[k]
+		o := source.Options{Fetch: fetch.Options{Fleet: fetch.FleetAuth{Getenv: func(k string) string {
+			return map[string]string{fetch.EnvFleetToken: "tok-s3cr3t"}[k]
 		}}}}
 		_, _, err := o.Load([]string{arg})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -212,9 +199,9 @@ func TestParcaErrors(t *testing.T) {
 // TestParcaStreams: the answer's profile is decoded as the answer arrives, within the input
 // limit.
 func TestParcaLimit(t *testing.T) {
-	answer := readParcaAnswer(t, "query-merge-cpu.json")
+	answer := fetch.ReadParcaAnswer(t, "query-merge-cpu.json")
 	host := startParca(t, &fakeParca{answers: map[string]parcaAnswer{"/api/profiles/query": {body: answer}}})
-	_, _, err := Options{MaxInputBytes: 10000}.Load([]string{"parca+http://" + host + "/" + parcaCPU + "{}"})
+	_, _, err := source.Options{MaxInputBytes: 10000}.Load([]string{"parca+http://" + host + "/" + parcaCPU + "{}"})
 	var le *format.LimitError
 	if !errors.As(err, &le) {
 		t.Errorf("err = %v, want a LimitError", err)
@@ -224,14 +211,14 @@ func TestParcaLimit(t *testing.T) {
 // TestParcaTargets lists the types (with :delta) and the labels, from recorded answers.
 func TestParcaTargets(t *testing.T) {
 	s := &fakeParca{answers: map[string]parcaAnswer{
-		"/api/profiles/types":                  {body: readParcaAnswer(t, "types.json")},
-		"/api/profiles/labels":                 {body: readParcaAnswer(t, "labels.json")},
+		"/api/profiles/types":                  {body: fetch.ReadParcaAnswer(t, "types.json")},
+		"/api/profiles/labels":                 {body: fetch.ReadParcaAnswer(t, "labels.json")},
 		"/api/profiles/labels/env/values":      {body: []byte(`{"labelValues":["prod", "canary"], "warnings":[]}`)},
-		"/api/profiles/labels/instance/values": {body: readParcaAnswer(t, "values-instance.json")},
-		"/api/profiles/labels/job/values":      {body: readParcaAnswer(t, "values-job.json")},
+		"/api/profiles/labels/instance/values": {body: fetch.ReadParcaAnswer(t, "values-instance.json")},
+		"/api/profiles/labels/job/values":      {body: fetch.ReadParcaAnswer(t, "values-job.json")},
 	}}
 	host := startParca(t, s)
-	got, err := Options{Fetch: FetchOptions{Now: fleetNow}}.Targets(t.Context(), "parca+http://"+host+"?from=now-6h")
+	got, err := source.Options{Fetch: fetch.Options{Now: fetch.FleetNow}}.Targets(t.Context(), "parca+http://"+host+"?from=now-6h")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +233,7 @@ func TestParcaTargets(t *testing.T) {
 		!slices.Contains(ids, "goroutine:goroutine:count:goroutine:count") {
 		t.Errorf("types %q", ids)
 	}
-	wantLabels := []TargetLabel{{"env", []string{"canary", "prod"}}, {"instance", []string{"127.0.0.1:6061"}}, {"job", []string{"workload"}}}
+	wantLabels := []fetch.TargetLabel{{"env", []string{"canary", "prod"}}, {"instance", []string{"127.0.0.1:6061"}}, {"job", []string{"workload"}}}
 	if diff := cmp.Diff(wantLabels, got.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
@@ -255,82 +242,10 @@ func TestParcaTargets(t *testing.T) {
 			t.Errorf("%s: window %s", r.URL.Path, r.URL.RawQuery)
 		}
 	}
-	s.answers["/api/profiles/types"] = parcaAnswer{status: 400, body: readParcaAnswer(t, "error-types-bad-time.json")}
-	if _, err := (Options{}).Targets(t.Context(), "parca+http://"+host); err == nil || !strings.Contains(err.Error(), `400 Bad Request: parsing field "start"`) {
+	s.answers["/api/profiles/types"] = parcaAnswer{status: 400, body: fetch.ReadParcaAnswer(t, "error-types-bad-time.json")}
+	if _, err := (source.Options{}).Targets(t.Context(), "parca+http://"+host); err == nil || !strings.Contains(err.Error(), `400 Bad Request: parsing field "start"`) {
 		t.Errorf("Targets of a server that refuses: %v", err)
 	}
-}
-
-// TestParcaAnswerDecoder checks the streaming decoder of answers against encoding/json on
-// the recorded answers and on answers whose fields come in other orders.
-func TestParcaAnswerDecoder(t *testing.T) {
-	answers := [][]byte{
-		readParcaAnswer(t, "query-merge-cpu.json"),
-		readParcaAnswer(t, "query-merge-memory-inuse-space.json"),
-		[]byte(`{"total":"5","flamegraph":{"root":{"a":[1,2.5e3,-1,true,false,null,"x\"}"]}},"pprof":"aGVsbG8\/"}`),
-		[]byte(` { "pprof" : "aGk=" } `),
-	}
-	for _, a := range answers {
-		var want struct {
-			Pprof []byte `json:"pprof"`
-		}
-		if err := json.Unmarshal(bytes.ReplaceAll(a, []byte(`\/`), []byte(`/`)), &want); err != nil {
-			t.Fatal(err)
-		}
-		r, err := parcaPprof(bufio.NewReader(bytes.NewReader(a)))
-		if err != nil {
-			t.Errorf("parcaPprof(%.40q): %v", a, err)
-			continue
-		}
-		got, err := io.ReadAll(r)
-		if err != nil || !bytes.Equal(got, want.Pprof) {
-			t.Errorf("parcaPprof(%.40q) = %d bytes, %v; want %d bytes", a, len(got), err, len(want.Pprof))
-		}
-	}
-}
-
-// FuzzParcaAnswer: no answer makes the decoder panic, and what it decodes from a JSON
-// document with one pprof field is what encoding/json decodes.
-func FuzzParcaAnswer(f *testing.F) {
-	for _, name := range []string{"query-merge-memory-inuse-space.json", "query-no-match.json", "types.json", "error-bad-selector.json"} {
-		if data, err := os.ReadFile(filepath.Join(parcaDir, name)); err == nil {
-			f.Add(data)
-		}
-	}
-	f.Add([]byte(`{"total":"5","flamegraph":{"root":{"a":[1,2.5e3,-1,true,false,null,"x\"}"]}},"pprof":"aGVsbG8\/"}`))
-	f.Add([]byte(`{"pprof":"aGk="`))
-	f.Add([]byte(`{"pprof":null}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := parcaPprof(bufio.NewReader(bytes.NewReader(data)))
-		var got []byte
-		if err == nil {
-			got, err = io.ReadAll(io.LimitReader(r, 1<<20))
-		}
-		var doc map[string]json.RawMessage
-		if !json.Valid(data) || json.Unmarshal(data, &doc) != nil || bytes.Count(data, []byte(`"pprof"`)) != 1 {
-			return
-		}
-		raw, ok := doc["pprof"]
-		if !ok || bytes.Contains(bytes.ReplaceAll(raw, []byte(`\/`), nil), []byte(`\`)) {
-			return
-		}
-		var want []byte
-		if json.Unmarshal(bytes.ReplaceAll(raw, []byte(`\/`), []byte(`/`)), &want) != nil {
-			if err == nil && len(got) > 0 {
-				t.Fatalf("decoded %q from %q, which encoding/json refuses", got, raw)
-			}
-			return
-		}
-		if len(want) == 0 {
-			if !errors.Is(err, errNoPprof) {
-				t.Fatalf("%q: err = %v, want errNoPprof", data, err)
-			}
-			return
-		}
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%q: decoded %q, %v; encoding/json %q", data, got, err, want)
-		}
-	})
 }
 
 // parcaManifest is testdata/parca/manifest.json: the requests made to a real Parca server
@@ -357,7 +272,7 @@ type parcaManifest struct {
 // or, for an empty result, says that the server has no profiles. A recorded request profq
 // refuses before sending must be one the server refused too.
 func TestParcaReplay(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(parcaDir, "manifest.json"))
+	data, err := os.ReadFile(filepath.Join(fetch.ParcaDir, "manifest.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		t.Skip("no recorded answers")
 	}
@@ -401,7 +316,7 @@ func TestParcaReplay(t *testing.T) {
 		rec := m.Recordings[i]
 		w.Header().Set("Content-Type", rec.ContentType)
 		w.WriteHeader(rec.Status)
-		w.Write(readParcaAnswer(t, rec.Body))
+		w.Write(fetch.ReadParcaAnswer(t, rec.Body))
 	}))
 	defer srv.Close()
 
@@ -411,7 +326,7 @@ func TestParcaReplay(t *testing.T) {
 		for _, kv := range rec.Params {
 			p.Add(kv.Key, kv.Value)
 		}
-		if rec.Method != http.MethodGet || rec.Path != parcaQueryPath || len(rec.Params) != 5 || p.Get("mode") != "MODE_MERGE" ||
+		if rec.Method != http.MethodGet || rec.Path != fetch.ParcaQueryPath || len(rec.Params) != 5 || p.Get("mode") != "MODE_MERGE" ||
 			p.Get("reportType") != "REPORT_TYPE_PPROF" || !p.Has("merge.query") || !p.Has("merge.start") || !p.Has("merge.end") {
 			continue // not a request profq makes
 		}
@@ -420,15 +335,15 @@ func TestParcaReplay(t *testing.T) {
 			query += "{}"
 		}
 		arg := "parca+" + srv.URL + "/" + query + "?from=" + url.QueryEscape(p.Get("merge.start")) + "&until=" + url.QueryEscape(p.Get("merge.end"))
-		body := readParcaAnswer(t, rec.Body)
-		if _, err := parseFleetQuery(arg, fleetNow, true); err != nil {
+		body := fetch.ReadParcaAnswer(t, rec.Body)
+		if _, err := fetch.ParseFleetQuery(arg, fetch.FleetNow, true); err != nil {
 			if rec.Status == http.StatusOK {
 				t.Errorf("%s: profq refuses %s (%v), which the server answered", rec.Body, arg, err)
 			}
 			continue
 		}
 		replayed++
-		got, inputs, err := Options{}.Load([]string{arg})
+		got, inputs, err := source.Options{}.Load([]string{arg})
 		switch {
 		case rec.Status != http.StatusOK:
 			var e struct {
@@ -443,8 +358,8 @@ func TestParcaReplay(t *testing.T) {
 			}
 			continue
 		}
-		want, _, werr := Options{}.Load([]string{parcaAnswerProfile(t, body)})
-		if errors.Is(werr, ErrEmpty) || (werr == nil && len(want.Sample) == 0) {
+		want, _, werr := source.Options{}.Load([]string{parcaAnswerProfile(t, body)})
+		if errors.Is(werr, source.ErrEmpty) || (werr == nil && len(want.Sample) == 0) {
 			if err == nil || !strings.Contains(err.Error(), "the server has no profiles for "+query) {
 				t.Errorf("%s: %s: err = %v, want no profiles", rec.Body, arg, err)
 			}
@@ -487,19 +402,19 @@ func TestParcaReplay(t *testing.T) {
 	}
 	targets := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i, ok := byPath[r.URL.Path]
-		if !ok && strings.HasPrefix(r.URL.Path, parcaLabelsPath+"/") {
+		if !ok && strings.HasPrefix(r.URL.Path, fetch.ParcaLabelsPath+"/") {
 			// A label whose values were not recorded: the answer for a label without any.
-			i, ok = byPath[parcaLabelsPath+"/nosuchlabel/values"]
+			i, ok = byPath[fetch.ParcaLabelsPath+"/nosuchlabel/values"]
 		}
 		if !ok {
 			http.NotFound(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", m.Recordings[i].ContentType)
-		w.Write(readParcaAnswer(t, m.Recordings[i].Body))
+		w.Write(fetch.ReadParcaAnswer(t, m.Recordings[i].Body))
 	}))
 	defer targets.Close()
-	tg, err := Options{}.Targets(t.Context(), "parca+"+targets.URL)
+	tg, err := source.Options{}.Targets(t.Context(), "parca+"+targets.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +422,7 @@ func TestParcaReplay(t *testing.T) {
 		t.Errorf("targets of the recorded server: %+v", tg)
 	}
 	for _, l := range tg.Labels {
-		if _, recorded := byPath[parcaLabelsPath+"/"+l.Name+"/values"]; recorded && len(l.Values) == 0 {
+		if _, recorded := byPath[fetch.ParcaLabelsPath+"/"+l.Name+"/values"]; recorded && len(l.Values) == 0 {
 			t.Errorf("label %s: no values", l.Name)
 		}
 	}

@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"bufio"
@@ -38,7 +38,7 @@ const (
 const connectProtocolVersion = "1"
 
 // pyroscopeCall builds the POST of one unary call of procedure with message m.
-func (f FetchOptions) pyroscopeCall(q *fleetQuery, h http.Header, procedure string, body []byte) outgoing {
+func (f Options) pyroscopeCall(q *fleetQuery, h http.Header, procedure string, body []byte) outgoing {
 	hh := h.Clone()
 	hh.Set("Content-Type", "application/proto")
 	hh.Set("Connect-Protocol-Version", connectProtocolVersion)
@@ -98,10 +98,10 @@ func appendProtoInt(b []byte, num protowire.Number, v int64) []byte {
 // call (404 for a route it does not know, 501 for Connect's "unimplemented"), or that answers
 // without a pprof profile (one that predates the format field answers a flame graph), is
 // asked the older SelectMergeProfile, whose answer is the profile itself.
-func (f FetchOptions) openPyroscope(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*response, error) {
+func (f Options) openPyroscope(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*Response, error) {
 	call := f.pyroscopeCall(q, h, procedureSelectMergeStacktraces, selectRequest(q, true))
 	r, err := f.send(ctx, call, limit)
-	var fe *FetchError
+	var fe *Error
 	switch {
 	case errors.As(err, &fe) && (fe.code == http.StatusNotFound || fe.code == http.StatusNotImplemented):
 		return f.pyroscopeMergeProfile(ctx, q, h, limit)
@@ -110,7 +110,7 @@ func (f FetchOptions) openPyroscope(ctx context.Context, q *fleetQuery, h http.H
 	}
 	if err := r.decodedBody(limit); err != nil {
 		r.Close()
-		return nil, r.fail(err)
+		return nil, r.Fail(err)
 	}
 	// SelectMergeStacktracesResponse.pprof (5) is a PprofProfile, whose profile (1) is the
 	// google.v1.Profile: profile.proto.
@@ -119,13 +119,13 @@ func (f FetchOptions) openPyroscope(ctx context.Context, q *fleetQuery, h http.H
 	switch {
 	case err != nil:
 		r.Close()
-		return nil, r.fail(fmt.Errorf("reading the answer: %w", fetchReason(err, r.ctx, r.timeout)))
+		return nil, r.Fail(fmt.Errorf("reading the answer: %w", fetchReason(err, r.ctx, r.timeout)))
 	case !found:
 		r.Close()
 		return f.pyroscopeMergeProfile(ctx, q, h, limit)
 	case inner.n == 0:
 		r.Close()
-		return nil, r.fail(q.noProfiles())
+		return nil, r.Fail(q.noProfiles())
 	}
 	r.body = readCloser{Reader: inner, Closer: r.body}
 	return r, nil
@@ -133,7 +133,7 @@ func (f FetchOptions) openPyroscope(ctx context.Context, q *fleetQuery, h http.H
 
 // pyroscopeMergeProfile asks SelectMergeProfile, whose answer is a google.v1.Profile:
 // profile.proto as it is.
-func (f FetchOptions) pyroscopeMergeProfile(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*response, error) {
+func (f Options) pyroscopeMergeProfile(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*Response, error) {
 	call := f.pyroscopeCall(q, h, procedureSelectMergeProfile, selectRequest(q, false))
 	r, err := f.send(ctx, call, limit)
 	if err != nil {
@@ -141,12 +141,12 @@ func (f FetchOptions) pyroscopeMergeProfile(ctx context.Context, q *fleetQuery, 
 	}
 	if err := r.decodedBody(limit); err != nil {
 		r.Close()
-		return nil, r.fail(err)
+		return nil, r.Fail(err)
 	}
 	br := bufio.NewReader(r.body)
 	if _, err := br.Peek(1); err == io.EOF {
 		r.Close()
-		return nil, r.fail(q.noProfiles())
+		return nil, r.Fail(q.noProfiles())
 	}
 	r.body = readCloser{Reader: br, Closer: r.body}
 	return r, nil
@@ -275,7 +275,7 @@ func malformedProto(err error) error {
 }
 
 // pyroscopeTargets lists the profile types and labels of a Pyroscope server over q's window.
-func (f FetchOptions) pyroscopeTargets(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*Targets, error) {
+func (f Options) pyroscopeTargets(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*Targets, error) {
 	t := &Targets{Types: []TargetType{}, Labels: []TargetLabel{}}
 	start, end := q.start.UnixMilli(), q.end.UnixMilli()
 	// ProfileTypesRequest: start (1), end (2).
@@ -285,7 +285,7 @@ func (f FetchOptions) pyroscopeTargets(ctx context.Context, q *fleetQuery, h htt
 		return nil, err
 	}
 	if t.Types, err = decodeProfileTypes(data); err != nil {
-		return nil, &FetchError{URL: q.shown, Err: fmt.Errorf("the answer of %s: %w", procedureProfileTypes, err)}
+		return nil, &Error{URL: q.shown, Err: fmt.Errorf("the answer of %s: %w", procedureProfileTypes, err)}
 	}
 	// LabelNamesRequest: matchers (1), start (2), end (3).
 	var matchers []byte
@@ -298,7 +298,7 @@ func (f FetchOptions) pyroscopeTargets(ctx context.Context, q *fleetQuery, h htt
 	}
 	names, err := decodeNames(data)
 	if err != nil {
-		return nil, &FetchError{URL: q.shown, Err: fmt.Errorf("the answer of %s: %w", procedureLabelNames, err)}
+		return nil, &Error{URL: q.shown, Err: fmt.Errorf("the answer of %s: %w", procedureLabelNames, err)}
 	}
 	for _, name := range sortedUnique(names) {
 		// LabelValuesRequest: name (1), matchers (2), start (3), end (4).
@@ -312,7 +312,7 @@ func (f FetchOptions) pyroscopeTargets(ctx context.Context, q *fleetQuery, h htt
 		}
 		values, err := decodeNames(data)
 		if err != nil {
-			return nil, &FetchError{URL: q.shown, Err: fmt.Errorf("the answer of %s: %w", procedureLabelValues, err)}
+			return nil, &Error{URL: q.shown, Err: fmt.Errorf("the answer of %s: %w", procedureLabelValues, err)}
 		}
 		t.Labels = append(t.Labels, TargetLabel{Name: name, Values: sortedUnique(values)})
 	}
@@ -320,18 +320,18 @@ func (f FetchOptions) pyroscopeTargets(ctx context.Context, q *fleetQuery, h htt
 }
 
 // pyroscopeUnary makes one unary call and returns its answer, read within limit bytes.
-func (f FetchOptions) pyroscopeUnary(ctx context.Context, q *fleetQuery, h http.Header, procedure string, req []byte, limit int64) ([]byte, error) {
+func (f Options) pyroscopeUnary(ctx context.Context, q *fleetQuery, h http.Header, procedure string, req []byte, limit int64) ([]byte, error) {
 	r, err := f.send(ctx, f.pyroscopeCall(q, h, procedure, req), limit)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	if err := r.decodedBody(limit); err != nil {
-		return nil, r.fail(err)
+		return nil, r.Fail(err)
 	}
 	data, err := io.ReadAll(r.body)
 	if err != nil {
-		return nil, r.fail(fmt.Errorf("reading the answer of %s: %w", procedure, fetchReason(err, r.ctx, r.timeout)))
+		return nil, r.Fail(fmt.Errorf("reading the answer of %s: %w", procedure, fetchReason(err, r.ctx, r.timeout)))
 	}
 	return data, nil
 }

@@ -1,8 +1,6 @@
-package source
+package fetch_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -13,17 +11,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profq/profq/internal/source/format"
-
 	"connectrpc.com/connect"
 	"github.com/google/go-cmp/cmp"
 	googlev1 "github.com/grafana/pyroscope/api/gen/proto/go/google/v1"
 	querierv1 "github.com/grafana/pyroscope/api/gen/proto/go/querier/v1"
 	"github.com/grafana/pyroscope/api/gen/proto/go/querier/v1/querierv1connect"
 	typesv1 "github.com/grafana/pyroscope/api/gen/proto/go/types/v1"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/source/fetch"
+	"github.com/profq/profq/internal/source/format"
 	"github.com/profq/profq/internal/testkit/pyroscopetest"
 )
 
@@ -121,7 +118,7 @@ func (s *fakePyroscope) LabelValues(_ context.Context, req *connect.Request[type
 // pprofTestProfile is ../../testdata/profiles/cpu.pb.gz as a google.v1.Profile, and the path.
 func pprofTestProfile(t *testing.T) (*googlev1.Profile, string) {
 	t.Helper()
-	path := "../../testdata/profiles/cpu.pb.gz"
+	path := "../../../testdata/profiles/cpu.pb.gz"
 	return pyroscopetest.Profile(t, path), path
 }
 
@@ -131,23 +128,6 @@ func startPyroscope(t *testing.T, s *fakePyroscope) string {
 	return strings.TrimPrefix(pyroscopetest.Serve(t, s), "http://")
 }
 
-const pyroscopeCPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
-
-// TestPyroscopeProcedures: the procedure names profq sends are the generated client's.
-func TestPyroscopeProcedures(t *testing.T) {
-	for got, want := range map[string]string{
-		procedureSelectMergeStacktraces: querierv1connect.QuerierServiceSelectMergeStacktracesProcedure,
-		procedureSelectMergeProfile:     querierv1connect.QuerierServiceSelectMergeProfileProcedure,
-		procedureProfileTypes:           querierv1connect.QuerierServiceProfileTypesProcedure,
-		procedureLabelNames:             querierv1connect.QuerierServiceLabelNamesProcedure,
-		procedureLabelValues:            querierv1connect.QuerierServiceLabelValuesProcedure,
-	} {
-		if got != want {
-			t.Errorf("procedure %q, want %q", got, want)
-		}
-	}
-}
-
 // TestPyroscopeQuery: a query asks SelectMergeStacktraces for pprof with the query's type,
 // selector, window (milliseconds), tenant and credentials, and its answer reads as the
 // same profile read from a file.
@@ -155,15 +135,15 @@ func TestPyroscopeQuery(t *testing.T) {
 	prof, path := pprofTestProfile(t)
 	s := &fakePyroscope{profile: prof}
 	host := startPyroscope(t, s)
-	arg := "pyroscope+http://" + host + "/" + pyroscopeCPU + `{service_name="api",env=~"prod|canary"}?from=now-2h&until=now-1h`
-	o := Options{Fetch: FetchOptions{Now: fleetNow, Fleet: FleetAuth{Tenant: "team-a", Getenv: func(k string) string {
-		return map[string]string{EnvFleetToken: "tok-s3cr3t"}[k]
+	arg := "pyroscope+http://" + host + "/" + fetch.PyroscopeCPU + `{service_name="api",env=~"prod|canary"}?from=now-2h&until=now-1h`
+	o := source.Options{Fetch: fetch.Options{Now: fetch.FleetNow, Fleet: fetch.FleetAuth{Tenant: "team-a", Getenv: func(k string) string {
+		return map[string]string{fetch.EnvFleetToken: "tok-s3cr3t"}[k]
 	}}}}
 	got, inputs, err := o.Load([]string{arg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := Options{}.Load([]string{path})
+	want, _, err := source.Options{}.Load([]string{path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +157,8 @@ func TestPyroscopeQuery(t *testing.T) {
 		t.Errorf("calls %q, want SelectMergeStacktraces only", s.calls)
 	}
 	r := s.stacks
-	if r.ProfileTypeID != pyroscopeCPU || r.LabelSelector != `{service_name="api",env=~"prod|canary"}` ||
-		r.Start != fleetNow.Add(-2*time.Hour).UnixMilli() || r.End != fleetNow.Add(-time.Hour).UnixMilli() ||
+	if r.ProfileTypeID != fetch.PyroscopeCPU || r.LabelSelector != `{service_name="api",env=~"prod|canary"}` ||
+		r.Start != fetch.FleetNow.Add(-2*time.Hour).UnixMilli() || r.End != fetch.FleetNow.Add(-time.Hour).UnixMilli() ||
 		r.Format != querierv1.ProfileFormat_PROFILE_FORMAT_PPROF {
 		t.Errorf("request %v", r)
 	}
@@ -193,14 +173,14 @@ func TestPyroscopeQuery(t *testing.T) {
 // SelectMergeProfile, with the same fields.
 func TestPyroscopeFallback(t *testing.T) {
 	prof, path := pprofTestProfile(t)
-	want, _, err := Options{}.Load([]string{path})
+	want, _, err := source.Options{}.Load([]string{path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*fakePyroscope{{profile: prof, noStacktraces: true}, {profile: prof, noFormat: true}} {
 		host := startPyroscope(t, s)
-		arg := "pyroscope+http://u:pw-s3cr3t@" + host + "/" + pyroscopeCPU + `{service_name="api"}?from=1777550400&until=1777554000`
-		got, _, err := Options{Fetch: FetchOptions{Now: fleetNow}}.Load([]string{arg})
+		arg := "pyroscope+http://u:pw-s3cr3t@" + host + "/" + fetch.PyroscopeCPU + `{service_name="api"}?from=1777550400&until=1777554000`
+		got, _, err := source.Options{Fetch: fetch.Options{Now: fetch.FleetNow}}.Load([]string{arg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +191,7 @@ func TestPyroscopeFallback(t *testing.T) {
 			t.Errorf("noFormat %v: calls %q", s.noFormat, s.calls)
 		}
 		m := s.merge
-		if m.ProfileTypeID != pyroscopeCPU || m.LabelSelector != `{service_name="api"}` || m.Start != 1777550400000 || m.End != 1777554000000 {
+		if m.ProfileTypeID != fetch.PyroscopeCPU || m.LabelSelector != `{service_name="api"}` || m.Start != 1777550400000 || m.End != 1777554000000 {
 			t.Errorf("noFormat %v: SelectMergeProfile request %v", s.noFormat, m)
 		}
 		if u, p, ok := (&http.Request{Header: s.headers[1]}).BasicAuth(); !ok || u != "u" || p != "pw-s3cr3t" {
@@ -220,7 +200,7 @@ func TestPyroscopeFallback(t *testing.T) {
 	}
 }
 
-// TestPyroscopeErrors: the server's errors are FetchErrors that name the status and the
+// TestPyroscopeErrors: the server's errors are fetch.Errors that name the status and the
 // server's message, never a credential.
 func TestPyroscopeErrors(t *testing.T) {
 	prof, _ := pprofTestProfile(t)
@@ -235,24 +215,24 @@ func TestPyroscopeErrors(t *testing.T) {
 			"403 Forbidden: permission_denied: no access to tenant"},
 		{"bad selector", &fakePyroscope{profile: prof, fail: connect.NewError(connect.CodeInvalidArgument, errors.New("parse error at line 1"))},
 			"400 Bad Request: invalid_argument: parse error at line 1"},
-		{"empty", &fakePyroscope{profile: prof, empty: true}, "the server has no profiles for " + pyroscopeCPU + "{} from 2026-05-01T11:00:00Z to 2026-05-01T12:00:00Z"},
+		{"empty", &fakePyroscope{profile: prof, empty: true}, "the server has no profiles for " + fetch.PyroscopeCPU + "{} from 2026-05-01T11:00:00Z to 2026-05-01T12:00:00Z"},
 		{"empty, old server", &fakePyroscope{profile: prof, empty: true, noStacktraces: true}, "the server has no profiles for"},
 	}
 	for _, tt := range tests {
 		host := startPyroscope(t, tt.s)
-		arg := "pyroscope+http://" + host + "/" + pyroscopeCPU
-		o := Options{Fetch: FetchOptions{Now: fleetNow, Fleet: FleetAuth{Getenv: func(k string) string {
-			return map[string]string{EnvFleetToken: "tok-s3cr3t"}[k]
+		arg := "pyroscope+http://" + host + "/" + fetch.PyroscopeCPU
+		o := source.Options{Fetch: fetch.Options{Now: fetch.FleetNow, Fleet: fetch.FleetAuth{Getenv: func(k string) string {
+			return map[string]string{fetch.EnvFleetToken: "tok-s3cr3t"}[k]
 		}}}}
 		_, _, err := o.Load([]string{arg})
-		var fe *FetchError
+		var fe *fetch.Error
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: err = %v, want a FetchError with %q", tt.name, err, tt.want)
+			t.Errorf("%s: err = %v, want a fetch.Error with %q", tt.name, err, tt.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "s3cr3t") {
 			t.Errorf("%s: the error quotes the token: %v", tt.name, err)
 		}
-		if err != nil && !strings.HasPrefix(err.Error(), "fetching pyroscope+http://"+host+"/"+pyroscopeCPU+": ") {
+		if err != nil && !strings.HasPrefix(err.Error(), "fetching pyroscope+http://"+host+"/"+fetch.PyroscopeCPU+": ") {
 			t.Errorf("%s: the error does not name the query first: %v", tt.name, err)
 		}
 	}
@@ -278,8 +258,8 @@ func TestPyroscopeMalformed(t *testing.T) {
 			w.WriteHeader(tt.status)
 			w.Write(tt.body)
 		}))
-		arg := "pyroscope+" + srv.URL + "/" + pyroscopeCPU + "{}"
-		_, _, err := Options{}.Load([]string{arg})
+		arg := "pyroscope+" + srv.URL + "/" + fetch.PyroscopeCPU + "{}"
+		_, _, err := source.Options{}.Load([]string{arg})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cr3t") {
 			t.Errorf("%s: err = %v, want %q", name, err, tt.want)
 		}
@@ -300,10 +280,10 @@ func TestPyroscopeRedirectDropsCredentials(t *testing.T) {
 		http.Redirect(w, r, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	defer first.Close()
-	o := Options{Fetch: FetchOptions{Fleet: FleetAuth{Tenant: "t", Getenv: func(k string) string {
-		return map[string]string{EnvFleetToken: "tok-s3cr3t"}[k]
+	o := source.Options{Fetch: fetch.Options{Fleet: fetch.FleetAuth{Tenant: "t", Getenv: func(k string) string {
+		return map[string]string{fetch.EnvFleetToken: "tok-s3cr3t"}[k]
 	}}}}
-	_, _, err := o.Load([]string{"pyroscope+" + first.URL + "/" + pyroscopeCPU})
+	_, _, err := o.Load([]string{"pyroscope+" + first.URL + "/" + fetch.PyroscopeCPU})
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -321,8 +301,8 @@ func TestPyroscopeLimit(t *testing.T) {
 	prof, _ := pprofTestProfile(t)
 	s := &fakePyroscope{profile: prof}
 	host := startPyroscope(t, s)
-	arg := "pyroscope+http://" + host + "/" + pyroscopeCPU
-	_, _, err := Options{MaxInputBytes: 1000}.Load([]string{arg})
+	arg := "pyroscope+http://" + host + "/" + fetch.PyroscopeCPU
+	_, _, err := source.Options{MaxInputBytes: 1000}.Load([]string{arg})
 	var le *format.LimitError
 	if !errors.As(err, &le) {
 		t.Errorf("err = %v, want a LimitError", err)
@@ -333,17 +313,17 @@ func TestPyroscopeLimit(t *testing.T) {
 func TestPyroscopeTargets(t *testing.T) {
 	s := &fakePyroscope{}
 	host := startPyroscope(t, s)
-	got, err := Options{Fetch: FetchOptions{Now: fleetNow, Fleet: FleetAuth{Tenant: "team-a"}}}.Targets(t.Context(), "pyroscope+http://"+host+"?from=now-1d")
+	got, err := source.Options{Fetch: fetch.Options{Now: fetch.FleetNow, Fleet: fetch.FleetAuth{Tenant: "team-a"}}}.Targets(t.Context(), "pyroscope+http://"+host+"?from=now-1d")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Targets{
-		Server: "pyroscope+http://" + host + "?from=now-1d", Kind: ServerPyroscope, Start: fleetNow.Add(-24 * time.Hour), End: fleetNow,
-		Types: []TargetType{
+	want := &fetch.Targets{
+		Server: "pyroscope+http://" + host + "?from=now-1d", Kind: fetch.ServerPyroscope, Start: fetch.FleetNow.Add(-24 * time.Hour), End: fetch.FleetNow,
+		Types: []fetch.TargetType{
 			{ID: "memory:inuse_space:bytes:space:bytes", Name: "memory", SampleType: "inuse_space", SampleUnit: "bytes", PeriodType: "space", PeriodUnit: "bytes"},
 			{ID: "process_cpu:cpu:nanoseconds:cpu:nanoseconds", Name: "process_cpu", SampleType: "cpu", SampleUnit: "nanoseconds", PeriodType: "cpu", PeriodUnit: "nanoseconds"},
 		},
-		Labels: []TargetLabel{{"__name__", []string{"memory", "process_cpu"}}, {"env", []string{"canary", "prod"}}, {"service_name", []string{"api", "worker"}}},
+		Labels: []fetch.TargetLabel{{"__name__", []string{"memory", "process_cpu"}}, {"env", []string{"canary", "prod"}}, {"service_name", []string{"api", "worker"}}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Targets (-want +got):\n%s", diff)
@@ -354,13 +334,13 @@ func TestPyroscopeTargets(t *testing.T) {
 		}
 	}
 	for _, r := range s.labelReqs {
-		if r.Start != fleetNow.Add(-24*time.Hour).UnixMilli() || r.End != fleetNow.UnixMilli() {
+		if r.Start != fetch.FleetNow.Add(-24*time.Hour).UnixMilli() || r.End != fetch.FleetNow.UnixMilli() {
 			t.Errorf("LabelValues %s: window %d..%d", r.Name, r.Start, r.End)
 		}
 	}
 	// A TYPE{SELECTOR} narrows the labels to the series it selects.
 	s.labelReqs, s.namesReqs = nil, nil
-	if _, err := (Options{Fetch: FetchOptions{Now: fleetNow}}).Targets(t.Context(), "pyroscope+http://"+host+"/"+pyroscopeCPU+`{service_name="api"}`); err != nil {
+	if _, err := (source.Options{Fetch: fetch.Options{Now: fetch.FleetNow}}).Targets(t.Context(), "pyroscope+http://"+host+"/"+fetch.PyroscopeCPU+`{service_name="api"}`); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.namesReqs) != 1 || strings.Join(s.namesReqs[0].Matchers, " ") != `{service_name="api"}` {
@@ -372,7 +352,7 @@ func TestPyroscopeTargets(t *testing.T) {
 		}
 	}
 	s.fail = connect.NewError(connect.CodeUnauthenticated, errors.New("who are you"))
-	if _, err := (Options{}).Targets(t.Context(), "pyroscope+http://"+host); err == nil || !strings.Contains(err.Error(), "401 Unauthorized: unauthenticated: who are you") {
+	if _, err := (source.Options{}).Targets(t.Context(), "pyroscope+http://"+host); err == nil || !strings.Contains(err.Error(), "401 Unauthorized: unauthenticated: who are you") {
 		t.Errorf("Targets of a server that refuses: %v", err)
 	}
 }
@@ -393,7 +373,7 @@ func TestPyroscopeLimitSkipped(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	_, _, err := Options{MaxInputBytes: 5000}.Load([]string{"pyroscope+" + srv.URL + "/" + pyroscopeCPU})
+	_, _, err := source.Options{MaxInputBytes: 5000}.Load([]string{"pyroscope+" + srv.URL + "/" + fetch.PyroscopeCPU})
 	var le *format.LimitError
 	if !errors.As(err, &le) {
 		t.Errorf("err = %v, want a LimitError", err)
@@ -412,137 +392,10 @@ func TestFleetTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, server := range []string{"pyroscope", "parca"} {
-		arg := server + "+" + srv.URL + "/" + pyroscopeCPU
-		_, _, err := Options{Fetch: FetchOptions{Timeout: 100 * time.Millisecond}}.Load([]string{arg})
+		arg := server + "+" + srv.URL + "/" + fetch.PyroscopeCPU
+		_, _, err := source.Options{Fetch: fetch.Options{Timeout: 100 * time.Millisecond}}.Load([]string{arg})
 		if err == nil || !strings.Contains(err.Error(), "no complete response within 100ms (raise it with --timeout)") {
 			t.Errorf("%s: err = %v", server, err)
 		}
 	}
-}
-
-// TestPyroscopeMessages: the messages profq writes are read by the published types as the
-// requests it means, and what it reads from answers the published types write is what they
-// hold.
-func TestPyroscopeMessages(t *testing.T) {
-	q, err := parseFleetQuery("pyroscope+http://h/"+pyroscopeCPU+`{service_name="api"}?from=now-2h&until=now-1h`, fleetNow, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stacks querierv1.SelectMergeStacktracesRequest
-	if err := proto.Unmarshal(selectRequest(q, true), &stacks); err != nil {
-		t.Fatal(err)
-	}
-	want := &querierv1.SelectMergeStacktracesRequest{ProfileTypeID: pyroscopeCPU, LabelSelector: `{service_name="api"}`,
-		Start: fleetNow.Add(-2 * time.Hour).UnixMilli(), End: fleetNow.Add(-time.Hour).UnixMilli(), Format: querierv1.ProfileFormat_PROFILE_FORMAT_PPROF}
-	if !proto.Equal(&stacks, want) {
-		t.Errorf("SelectMergeStacktracesRequest %v, want %v", &stacks, want)
-	}
-	var merge querierv1.SelectMergeProfileRequest
-	if err := proto.Unmarshal(selectRequest(q, false), &merge); err != nil {
-		t.Fatal(err)
-	}
-	wantMerge := &querierv1.SelectMergeProfileRequest{ProfileTypeID: want.ProfileTypeID, LabelSelector: want.LabelSelector, Start: want.Start, End: want.End}
-	if !proto.Equal(&merge, wantMerge) {
-		t.Errorf("SelectMergeProfileRequest %v, want %v", &merge, wantMerge)
-	}
-
-	types := &querierv1.ProfileTypesResponse{ProfileTypes: []*typesv1.ProfileType{
-		{ID: "a:b:c:d:e", Name: "a", SampleType: "b", SampleUnit: "c", PeriodType: "d", PeriodUnit: "e"}, {ID: "x"},
-	}}
-	data, err := proto.Marshal(types)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := decodeProfileTypes(data)
-	wantTypes := []TargetType{{ID: "a:b:c:d:e", Name: "a", SampleType: "b", SampleUnit: "c", PeriodType: "d", PeriodUnit: "e"}, {ID: "x"}}
-	if err != nil || !cmp.Equal(got, wantTypes) {
-		t.Errorf("decodeProfileTypes = %+v, %v; want %+v", got, err, wantTypes)
-	}
-	data, err = proto.Marshal(&typesv1.LabelValuesResponse{Names: []string{"b", "", "a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if names, err := decodeNames(data); err != nil || strings.Join(names, ",") != "b,,a" {
-		t.Errorf("decodeNames = %q, %v", names, err)
-	}
-	if _, err := decodeNames([]byte{0x0a, 0x05, 'a'}); err == nil || !strings.Contains(err.Error(), "not a valid answer") {
-		t.Errorf("decodeNames of a cut answer: %v", err)
-	}
-}
-
-// FuzzPyroscopeAnswer: the readers of Pyroscope's answers never panic, and read what the
-// published types read: the profile inside a SelectMergeStacktracesResponse, the profile
-// types and the label names.
-func FuzzPyroscopeAnswer(f *testing.F) {
-	for _, m := range []proto.Message{
-		&querierv1.SelectMergeStacktracesResponse{Pprof: &querierv1.PprofProfile{Profile: &googlev1.Profile{StringTable: []string{"", "cpu"}, Period: 7}}},
-		&querierv1.SelectMergeStacktracesResponse{Flamegraph: &querierv1.FlameGraph{Names: []string{"total"}, Total: 3}, Tree: []byte("t")},
-		&querierv1.ProfileTypesResponse{ProfileTypes: []*typesv1.ProfileType{{ID: "a:b:c:d:e", Name: "a", PeriodUnit: "e"}}},
-		&typesv1.LabelNamesResponse{Names: []string{"service_name", "env"}},
-	} {
-		data, err := proto.Marshal(m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var stacks querierv1.SelectMergeStacktracesResponse
-		inner, found, err := protoField(bufio.NewReader(bytes.NewReader(data)), []protowire.Number{5, 1})
-		var got []byte
-		if err == nil && found {
-			got, err = io.ReadAll(inner)
-		}
-		if proto.Unmarshal(data, &stacks) == nil && stacks.Pprof != nil && stacks.Pprof.Profile != nil && !hasRepeatedField(data, 5) {
-			want, merr := proto.Marshal(stacks.Pprof.Profile)
-			if merr != nil {
-				t.Fatal(merr)
-			}
-			// A message the published types read is one whose profile profq reads; its
-			// bytes are the profile's, which proto re-encodes the same when it has no
-			// unknown or repeated fields.
-			if err != nil || !found {
-				t.Fatalf("protoField: found %v, %v; the published types read a profile", found, err)
-			}
-			if len(stacks.Pprof.Profile.ProtoReflect().GetUnknown()) == 0 && bytes.Equal(want, got) == false {
-				var p googlev1.Profile
-				if proto.Unmarshal(got, &p) != nil || !proto.Equal(&p, stacks.Pprof.Profile) {
-					t.Fatalf("protoField read %x, the published types %v", got, stacks.Pprof.Profile)
-				}
-			}
-		}
-		var types querierv1.ProfileTypesResponse
-		gotTypes, err := decodeProfileTypes(data)
-		if proto.Unmarshal(data, &types) == nil {
-			if err != nil {
-				t.Fatalf("decodeProfileTypes: %v; the published types read %v", err, &types)
-			}
-			if len(gotTypes) != len(types.ProfileTypes) {
-				t.Fatalf("decodeProfileTypes read %d types, the published types %d", len(gotTypes), len(types.ProfileTypes))
-			}
-			for i, pt := range types.ProfileTypes {
-				if gotTypes[i].ID != pt.ID || gotTypes[i].PeriodUnit != pt.PeriodUnit {
-					t.Fatalf("type %d: %+v, the published types %v", i, gotTypes[i], pt)
-				}
-			}
-		}
-		var names typesv1.LabelNamesResponse
-		gotNames, err := decodeNames(data)
-		if proto.Unmarshal(data, &names) == nil && (err != nil || strings.Join(gotNames, "\x00") != strings.Join(names.Names, "\x00")) {
-			t.Fatalf("decodeNames = %q, %v; the published types read %q", gotNames, err, names.Names)
-		}
-	})
-}
-
-// hasRepeatedField says whether the message data has field num more than once, which proto
-// merges and profq does not (servers never send it twice).
-func hasRepeatedField(data []byte, num protowire.Number) bool {
-	seen := 0
-	_ = protoFields(data, func(n protowire.Number, _ protowire.Type, _ []byte) error {
-		if n == num {
-			seen++
-		}
-		return nil
-	})
-	return seen > 1
 }

@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ const (
 func parcaTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // parcaGet builds the GET of path with query.
-func (f FetchOptions) parcaGet(q *fleetQuery, h http.Header, path string, query url.Values) outgoing {
+func (f Options) parcaGet(q *fleetQuery, h http.Header, path string, query url.Values) outgoing {
 	hh := h.Clone()
 	hh.Set("Accept", "application/json")
 	return outgoing{method: http.MethodGet, url: q.endpoint(path, query), header: hh, shown: q.shown,
@@ -41,7 +41,7 @@ func (f FetchOptions) parcaGet(q *fleetQuery, h http.Header, path string, query 
 }
 
 // openParca asks Parca for the merge of q's profiles as pprof.
-func (f FetchOptions) openParca(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*response, error) {
+func (f Options) openParca(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*Response, error) {
 	query := url.Values{
 		"mode":        {"MODE_MERGE"},
 		"merge.query": {q.profileType + q.selector},
@@ -55,16 +55,16 @@ func (f FetchOptions) openParca(ctx context.Context, q *fleetQuery, h http.Heade
 	}
 	if err := r.decodedBody(limit); err != nil {
 		r.Close()
-		return nil, r.fail(err)
+		return nil, r.Fail(err)
 	}
 	pprof, err := parcaPprof(bufio.NewReader(r.body))
 	switch {
 	case errors.Is(err, errNoPprof):
 		r.Close()
-		return nil, r.fail(q.noProfiles())
+		return nil, r.Fail(q.noProfiles())
 	case err != nil:
 		r.Close()
-		return nil, r.fail(fetchReason(err, r.ctx, r.timeout))
+		return nil, r.Fail(fetchReason(err, r.ctx, r.timeout))
 	}
 	r.body = readCloser{Reader: pprof, Closer: r.body}
 	return r, nil
@@ -195,7 +195,7 @@ func unexpected(err error) error {
 }
 
 // parcaTargets lists the profile types and labels of a Parca server over q's window.
-func (f FetchOptions) parcaTargets(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*Targets, error) {
+func (f Options) parcaTargets(ctx context.Context, q *fleetQuery, h http.Header, limit int64) (*Targets, error) {
 	t := &Targets{Types: []TargetType{}, Labels: []TargetLabel{}}
 	window := url.Values{"start": {parcaTime(q.start)}, "end": {parcaTime(q.end)}}
 	var types struct {
@@ -247,21 +247,21 @@ func (f FetchOptions) parcaTargets(ctx context.Context, q *fleetQuery, h http.He
 }
 
 // parcaJSON GETs path and decodes its JSON answer, within limit bytes, into out.
-func (f FetchOptions) parcaJSON(ctx context.Context, q *fleetQuery, h http.Header, path string, query url.Values, out any, limit int64) error {
+func (f Options) parcaJSON(ctx context.Context, q *fleetQuery, h http.Header, path string, query url.Values, out any, limit int64) error {
 	r, err := f.send(ctx, f.parcaGet(q, h, path, query), limit)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	if err := r.decodedBody(limit); err != nil {
-		return r.fail(err)
+		return r.Fail(err)
 	}
 	data, err := io.ReadAll(r.body)
 	if err != nil {
-		return r.fail(fmt.Errorf("reading the answer of %s: %w", path, fetchReason(err, r.ctx, r.timeout)))
+		return r.Fail(fmt.Errorf("reading the answer of %s: %w", path, fetchReason(err, r.ctx, r.timeout)))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return r.fail(fmt.Errorf("the answer of %s: %w", path, malformedJSON(err)))
+		return r.Fail(fmt.Errorf("the answer of %s: %w", path, malformedJSON(err)))
 	}
 	return nil
 }

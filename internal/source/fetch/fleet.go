@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"cmp"
@@ -22,6 +22,8 @@ import (
 
 	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/redact"
+	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/text"
 )
 
 // A fleet query is a profile argument that names a query on a continuous-profiling server
@@ -85,9 +87,9 @@ type fleetQuery struct {
 	shown string
 }
 
-// isFleetURL reports whether arg is a fleet query: its scheme is pyroscope+http,
-// pyroscope+https, parca+http or parca+https, in any case.
-func isFleetURL(arg string) bool {
+// IsFleetURL reports whether arg is a fleet query, or for profq targets a fleet server: its
+// scheme is pyroscope+http, pyroscope+https, parca+http or parca+https, in any case.
+func IsFleetURL(arg string) bool {
 	scheme, _, ok := strings.Cut(arg, "://")
 	if !ok {
 		return false
@@ -95,10 +97,6 @@ func isFleetURL(arg string) bool {
 	server, transport, ok := strings.Cut(strings.ToLower(scheme), "+")
 	return ok && (server == ServerPyroscope || server == ServerParca) && (transport == "http" || transport == "https")
 }
-
-// IsFleetServer reports whether arg names a fleet server, for profq targets: a fleet query's
-// syntax, with or without its TYPE{SELECTOR}.
-func IsFleetServer(arg string) bool { return isFleetURL(arg) }
 
 // defaultFrom and defaultUntil are the window of a query that names none: the last hour, as
 // profilecli's.
@@ -356,7 +354,7 @@ func parseLongDuration(s string) (time.Duration, error) {
 const maxFleetSpan = 100 * 365 * 24 * time.Hour
 
 // now is the instant relative times count from.
-func (f FetchOptions) now() time.Time {
+func (f Options) now() time.Time {
 	if f.Now.IsZero() {
 		return time.Now()
 	}
@@ -365,7 +363,7 @@ func (f FetchOptions) now() time.Time {
 
 // fleetTimeout is the timeout of a fleet request: --timeout, else pprof's default for a URL
 // without seconds.
-func (f FetchOptions) fleetTimeout() time.Duration {
+func (f Options) fleetTimeout() time.Duration {
 	if f.Timeout > 0 {
 		return f.Timeout
 	}
@@ -421,7 +419,7 @@ func validSecret(s string) bool {
 
 // header is the credentials and tenant of q as headers: Authorization (unless --header sets
 // one) and X-Scope-OrgID.
-func (f FetchOptions) fleetHeader(q *fleetQuery) (http.Header, error) {
+func (f Options) fleetHeader(q *fleetQuery) (http.Header, error) {
 	a := f.Fleet
 	h := http.Header{}
 	tenant := cmp.Or(q.tenant, cmp.Or(a.Tenant, a.getenv(EnvFleetTenant)))
@@ -509,14 +507,14 @@ func basicAuth(user, password string) string {
 
 // openFleet sends the fleet query arg and returns the response whose body is the merged
 // profile.
-func (f FetchOptions) openFleet(ctx context.Context, arg string, limit int64) (*response, error) {
+func (f Options) openFleet(ctx context.Context, arg string, limit int64) (*Response, error) {
 	q, err := parseFleetQuery(arg, f.now(), true)
 	if err != nil {
-		return nil, &FetchError{URL: redact.URL(arg), Err: err}
+		return nil, &Error{URL: redact.URL(arg), Err: err}
 	}
 	h, err := f.fleetHeader(q)
 	if err != nil {
-		return nil, &FetchError{URL: q.shown, Err: err}
+		return nil, &Error{URL: q.shown, Err: err}
 	}
 	if q.server == ServerPyroscope {
 		return f.openPyroscope(ctx, q, h, limit)
@@ -548,17 +546,17 @@ func (q *fleetQuery) noProfiles() error {
 // decodedBody makes r's body what the server sent before any Content-Encoding gzip,
 // counting it against limit as it is read: a fleet answer is unwrapped before it is a
 // profile, so the decompression cannot wait for the profile's reader.
-func (r *response) decodedBody(limit int64) error {
+func (r *Response) decodedBody(limit int64) error {
 	var body io.Reader = r.body
-	if r.gzip {
-		z, err := gzip.NewReader(&limitedReader{r: r.body, limit: limit})
+	if r.Gzip {
+		z, err := gzip.NewReader(format.LimitReader(r.body, limit))
 		if err != nil {
 			return fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err)
 		}
 		body = z
-		r.gzip = false
+		r.Gzip = false
 	}
-	r.body = readCloser{Reader: &limitedReader{r: body, limit: limit}, Closer: r.body}
+	r.body = readCloser{Reader: format.LimitReader(body, limit), Closer: r.body}
 	return nil
 }
 
@@ -583,7 +581,7 @@ func connectError(resp *http.Response) error {
 			if err := json.Unmarshal(e.Code, &code); err != nil {
 				code = "" // gRPC-gateway's numeric code says what the status says
 			}
-			msg := cleanLine(strings.TrimSpace(strings.Join([]string{code, e.Message}, ": ")), maxErrorBody)
+			msg := text.CleanLine(strings.TrimSpace(strings.Join([]string{code, e.Message}, ": ")), maxErrorBody)
 			msg = strings.TrimPrefix(strings.TrimSuffix(msg, ":"), ": ")
 			if msg != "" {
 				return fmt.Errorf("%s: %s", resp.Status, msg)
@@ -593,22 +591,22 @@ func connectError(resp *http.Response) error {
 	return errors.New(resp.Status)
 }
 
-// fleetCheck checks the profile p a server answered the fleet query arg with, which holds
-// samples: one without any is an error, as a query that matches nothing is more often a
-// mistake than a result (a misspelt label value would otherwise pass a CI gate). It
+// CheckFleetProfile checks the profile p a server answered the fleet query arg with, which
+// holds samples: one without any is an error, as a query that matches nothing is more often
+// a mistake than a result (a misspelt label value would otherwise pass a CI gate). It
 // normalises what a server is known to get wrong, and says what it changed: Parca dates
 // merged profiles far outside the query's window (its milliseconds multiplied past int64),
 // and states neither their duration nor their period. The time becomes the window's start
 // and the duration its length (silently when the profile has none); a period of 0 stays 0,
 // which pprof reads as unknown, with a warning: reports that would use it (profq diff's
 // quantum) do without.
-func (f FetchOptions) fleetCheck(arg string, p *profile.Profile, samples int) ([]string, error) {
+func (f Options) CheckFleetProfile(arg string, p *profile.Profile, samples int) ([]string, error) {
 	q, err := parseFleetQuery(arg, f.now(), true)
 	if err != nil {
-		return nil, &FetchError{URL: redact.URL(arg), Err: err}
+		return nil, &Error{URL: redact.URL(arg), Err: err}
 	}
 	if samples == 0 {
-		return nil, &FetchError{URL: q.shown, Err: q.noProfiles()}
+		return nil, &Error{URL: q.shown, Err: q.noProfiles()}
 	}
 	if q.server != ServerParca {
 		return nil, nil
@@ -675,26 +673,26 @@ type TargetLabel struct {
 
 // Targets asks the fleet server named by server (pyroscope+https://host, parca+http://host:7070,
 // with an optional path prefix, from=/until= window and, to narrow the labels, a
-// TYPE{SELECTOR}) which profile types and labels it holds.
-func (o Options) Targets(ctx context.Context, server string) (*Targets, error) {
-	f := o.Fetch
+// TYPE{SELECTOR}) which profile types and labels it holds. An answer over limit bytes is
+// refused.
+func (f Options) Targets(ctx context.Context, server string, limit int64) (*Targets, error) {
 	shown := redact.URL(server)
-	if !isFleetURL(server) {
-		return nil, &FetchError{URL: redact.URL(withScheme(server)), Err: errors.New("not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST")}
+	if !IsFleetURL(server) {
+		return nil, &Error{URL: redact.URL(withScheme(server)), Err: errors.New("not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST")}
 	}
 	q, err := parseFleetQuery(server, f.now(), false)
 	if err != nil {
-		return nil, &FetchError{URL: shown, Err: err}
+		return nil, &Error{URL: shown, Err: err}
 	}
 	h, err := f.fleetHeader(q)
 	if err != nil {
-		return nil, &FetchError{URL: q.shown, Err: err}
+		return nil, &Error{URL: q.shown, Err: err}
 	}
 	var t *Targets
 	if q.server == ServerPyroscope {
-		t, err = f.pyroscopeTargets(ctx, q, h, o.maxInputBytes())
+		t, err = f.pyroscopeTargets(ctx, q, h, limit)
 	} else {
-		t, err = f.parcaTargets(ctx, q, h, o.maxInputBytes())
+		t, err = f.parcaTargets(ctx, q, h, limit)
 	}
 	if err != nil {
 		return nil, err

@@ -1,4 +1,8 @@
-package source
+// Package fetch fetches what a profile argument names on a server: a URL (a Go
+// /debug/pprof/... handler, or any HTTP server) or a fleet query to a continuous-profiling
+// server (Pyroscope, Parca). Every request goes through one path (send) with the same
+// safeguards, and the answer is a stream for package source to read as a profile.
+package fetch
 
 import (
 	"bytes"
@@ -19,16 +23,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/profq/profq/internal/source/format"
-
 	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/redact"
+	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/text"
 )
 
-// FetchOptions say how a URL argument (http:// or https://, typically a Go
+// Options say how a URL argument (http:// or https://, typically a Go
 // /debug/pprof/... handler) is fetched. The zero value fetches the URL as given, with
 // pprof's default timeout.
-type FetchOptions struct {
+type Options struct {
 	// Seconds, when positive, is the duration of the profile to collect: it sets the URL's
 	// seconds query parameter, as pprof's -seconds does, on every URL. Go's handlers read it
 	// as the length of a CPU profile or trace, and as the window of a delta profile on the
@@ -51,10 +55,10 @@ type FetchOptions struct {
 	Now time.Time
 }
 
-// FetchError is a URL argument that could not be fetched: the connection failed, the
+// Error is a URL argument that could not be fetched: the connection failed, the
 // server answered with another status than 200 OK, or the fetch took longer than the
 // timeout. Its message names the URL (without any password it holds) and the reason.
-type FetchError struct {
+type Error struct {
 	// URL is the URL that was requested, seconds parameter included, password removed.
 	URL string
 	// Status is the HTTP status line of the answer ("404 Not Found"), or "" when there was
@@ -66,18 +70,18 @@ type FetchError struct {
 	code int
 }
 
-func (e *FetchError) Error() string { return "fetching " + e.URL + ": " + e.Err.Error() }
+func (e *Error) Error() string { return "fetching " + e.URL + ": " + e.Err.Error() }
 
-func (e *FetchError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// isURL reports whether a profile argument is a URL to fetch rather than a file: only the
+// IsURL reports whether a profile argument is a URL to fetch rather than a file: only the
 // http and https schemes count, and the fleet queries' (pyroscope+https, parca+http, ...),
-// so that a file whose name happens to contain a colon is still read as a file. As in pprof, host:port/path without a scheme is an http URL when
-// no file of that name exists.
-func isURL(arg string) bool {
+// so that a file whose name happens to contain a colon is still read as a file. As in
+// pprof, host:port/path without a scheme is an http URL when no file of that name exists.
+func IsURL(arg string) bool {
 	scheme, _, ok := strings.Cut(arg, "://")
 	if ok {
-		return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https") || isFleetURL(arg)
+		return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https") || IsFleetURL(arg)
 	}
 	return isHostPortURL(arg)
 }
@@ -113,7 +117,7 @@ const pprofDefaultTimeout = 60 * time.Second
 
 // fetchURL returns the URL to request and the timeout to apply, as pprof's adjustURL and
 // fetchURL compute them.
-func (f FetchOptions) fetchURL(arg string) (*url.URL, time.Duration, error) {
+func (f Options) fetchURL(arg string) (*url.URL, time.Duration, error) {
 	u, err := url.Parse(withScheme(arg))
 	if err != nil {
 		return nil, 0, fmt.Errorf("parsing URL: %w", urlParseReason(arg))
@@ -240,35 +244,36 @@ func (s secrets) hide(err error) error {
 // maxRedirects is how many redirects a fetch follows, as Go's HTTP client does by default.
 const maxRedirects = 10
 
-// response is the answer to a fetch, its body not yet read.
-type response struct {
+// Response is the answer to a fetch, its body not yet read: reading it reads the body, and
+// its errors are Errors that name the URL.
+type Response struct {
 	body    io.ReadCloser
 	cancel  context.CancelFunc
 	ctx     context.Context
 	timeout time.Duration
 	shown   string // the URL, password hidden
 	status  string
-	// gzip says that the body is sent with Content-Encoding gzip, which the client left
-	// for profq to undo within its limits.
-	gzip bool
+	// Gzip says that the body is sent with Content-Encoding gzip, which the client left
+	// for the reader to undo within its limits.
+	Gzip bool
 	// secrets are the request's credentials, hidden in every message about the answer.
 	secrets secrets
 }
 
-// open requests one URL argument and returns its response once its status and headers have
+// Open requests one URL argument and returns its response once its status and headers have
 // arrived. Only a 200 OK response is returned: an error page must never be parsed as a
 // profile; nor is one whose Content-Length is over limit. The --header headers go to the
 // URL's host only: a redirect to another host gets none of them. Cancelling ctx abandons the
 // fetch; the response's own context, which ends with its timeout, lasts until it is closed.
 // A fleet query (pyroscope+https://..., parca+http://..., fleet.go) is sent as its server
 // expects it, through the same safeguards (send), and its response's body is the profile.
-func (f FetchOptions) open(ctx context.Context, arg string, limit int64) (*response, error) {
-	if isFleetURL(arg) {
+func (f Options) Open(ctx context.Context, arg string, limit int64) (*Response, error) {
+	if IsFleetURL(arg) {
 		return f.openFleet(ctx, arg, limit)
 	}
 	u, timeout, err := f.fetchURL(arg)
 	if err != nil {
-		return nil, &FetchError{URL: redact.URL(withScheme(arg)), Err: err}
+		return nil, &Error{URL: redact.URL(withScheme(arg)), Err: err}
 	}
 	return f.send(ctx, outgoing{method: http.MethodGet, url: u, shown: redact.URL(u.String()), timeout: timeout}, limit)
 }
@@ -290,11 +295,11 @@ type outgoing struct {
 }
 
 // send makes one request and returns its response once its status and headers have
-// arrived, with every safeguard of open: the timeout bounds the whole exchange, headers go
+// arrived, with every safeguard of Open: the timeout bounds the whole exchange, headers go
 // to the URL's host only, no Referer, at most maxRedirects redirects, only a 200 OK answer
-// and none whose Content-Length is over limit. A FetchError for another status keeps the
+// and none whose Content-Length is over limit. An Error for another status keeps the
 // status code in code.
-func (f FetchOptions) send(ctx context.Context, o outgoing, limit int64) (*response, error) {
+func (f Options) send(ctx context.Context, o outgoing, limit int64) (*Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	var body io.Reader
 	if o.body != nil {
@@ -303,7 +308,7 @@ func (f FetchOptions) send(ctx context.Context, o outgoing, limit int64) (*respo
 	req, err := http.NewRequestWithContext(ctx, o.method, o.url.String(), body)
 	if err != nil {
 		cancel()
-		return nil, &FetchError{URL: o.shown, Err: err}
+		return nil, &Error{URL: o.shown, Err: err}
 	}
 	for _, h := range []http.Header{f.Header, o.header} {
 		for name, values := range h {
@@ -337,85 +342,52 @@ func (f FetchOptions) send(ctx context.Context, o outgoing, limit int64) (*respo
 	resp, err := client.Do(req)
 	if err != nil {
 		cancel()
-		return nil, &FetchError{URL: o.shown, Err: fetchReason(err, ctx, o.timeout)}
+		return nil, &Error{URL: o.shown, Err: fetchReason(err, ctx, o.timeout)}
 	}
-	r := &response{body: resp.Body, cancel: cancel, ctx: ctx, timeout: o.timeout, shown: o.shown, status: resp.Status,
-		gzip:    strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && !resp.Uncompressed,
+	r := &Response{body: resp.Body, cancel: cancel, ctx: ctx, timeout: o.timeout, shown: o.shown, status: resp.Status,
+		Gzip:    strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && !resp.Uncompressed,
 		secrets: requestSecrets(o.url, f.Header, o.header)}
 	if resp.StatusCode != http.StatusOK {
 		explain := o.explain
 		if explain == nil {
 			explain = statusError
 		}
-		err := &FetchError{URL: o.shown, Status: resp.Status, Err: r.secrets.hide(explain(resp)), code: resp.StatusCode}
+		err := &Error{URL: o.shown, Status: resp.Status, Err: r.secrets.hide(explain(resp)), code: resp.StatusCode}
 		r.Close()
 		return nil, err
 	}
 	if resp.ContentLength > limit {
 		// The server says how large the body is: no need to read it to refuse it.
 		r.Close()
-		return nil, &FetchError{URL: o.shown, Status: resp.Status, Err: &format.LimitError{Limit: limit}}
+		return nil, &Error{URL: o.shown, Status: resp.Status, Err: &format.LimitError{Limit: limit}}
 	}
 	return r, nil
 }
 
-// Read reads the body; an error reading it is a FetchError that says why in the user's terms.
-func (r *response) Read(p []byte) (int, error) {
+// Read reads the body; an error reading it is an Error that says why in the user's terms.
+func (r *Response) Read(p []byte) (int, error) {
 	n, err := r.body.Read(p)
 	if err != nil && err != io.EOF {
-		err = r.fail(fmt.Errorf("reading the response: %w", fetchReason(err, r.ctx, r.timeout)))
+		err = r.Fail(fmt.Errorf("reading the response: %w", fetchReason(err, r.ctx, r.timeout)))
 	}
 	return n, err
 }
 
-// fail is the FetchError for err, met reading the response.
-func (r *response) fail(err error) error {
-	return &FetchError{URL: r.shown, Status: r.status, Err: r.secrets.hide(err)}
+// Fail is the Error for err, met reading the response (decompressing or decoding it).
+func (r *Response) Fail(err error) error {
+	return &Error{URL: r.shown, Status: r.status, Err: r.secrets.hide(err)}
 }
 
 // Close closes the body and ends the response's context.
-func (r *response) Close() error {
+func (r *Response) Close() error {
 	err := r.body.Close()
 	r.cancel()
 	return err
 }
 
-// fetch requests one URL argument and reads its body whole, up to limit bytes (see open). A
-// body sent with Content-Encoding gzip is decompressed by gunzip, which holds it to the same
-// limits as a gzipped file (the HTTP client's own decompression has none but the size).
-func (f FetchOptions) fetch(ctx context.Context, arg string, limit int64, gunzip func([]byte) ([]byte, error)) ([]byte, error) {
-	r, err := f.open(ctx, arg, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	data, err := readLimited(r, limit)
-	if err != nil {
-		var fe *FetchError
-		if errors.As(err, &fe) {
-			return nil, err
-		}
-		return nil, r.fail(err)
-	}
-	if r.gzip {
-		if data, err = gunzip(data); err != nil {
-			if format.IsLimit(err) {
-				return nil, r.fail(err)
-			}
-			return nil, r.fail(fmt.Errorf("decompressing the response (Content-Encoding gzip): %w", err))
-		}
-	}
-	return data, nil
-}
-
-// fetch fetches one URL argument within the input limits.
-func (o Options) fetch(ctx context.Context, arg string) ([]byte, error) {
-	return o.Fetch.fetch(ctx, arg, o.maxInputBytes(), o.gunzipLimited)
-}
-
 // fetchReason says why a request or the reading of its response failed in the user's terms:
 // a timeout names the limit and the flag that sets it, and the URL the client repeats (the
-// FetchError names it already) is dropped.
+// Error names it already) is dropped.
 func fetchReason(err error, ctx context.Context, timeout time.Duration) error {
 	var ne net.Error
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
@@ -438,7 +410,7 @@ const maxErrorBody = 200
 func statusError(resp *http.Response) error {
 	if resp.Header.Get("X-Go-Pprof") != "" && strings.Contains(resp.Header.Get("Content-Type"), "text/plain") {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
-		if msg := cleanLine(string(body), maxErrorBody); err == nil && msg != "" {
+		if msg := text.CleanLine(string(body), maxErrorBody); err == nil && msg != "" {
 			return fmt.Errorf("%s: %s", resp.Status, msg)
 		}
 	}
