@@ -10,13 +10,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/redact"
+	"github.com/profq/profq/internal/text"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -196,9 +196,5 @@ func crashInputs(root *cobra.Command, args []string) string {
 		}
 		names = append(names, redact.URL(in))
 	}
-	s := strings.Join(names, ", ")
-	if more := len(inputs) - shown; more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
-	}
-	return s
+	return text.Some(append(names, inputs[len(names):]...), shown)
 }

@@ -312,6 +312,19 @@ func TestHostileInputs(t *testing.T) {
 		Location: labels.Location, Value: []int64{3},
 		Label: map[string][]string{"k\xc3": {"v\xff\x00ok"}, "tenant": {"\xed\xa0\x80"}},
 	}}
+	// One profile of 1,000 sample types, the value of type i being i+1 (issue 28, row 16).
+	types := &profile.Profile{Function: []*profile.Function{{ID: 1, Name: "main"}}}
+	types.Location = []*profile.Location{{ID: 1, Line: []profile.Line{{Function: types.Function[0]}}}}
+	typeValues := make([]int64, 1000)
+	for i := range typeValues {
+		types.SampleType = append(types.SampleType, &profile.ValueType{Type: fmt.Sprintf("t%d", i), Unit: "count"})
+		typeValues[i] = int64(i + 1)
+	}
+	types.Sample = []*profile.Sample{{Location: types.Location, Value: typeValues}}
+	var typesPB bytes.Buffer
+	if err := types.Write(&typesPB); err != nil {
+		t.Fatal(err)
+	}
 	var labelsPB bytes.Buffer
 	if err := labels.Write(&labelsPB); err != nil {
 		t.Fatal(err)
@@ -434,6 +447,11 @@ func TestHostileInputs(t *testing.T) {
 		{name: "escape sequences in names, traces", args: []string{"traces", "--input-format", "folded", dir + "/escapes.folded"}, code: ExitOK, check: terminalSafe},
 		{name: "escape sequences in names, peek", args: []string{"peek", "--input-format", "folded", "evil", dir + "/escapes.folded"}, code: ExitOK, check: terminalSafe},
 		{name: "escape sequences in names, markdown", args: []string{"top", "--format", "markdown", "--input-format", "folded", dir + "/escapes.folded"}, code: ExitOK, check: terminalSafe},
+		{name: "1,000 sample types", args: top(file("types.pb.gz", typesPB.Bytes())), code: ExitOK, check: wantRows(1000, report.Row{Name: "main", Flat: 1000, Cum: 1000})},
+		{name: "1,000 sample types, the first", args: top("--sample-index", "t0", dir+"/types.pb.gz"), code: ExitOK, check: wantRows(1, report.Row{Name: "main", Flat: 1, Cum: 1})},
+		{name: "1,000 sample types, merged", args: top(dir+"/types.pb.gz", dir+"/types.pb.gz"), code: ExitOK, check: wantRows(2000, report.Row{Name: "main", Flat: 2000, Cum: 2000})},
+		{name: "1,000 sample types, diff", args: []string{"diff", "--format", "json", dir + "/types.pb.gz", dir + "/types.pb.gz"}, code: ExitOK, check: validJSON},
+		{name: "1,000 sample types, pgo", args: []string{"pgo", "-o", dir + "/types.pgo", dir + "/types.pb.gz"}, code: ExitInput, msg: "t0/count, t1/count, t2/count, t3/count, t4/count, t5/count, t6/count, t7/count and 992 more:"},
 		{name: "directory", args: top(dir), code: ExitInput, msg: "is a directory"},
 		{name: "missing file", args: top(dir + "/missing.pb"), code: ExitInput, msg: "no such file or directory"},
 		{name: "negative limit", args: top("--max-samples", "-1", dir+"/neg.pb"), code: ExitUsage, msg: "must be positive"},

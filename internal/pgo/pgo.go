@@ -23,6 +23,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/text"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -370,5 +371,5 @@ func noPGOType(arg string, types []*profile.ValueType) error {
 		}
 	}
 	return source.InputError(arg, fmt.Errorf("%w (it has %s: %s; the compiler needs %s/%s or %s/%s, or a CPU time or sample count profq can read as one)",
-		ErrNoType, strings.Join(names, ", "), why, pgoCPU.Type, pgoCPU.Unit, pgoSamples.Type, pgoSamples.Unit))
+		ErrNoType, text.Some(names, 8), why, pgoCPU.Type, pgoCPU.Unit, pgoSamples.Type, pgoSamples.Unit))
 }

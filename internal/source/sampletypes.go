@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/profq/profq/internal/source/formats/folded"
+	"github.com/profq/profq/internal/text"
 
 	"github.com/google/pprof/profile"
 
@@ -73,11 +74,19 @@ func (c *typeCheck) check(inputs []Input) error {
 
 // typeList writes sample types as type/unit, separated by commas.
 func typeList(types []*profile.ValueType) string {
+	return strings.Join(typeNames(types), ", ")
+}
+
+// maxTypesShown is how many sample types a message names before it says how many more.
+const maxTypesShown = 8
+
+// typeNames is each of types as TYPE/UNIT.
+func typeNames(types []*profile.ValueType) []string {
 	s := make([]string, len(types))
 	for i, t := range types {
 		s[i] = t.Type + "/" + t.Unit
 	}
-	return strings.Join(s, ", ")
+	return s
 }
 
 // ErrNoCommonType is inputs that have no sample type in common, which cannot be combined.
@@ -99,7 +108,7 @@ func noCommonType(err error, inputs []Input) error {
 		if count[set]++; count[set] == 1 {
 			sets = append(sets, set)
 			if len(sets) <= maxShown {
-				shown = append(shown, fmt.Sprintf("%s has %s", in.Source, set))
+				shown = append(shown, fmt.Sprintf("%s has %s", in.Source, text.Some(typeNames(in.SampleTypes), maxTypesShown)))
 			}
 		}
 	}

@@ -105,3 +105,14 @@ func printable(r rune, size int, first byte) string {
 	}
 	return string(r)
 }
+
+// Some is items joined by ", ", the first n of them only when there are more, followed by
+// how many were left out: Some([]string{"a", "b", "c", "d"}, 2) is "a, b and 2 more". A
+// message that lists what an input holds (its sample types, its labels) stays one short
+// line however much the input holds. n is at least 1.
+func Some(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}

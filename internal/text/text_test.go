@@ -52,3 +52,20 @@ func TestCleanLine(t *testing.T) {
 		}
 	}
 }
+
+func TestSome(t *testing.T) {
+	for _, c := range []struct {
+		items []string
+		n     int
+		want  string
+	}{
+		{nil, 3, ""},
+		{[]string{"a"}, 3, "a"},
+		{[]string{"a", "b", "c"}, 3, "a, b, c"},
+		{[]string{"a", "b", "c", "d"}, 3, "a, b, c and 1 more"},
+	} {
+		if got := Some(c.items, c.n); got != c.want {
+			t.Errorf("Some(%q, %d) = %q, want %q", c.items, c.n, got, c.want)
+		}
+	}
+}
