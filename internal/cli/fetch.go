@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/profq/profq/internal/source/fetch"
 )
@@ -109,12 +110,14 @@ func (v *headerValue) Set(s string) error {
 	name, value, ok := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
 	value = strings.TrimSpace(value)
+	// net/http's own rules (httpguts): refused here, by the flag's name, rather than by the
+	// transport when the request is sent.
 	switch {
 	case !ok:
 		return &headerError{"want 'Name: value', and the header has no ':'"}
-	case !validHeaderName(name):
+	case !httpguts.ValidHeaderFieldName(name):
 		return &headerError{fmt.Sprintf("%q is not a valid header name", name)}
-	case !validHeaderValue(value):
+	case !httpguts.ValidHeaderFieldValue(value):
 		return &headerError{fmt.Sprintf("the value of header %s holds characters HTTP does not allow", name)}
 	}
 	if *v.h == nil {
@@ -162,33 +165,4 @@ var valueWanted = map[string]string{
 	"float64":  "a number, such as 0.005",
 	"bool":     "true or false",
 	"duration": "a duration, such as 30s",
-}
-
-// validHeaderName reports whether name is an HTTP token (RFC 9110, section 5.1), as a header
-// name must be.
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue reports whether value can be sent as a header value: no control
-// characters but tab, so that it can neither end the header nor start another.
-func validHeaderValue(value string) bool {
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }

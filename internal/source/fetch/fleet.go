@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/klauspost/compress/gzip"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/redact"
@@ -407,14 +408,10 @@ func readSecret(path, flag string) (string, error) {
 	return line, nil
 }
 
-// validSecret reports whether s can be sent in a header: no control characters.
+// validSecret reports whether s can be sent as a header's value (net/http's rules,
+// httpguts) and holds no tab, which those rules allow: no control character at all.
 func validSecret(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c == 0x7f {
-			return false
-		}
-	}
-	return true
+	return httpguts.ValidHeaderFieldValue(s) && !strings.Contains(s, "\t")
 }
 
 // header is the credentials and tenant of q as headers: Authorization (unless --header sets
