@@ -14,14 +14,14 @@ func runTopByLabel(stdio IO, o *TopOptions, args []string) error {
 		return usageErrorf("--by-label: the label key is empty")
 	}
 	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
-	p, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
+	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err
 	}
 	if err := checkUnit(o.Unit, o.Report, p); err != nil {
 		return err
 	}
-	t, err := report.NewTopByLabel(p, inputs, o.Report, o.ByLabel)
+	t, err := report.NewTopByLabel(p, st, inputs, o.Report, o.ByLabel)
 	if err != nil {
 		return err
 	}

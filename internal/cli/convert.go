@@ -16,6 +16,7 @@ import (
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // Output formats of profq convert.
@@ -154,7 +155,7 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 	}
 	if o.To == convertCallgrind {
 		// The graph report's steps, the filters among them, as pprof's -callgrind.
-		c, err := report.NewCallgrind(p, nil, inputs, o.Report, "")
+		c, err := report.NewCallgrind(p, stacks.FromProfile(p), inputs, o.Report, "")
 		if err != nil {
 			return err
 		}
@@ -166,7 +167,7 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 	if o.To == convertFolded {
 		// The traces report does what folded output needs (one sample type, filters, frames
 		// named at the granularity) and streams, so any profile size works.
-		s, err := report.NewTraces(p, inputs, o.Report)
+		s, err := report.NewTraces(p, stacks.FromProfile(p), inputs, o.Report)
 		if err != nil {
 			return err
 		}
@@ -202,11 +203,18 @@ func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
+// newTraces is the traces report of a copy of p (a report filters and aggregates the profile
+// it is given), whose samples it makes stacks.
+func newTraces(p *profile.Profile, inputs []report.Input, cfg report.Config) (*report.TraceStream, error) {
+	q := p.Copy()
+	return report.NewTraces(q, stacks.FromProfile(q), inputs, cfg)
+}
+
 // convertToSpeedscope writes p as a speedscope file: the traces report of each sample type
 // (of --sample-index's only, when given), each made from its own copy of the profile since
 // a report filters and aggregates the profile it is given.
 func convertToSpeedscope(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, p *profile.Profile, inputs []report.Input) error {
-	first, err := report.NewTraces(p.Copy(), inputs, o.Report)
+	first, err := newTraces(p, inputs, o.Report)
 	if err != nil {
 		return err
 	}
@@ -223,7 +231,7 @@ func convertToSpeedscope(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, p *prof
 			}
 			c := o.Report
 			c.SampleIndex = strconv.Itoa(i)
-			if streams[i], err = report.NewTraces(p.Copy(), inputs, c); err != nil {
+			if streams[i], err = newTraces(p, inputs, c); err != nil {
 				return err
 			}
 		}

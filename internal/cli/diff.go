@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"github.com/profq/profq/internal/option"
-	"github.com/profq/profq/internal/text"
 	"io"
 	"slices"
 	"strings"
@@ -13,10 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/redact"
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
+	"github.com/profq/profq/internal/text"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -403,7 +404,11 @@ func loadCaptures(args, roles []string, cfg report.Config, in source.Options, fl
 		case l.Doc != nil:
 			out[i], err = report.ReadCaptureFrom(redact.URL(args[i]), roles[i], l.Doc)
 		default:
-			out[i], err = report.NewCaptureStacks(l.Profile, l.Stacks, reportInput(l.Input, roles[i]), cfg)
+			st := l.Stacks
+			if st == nil {
+				st = stacks.FromProfile(l.Profile)
+			}
+			out[i], err = report.NewCapture(l.Profile, st, reportInput(l.Input, roles[i]), cfg)
 		}
 		return err
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // FlameOptions are the options of profq flame.
@@ -115,11 +116,11 @@ func runFlame(stdio IO, o *FlameOptions, args []string) error {
 	if err := refuseDocumentOnTerminal(stdio, &o.Output); err != nil {
 		return err
 	}
-	p, inputs, err := reportRequest{&o.Output, "minimum", o.check, o.base, o.input}.load(stdio, args)
+	p, st, inputs, err := reportRequest{&o.Output, "minimum", o.check, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err
 	}
-	f, err := report.NewFlame(p, inputs, o.Report)
+	f, err := report.NewFlame(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func writeDiffFlames(stdio IO, d *diffFlameInputs, o *DiffOptions, baseArgs, new
 	}
 	cfg := report.DefaultFlameConfig()
 	cfg.Config = o.Report.Config
-	f, err := report.NewFlame(p, inputs, cfg)
+	f, err := report.NewFlame(p, stacks.FromProfile(p), inputs, cfg)
 	if err != nil {
 		return err
 	}

@@ -60,11 +60,11 @@ profq top.`,
 }
 
 func runGoroutines(stdio IO, o *GoroutinesOptions, args []string) error {
-	p, inputs, err := reportRequest{&o.Output, "minimum", o.Report.Validate, baseFlags{}, o.input}.load(stdio, args)
+	p, st, inputs, err := reportRequest{&o.Output, "minimum", o.Report.Validate, baseFlags{}, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err
 	}
-	g, err := report.NewGoroutines(p, inputs, o.Report)
+	g, err := report.NewGoroutines(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}

@@ -150,14 +150,14 @@ func runGraph(stdio IO, o *GraphOptions, args []string) error {
 		return usageErrorf("--%s writes binary data: not to a terminal; use -o FILE or redirect standard output", o.Image)
 	}
 	o.Report.LabelUnit = o.Report.Unit // the unit --tagroot and --tagleaf name numbers in
-	p, inputs, err := reportRequest{&o.Output, o.Report.Unit, o.Report.Validate, o.base, o.input}.load(stdio, args)
+	p, st, inputs, err := reportRequest{&o.Output, o.Report.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err
 	}
 	if err := checkUnit(o.Report.Unit, o.Report.Config, p); err != nil {
 		return err
 	}
-	g, err := report.NewGraph(p, inputs, o.Report)
+	g, err := report.NewGraph(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}

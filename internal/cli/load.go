@@ -12,6 +12,7 @@ import (
 
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -27,18 +28,24 @@ type reportRequest struct {
 
 // load checks the request (usage errors first, so a wrong command line never waits for a big
 // profile to load), then reads the profiles and the bases and describes them for the report.
+// The profile has its samples: for what writes or filters a profile whole (convert).
 func (r reportRequest) load(stdio IO, args []string) (*profile.Profile, []report.Input, error) {
 	p, _, inputs, err := r.loadWith(stdio, args, false)
 	return p, inputs, err
 }
 
-// loadStacks is load for the reports that take samples held as stacks (report.NewTopStacks):
-// stacks is nil when the profile has its samples.
-func (r reportRequest) loadStacks(stdio IO, args []string) (*profile.Profile, *source.Stacks, []report.Input, error) {
-	return r.loadWith(stdio, args, true)
+// loadStacks is load for the reports, which take the profile's samples as stacks: those the
+// decoder left compact (source.LoadStacks), else the profile's samples made stacks
+// (stacks.FromProfile). The profile is left without samples.
+func (r reportRequest) loadStacks(stdio IO, args []string) (*profile.Profile, *stacks.Stacks, []report.Input, error) {
+	p, st, inputs, err := r.loadWith(stdio, args, true)
+	if err == nil && st == nil {
+		st = stacks.FromProfile(p)
+	}
+	return p, st, inputs, err
 }
 
-func (r reportRequest) loadWith(stdio IO, args []string, stacks bool) (*profile.Profile, *source.Stacks, []report.Input, error) {
+func (r reportRequest) loadWith(stdio IO, args []string, compact bool) (*profile.Profile, *stacks.Stacks, []report.Input, error) {
 	if err := r.output.validate(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -58,10 +65,10 @@ func (r reportRequest) loadWith(stdio IO, args []string, stacks bool) (*profile.
 	r.input.Stdin = stdio.In
 	var (
 		p      *profile.Profile
-		st     *source.Stacks
+		st     *stacks.Stacks
 		inputs []source.Input
 	)
-	if stacks {
+	if compact {
 		p, st, inputs, err = r.input.LoadStacks(args, bases)
 	} else {
 		p, inputs, err = r.input.LoadWithBases(args, bases)

@@ -103,7 +103,7 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 	if err := checkUnit(o.Unit, o.Report, p); err != nil {
 		return err
 	}
-	pk, err := report.NewPeekStacks(p, st, inputs, o.Report, re)
+	pk, err := report.NewPeek(p, st, inputs, o.Report, re)
 	empty, err := noMatch(stdio, err, expr, o.Output.format)
 	if err != nil {
 		return err

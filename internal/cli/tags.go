@@ -75,7 +75,7 @@ func runTags(stdio IO, o *TagsOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := report.NewTagsStacks(p, st, inputs, o.Report)
+	t, err := report.NewTags(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func runTop(stdio IO, o *TopOptions, args []string) error {
 	if err := checkUnit(o.Unit, o.Report, p); err != nil {
 		return err
 	}
-	t, err := report.NewTopStacks(p, st, inputs, o.Report)
+	t, err := report.NewTop(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}

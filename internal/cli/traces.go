@@ -85,7 +85,7 @@ func runTraces(stdio IO, o *TracesOptions, args []string) error {
 	if err := checkUnit(o.Unit, o.Report, p); err != nil {
 		return err
 	}
-	s, err := report.NewTracesStacks(p, st, inputs, o.Report)
+	s, err := report.NewTraces(p, st, inputs, o.Report)
 	if err != nil {
 		return err
 	}

@@ -131,7 +131,7 @@ func (s *shard) callEdges(pass *walkPass, idx *frameIndex, o Options) *edgeTable
 	// function), so each slot remembers its last edge and the map is rarely consulted.
 	lastChild := make([]int32, len(pass.frames))
 	lastEdge := make([]int32, len(pass.frames))
-	s.each(idx, func(si int, values []int64, stack []int32) {
+	s.each(func(si int, values []int64, stack []int32, _ int32) {
 		w := values[o.SampleIndex]
 		var dw int64
 		if o.Mean {

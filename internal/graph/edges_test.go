@@ -39,7 +39,7 @@ func trimEdgesOf(t *testing.T, text string, o Options, to TrimOptions) *Result {
 		o.SampleIndex = 1
 	}
 	to.Edges = true
-	return Build(p, o).Trim(to)
+	return Build(p, stacksOf(p), o).Trim(to)
 }
 
 func checkEdges(t *testing.T, got *Result, want []edgeRow) {
@@ -221,7 +221,7 @@ main;a 1 100
 `
 	// Cutoff int64(155*0.04) = 6 drops b: a->c is residual, and a still reaches c through x.
 	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
-	g := Build(p, Options{SampleIndex: 1})
+	g := Build(p, stacksOf(p), Options{SampleIndex: 1})
 	r := g.Trim(TrimOptions{NodeFraction: 0.04, Edges: true})
 	if !slices.ContainsFunc(r.Edges, func(e Edge) bool { return e.SrcName == "a" && e.DestName == "c" && e.Residual }) {
 		t.Fatalf("no residual a->c edge: %v", edgeRows(r))
@@ -240,7 +240,7 @@ main;a;b;c 1 5
 main;a 1 100
 main;c 1 100
 `)
-	r := Build(p, Options{SampleIndex: 1}).Trim(TrimOptions{NodeFraction: 0.03, Visual: true})
+	r := Build(p, stacksOf(p), Options{SampleIndex: 1}).Trim(TrimOptions{NodeFraction: 0.03, Visual: true})
 	if !slices.ContainsFunc(r.Edges, func(e Edge) bool { return e.SrcName == "a" && e.DestName == "c" && e.Residual }) {
 		t.Errorf("residual a->c was removed although it is the only path: %v", edgeRows(r))
 	}
@@ -283,7 +283,7 @@ func TestVisualTieOrderDecidesRedundancy(t *testing.T) {
 						}
 						f.Filename = "p.go"
 					}
-					g := Build(p, Options{SampleIndex: 1, Workers: workers})
+					g := Build(p, stacksOf(p), Options{SampleIndex: 1, Workers: workers})
 					// The cutoff int64(100*0.06) = 6 drops every d (cum 5).
 					r := g.Trim(TrimOptions{NodeFraction: 0.06, Edges: true})
 					if !slices.ContainsFunc(r.Edges, isResidualPC) {
@@ -306,7 +306,7 @@ func TestVisualEntropyOrder(t *testing.T) {
 main;pass;l1 1 60
 main;pass;l2 1 40
 `)
-	r := Build(p, Options{SampleIndex: 1}).Trim(TrimOptions{Visual: true})
+	r := Build(p, stacksOf(p), Options{SampleIndex: 1}).Trim(TrimOptions{Visual: true})
 	// main: (1 + 0) * 100; pass: (0 + H(0.6, 0.4)) * 100 = 97; l1: (0 + 1) * 60 + 60; l2: 40 + 40.
 	check(t, rows(r), []row{
 		{"l1", 60, 60, NotInlined},
@@ -328,7 +328,7 @@ main;c 1 20
 		s.Label = map[string][]string{"worker": {fmt.Sprint("w", i)}}
 		s.NumLabel = map[string][]int64{"bytes": {int64(1024 * (i + 1))}}
 	}
-	g := Build(p, Options{SampleIndex: 1})
+	g := Build(p, stacksOf(p), Options{SampleIndex: 1})
 	format := func(v int64) string { return fmt.Sprint(v) }
 	// Entropy order: main (2.47*105), a (55+55), b (30+30), c (20+20).
 	r := g.Trim(TrimOptions{Visual: true, NodeCount: 5, FormatTag: format})
@@ -355,7 +355,7 @@ main;z 1 45
 	for _, s := range p.Sample[:2] {
 		s.Label = map[string][]string{"k": {"v"}}
 	}
-	g = Build(p, Options{SampleIndex: 1})
+	g = Build(p, stacksOf(p), Options{SampleIndex: 1})
 	tags := g.tags(g.Trim(TrimOptions{}).Entries, 10, nil)
 	for i, n := range g.Nodes {
 		want := 0
@@ -434,7 +434,7 @@ func TestEdgesMatchReference(t *testing.T) {
 				for _, workers := range []int{1, 3} {
 					p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text.String())
 					o := Options{SampleIndex: 1, Mean: mean, Workers: workers}
-					r := Build(p, o).Trim(TrimOptions{NodeFraction: nf, Edges: true})
+					r := Build(p, stacksOf(p), o).Trim(TrimOptions{NodeFraction: nf, Edges: true})
 					var kept map[NodeInfo]bool
 					if r.DroppedNodes > 0 {
 						kept = map[NodeInfo]bool{}
@@ -464,7 +464,7 @@ main;x;inner 1 40
 main;a;b;c 1 5
 main;a 1 100
 `)
-	g := Build(p, Options{SampleIndex: 1})
+	g := Build(p, stacksOf(p), Options{SampleIndex: 1})
 	for _, o := range []TrimOptions{{}, {NodeFraction: 0.02, EdgeFraction: 0.2}, {NodeCount: 3}, {NodeCount: 2, CumSort: true}} {
 		want := rows(g.Trim(o))
 		o.Edges = true
@@ -494,7 +494,7 @@ func TestTagCountsDoNotDependOnSharding(t *testing.T) {
 			s.Label = map[string][]string{"k": {fmt.Sprint(rng.IntN(6))}}
 			s.NumLabel = map[string][]int64{"bytes": {int64(rng.IntN(5))}}
 		}
-		g := Build(p, Options{SampleIndex: 1, Workers: workers})
+		g := Build(p, stacksOf(p), Options{SampleIndex: 1, Workers: workers})
 		got := map[string]int{}
 		for id, n := range g.tags(g.Trim(TrimOptions{}).Entries, 300, format) {
 			got[g.Nodes[id].Info.Name] = n

@@ -38,48 +38,42 @@ type Graph struct {
 	opts   Options
 	idx    *frameIndex
 	shards []*shard
-	stacks bool // built from stacks (BuildStacks)
+	// labelSets are the label sets the samples refer to (stacks.Stacks.LabelSets).
+	labelSets []stacks.LabelSet
 }
 
 // frameIndex maps every location to the node ids of its lines, computed once per graph so
 // that walking a sample costs a slice lookup per frame instead of a hash per line.
 type frameIndex struct {
-	// locs finds a location's position in the profile's location table.
-	locs    *stacks.LocationIndex
 	start   []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
 	ids     []int32
 	inlined []bool // node id -> the node is an inlined (not outermost) line somewhere
 }
 
-// shard is a contiguous run of samples that one goroutine walks: profile.Samples, or
-// segments of stacks (BuildStacks).
+// shard is a contiguous run of samples, parts of segments of stacks, that one goroutine
+// walks.
 type shard struct {
-	samples                    []*profile.Sample
-	segs                       []stacks.Segment
-	numValues                  int // of each sample in segs
+	spans                      []span
+	numValues                  int // of each sample
 	flat, flatDiv, cum, cumDiv []int64
 }
 
+// span is samples lo to hi (excluded) of a segment.
+type span struct {
+	seg    *stacks.Segment
+	lo, hi int
+}
+
 // each calls f on every sample of the shard, in order, with its position in the shard, its
-// values and its stack: the positions of its locations in the location table, leaf first,
-// -1 for a location the table lacks. The slices are valid during the call only.
-func (s *shard) each(idx *frameIndex, f func(si int, values []int64, stack []int32)) {
-	if s.segs == nil {
-		var stack []int32
-		for si, sample := range s.samples {
-			stack = stack[:0]
-			for _, l := range sample.Location {
-				stack = append(stack, idx.position(l))
-			}
-			f(si, sample.Value, stack)
-		}
-		return
-	}
+// values, its stack (the positions of its locations in the location table, leaf first, -1
+// for a location the table lacks) and its label set (0 for none). The slices are the
+// segments' own: they stay valid, and must not be modified.
+func (s *shard) each(f func(si int, values []int64, stack []int32, labels int32)) {
 	si, n := 0, s.numValues
-	for k := range s.segs {
-		seg := &s.segs[k]
-		for j := range seg.Len() {
-			f(si, seg.Values[j*n:(j+1)*n:(j+1)*n], seg.Stack(j))
+	for _, sp := range s.spans {
+		seg := sp.seg
+		for j := sp.lo; j < sp.hi; j++ {
+			f(si, seg.Values[j*n:(j+1)*n:(j+1)*n], seg.Stack(j), seg.Labels[j])
 			si++
 		}
 	}
@@ -88,40 +82,31 @@ func (s *shard) each(idx *frameIndex, f func(si int, values []int64, stack []int
 // minShard is the fewest samples worth a goroutine of their own.
 const minShard = 64 << 10
 
-// Build computes the nodes of p and their flat and cum values, as pprof's graph does: flat is
-// added once at the leaf, cum once per distinct node per sample, and samples whose value and
-// divisor are both zero are skipped. Large profiles are walked in parallel shards whose
-// integer sums are added up afterwards, so the result does not depend on the sharding.
-func Build(p *profile.Profile, o Options) *Graph {
-	g := &Graph{opts: o}
-	g.idx = g.index(p)
-	per := o.perShard(len(p.Sample))
-	for lo := 0; lo < len(p.Sample) || lo == 0; lo += per {
-		g.shards = append(g.shards, &shard{samples: p.Sample[lo:min(lo+per, len(p.Sample))]})
-	}
-	g.walk()
-	return g
-}
-
-// BuildStacks is Build over samples held as stacks (stacks.Stacks) instead of p's samples.
-// Tags need the samples' labels one by one: a graph built from stacks has none.
-func BuildStacks(p *profile.Profile, st *stacks.Stacks, o Options) *Graph {
-	g := &Graph{opts: o, stacks: true}
+// Build computes the nodes of p, whose samples are st, and their flat and cum values, as
+// pprof's graph does: flat is added once at the leaf, cum once per distinct node per
+// sample, and samples whose value and divisor are both zero are skipped. Large profiles are
+// walked in parallel shards, whose integer sums are added up afterwards, so the result does
+// not depend on the sharding. The graph reads st (and p's tables) while
+// it is used and modifies neither.
+func Build(p *profile.Profile, st *stacks.Stacks, o Options) *Graph {
+	g := &Graph{opts: o, labelSets: st.LabelSets}
 	g.idx = g.index(p)
 	per := o.perShard(st.Len())
-	// Whole segments to each shard, about per samples each.
+	// per samples to each shard, the last one what is left.
 	sh := &shard{numValues: st.NumValues}
 	count := 0
-	for _, seg := range st.Segments {
-		if count >= per {
-			g.shards = append(g.shards, sh)
-			sh, count = &shard{numValues: st.NumValues}, 0
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for lo := 0; lo < seg.Len(); {
+			if count == per {
+				g.shards = append(g.shards, sh)
+				sh, count = &shard{numValues: st.NumValues}, 0
+			}
+			hi := min(seg.Len(), lo+per-count)
+			sh.spans = append(sh.spans, span{seg, lo, hi})
+			count += hi - lo
+			lo = hi
 		}
-		sh.segs = append(sh.segs, seg)
-		count += seg.Len()
-	}
-	if sh.segs == nil {
-		sh.segs = []stacks.Segment{}
 	}
 	g.shards = append(g.shards, sh)
 	g.walk()
@@ -175,7 +160,7 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 	}
 	seen := make([]uint32, n)
 	var stamp uint32
-	s.each(idx, func(_ int, values []int64, stack []int32) {
+	s.each(func(_ int, values []int64, stack []int32, _ int32) {
 		w := values[o.SampleIndex]
 		var dw int64
 		if o.Mean {
@@ -229,7 +214,6 @@ func (g *Graph) index(p *profile.Profile) *frameIndex {
 		start: make([]int32, 0, len(p.Location)+1),
 		ids:   make([]int32, 0, len(p.Location)),
 	}
-	idx.locs = stacks.NewLocationIndex(p.Location)
 	ids := make(map[NodeInfo]int32, len(p.Location))
 	// Most locations are one node of their own, or share it with others: the locations
 	// size the nodes once, rather than as they are found.
@@ -265,12 +249,6 @@ func (g *Graph) addLines(l *profile.Location, ids map[NodeInfo]int32, idx *frame
 		}
 		idx.ids = append(idx.ids, id)
 	}
-}
-
-// position returns the position of l in the location table, or -1 for a location missing
-// from the table, which has no nodes (as in pprof).
-func (idx *frameIndex) position(l *profile.Location) int32 {
-	return idx.locs.Position(l)
 }
 
 // isNegative is pprof's -drop_negative test.

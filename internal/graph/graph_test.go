@@ -9,8 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
+
+// stacksOf is p's samples as stacks; p keeps them, for the tests' own computations.
+func stacksOf(p *profile.Profile) *stacks.Stacks {
+	return stacks.FromSamples(p.Location, p.Sample, len(p.SampleType))
+}
 
 // row is what a test checks of an entry.
 type row struct {
@@ -36,7 +42,7 @@ func top(t *testing.T, text string, o Options, to TrimOptions) []row {
 	if o.SampleIndex == 0 {
 		o.SampleIndex = 1
 	}
-	return rows(Build(p, o).Trim(to))
+	return rows(Build(p, stacksOf(p), o).Trim(to))
 }
 
 func check(t *testing.T, got, want []row) {
@@ -168,7 +174,7 @@ main;c 1 15
 main;d 1 5
 `
 	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
-	g := Build(p, Options{SampleIndex: 1})
+	g := Build(p, stacksOf(p), Options{SampleIndex: 1})
 	// Cutoff 10 (0.1 of 100): d (cum 5) is dropped; a cum equal to the cutoff is kept.
 	r := g.Trim(TrimOptions{NodeFraction: 0.1})
 	if r.NodeCutoff != 10 || r.DroppedNodes != 1 || r.CandidateNodes != 4 {
@@ -229,7 +235,7 @@ main 1 13
 other;a 1 17
 1 19
 `)
-	g := Build(p, Options{SampleIndex: 1})
+	g := Build(p, stacksOf(p), Options{SampleIndex: 1})
 	var flat int64
 	for _, n := range g.Nodes {
 		flat += n.Flat
@@ -270,7 +276,7 @@ func TestShardingDoesNotChangeResults(t *testing.T) {
 			var want []row
 			for _, workers := range []int{1, 2, 3, 7} {
 				p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text.String())
-				got := rows(Build(p, Options{SampleIndex: 1, Mean: mean, Workers: workers}).Trim(trim))
+				got := rows(Build(p, stacksOf(p), Options{SampleIndex: 1, Mean: mean, Workers: workers}).Trim(trim))
 				if workers == 1 {
 					want = got
 					continue
@@ -315,9 +321,9 @@ main;a+b 1 3
 	scattered.Sample = append(scattered.Sample, &profile.Sample{Location: []*profile.Location{scattered.Location[0]}, Value: []int64{1, 5}})
 
 	// source's TestLocationIndex checks that such a table is seen as one array.
-	g := Build(packed, Options{SampleIndex: 1})
+	g := Build(packed, stacksOf(packed), Options{SampleIndex: 1})
 	for _, o := range []TrimOptions{{}, {NodeCount: 2}} {
-		want := rows(Build(scattered, Options{SampleIndex: 1}).Trim(o))
+		want := rows(Build(scattered, stacksOf(scattered), Options{SampleIndex: 1}).Trim(o))
 		if diff := cmp.Diff(want, rows(g.Trim(o))); diff != "" {
 			t.Errorf("trim %+v (-scattered +packed):\n%s", o, diff)
 		}

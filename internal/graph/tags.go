@@ -6,8 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/pprof/profile"
-
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -40,12 +39,12 @@ type tagRef struct{ tag, sum int32 }
 // tagSums are the values of one tag of one node.
 type tagSums struct{ flat, cum int64 }
 
-// taggedSample is a sample with labels; the ids of the tags it adds to its nodes are
-// tagIDs[start:end].
+// taggedSample is a sample with tags: its stack, its value, and the label set whose tags it
+// adds to its nodes.
 type taggedSample struct {
-	s          *profile.Sample
-	w          int64
-	start, end int32
+	stack []int32
+	w     int64
+	set   int32
 }
 
 // tagNames interns the tags of a graph: a label set, or a "bytes" value under a label set.
@@ -66,11 +65,11 @@ type numericTag struct {
 
 type labelPair struct{ key, value string }
 
-// of appends to tags the tags a sample adds to a node, as pprof's graph names them: its
-// string labels as one set of "key:value" pairs (without the diff-base marker), and each value
-// of its numeric label "bytes", formatted, under that set (values that print alike are one
-// tag).
-func (t *tagNames) of(tags []int32, s *profile.Sample, format func(int64) string) []int32 {
+// of appends to tags the tags the samples of label set s add to a node, as pprof's graph
+// names them: their string labels as one set of "key:value" pairs (without the diff-base
+// marker), and each value of their numeric label "bytes", formatted, under that set (values
+// that print alike are one tag).
+func (t *tagNames) of(tags []int32, s *stacks.LabelSet, format func(int64) string) []int32 {
 	labels := int32(-1)
 	if len(s.Label) > 0 {
 		t.pairs = t.pairs[:0]
@@ -133,16 +132,23 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 	index := map[uint64]int32{} // node and tag -> position in sums
 	var sums []tagSums
 	var tagged []taggedSample
-	var tagIDs []int32
-	g.eachSample(func(s *profile.Sample, w int64) {
-		start := len(tagIDs)
-		tagIDs = names.of(tagIDs, s, format)
-		if len(tagIDs) == start {
+	// The tags of label set i are setTags[i], named when a sample first carries the set.
+	setTags := make([][]int32, len(g.labelSets)+1)
+	named := make([]bool, len(g.labelSets)+1)
+	g.eachSample(func(stack []int32, w int64, set int32) {
+		if set == 0 {
 			return
 		}
-		tags := tagIDs[start:]
-		tagged = append(tagged, taggedSample{s, w, int32(start), int32(len(tagIDs))})
-		leaf := g.leaf(s)
+		if !named[set] {
+			named[set] = true
+			setTags[set] = names.of(nil, &g.labelSets[set-1], format)
+		}
+		tags := setTags[set]
+		if len(tags) == 0 {
+			return
+		}
+		tagged = append(tagged, taggedSample{stack, w, set})
+		leaf := g.leaf(stack)
 		if leaf < 0 || !want[leaf] {
 			return
 		}
@@ -197,7 +203,7 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 		var wg workers.Group
 		for c := range chunks {
 			part := tagged[min(c*per, len(tagged)):min((c+1)*per, len(tagged))]
-			wg.Go(func() { cums[c] = g.tagCums(part, tagIDs, pending, len(sums)) })
+			wg.Go(func() { cums[c] = g.tagCums(part, setTags, pending, len(sums)) })
 		}
 		wg.Wait()
 		for _, cum := range cums {
@@ -217,26 +223,25 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 	return counts
 }
 
-// eachSample calls f for every sample the graph counts, with its value.
-func (g *Graph) eachSample(f func(s *profile.Sample, w int64)) {
-	if g.stacks {
-		panic("graph: the tags of a graph built from stacks")
-	}
+// eachSample calls f for every sample the graph counts, with its stack, its value and its
+// label set.
+func (g *Graph) eachSample(f func(stack []int32, w int64, set int32)) {
 	for _, sh := range g.shards {
-		for _, s := range sh.samples {
-			w := s.Value[g.opts.SampleIndex]
-			if w == 0 && (!g.opts.Mean || s.Value[0] == 0) {
-				continue
+		sh.each(func(_ int, values []int64, stack []int32, set int32) {
+			w := values[g.opts.SampleIndex]
+			if w == 0 && (!g.opts.Mean || values[0] == 0) {
+				return
 			}
-			f(s, w)
-		}
+			f(stack, w, set)
+		})
 	}
 }
 
-// leaf returns the node that receives the sample's flat value, or -1 for an empty stack.
-func (g *Graph) leaf(s *profile.Sample) int32 {
-	for _, l := range s.Location {
-		if loc := g.idx.position(l); loc >= 0 {
+// leaf returns the node that receives the flat value of a sample with this stack, or -1
+// for an empty stack.
+func (g *Graph) leaf(stack []int32) int32 {
+	for _, loc := range stack {
+		if loc >= 0 {
 			return g.idx.ids[g.idx.start[loc]]
 		}
 	}
@@ -245,16 +250,16 @@ func (g *Graph) leaf(s *profile.Sample) int32 {
 
 // tagCums walks the stacks of the tagged samples and returns, for each of the nsums tag
 // values, the cum added by the pending tags of the nodes in those stacks: each node counts
-// once per sample.
-func (g *Graph) tagCums(tagged []taggedSample, tagIDs []int32, pending [][]tagRef, nsums int) []int64 {
+// once per sample. setTags are the tags of each label set.
+func (g *Graph) tagCums(tagged []taggedSample, setTags [][]int32, pending [][]tagRef, nsums int) []int64 {
 	cum := make([]int64, nsums)
 	seen := make([]uint32, len(g.Nodes))
 	var stamp uint32
 	idx := g.idx
 	for _, ts := range tagged {
 		stamp = nextStamp(stamp, seen)
-		for i := len(ts.s.Location) - 1; i >= 0; i-- {
-			loc := idx.position(ts.s.Location[i])
+		for i := len(ts.stack) - 1; i >= 0; i-- {
+			loc := ts.stack[i]
 			if loc < 0 {
 				continue
 			}
@@ -264,7 +269,7 @@ func (g *Graph) tagCums(tagged []taggedSample, tagIDs []int32, pending [][]tagRe
 					continue
 				}
 				seen[id] = stamp
-				for _, t := range tagIDs[ts.start:ts.end] {
+				for _, t := range setTags[ts.set] {
 					if k, ok := slices.BinarySearchFunc(refs, t, func(r tagRef, t int32) int { return cmp.Compare(r.tag, t) }); ok {
 						cum[refs[k].sum] += ts.w
 					}

@@ -419,7 +419,7 @@ func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
 	} else {
 		es.byPair = make(map[uint64]int32)
 	}
-	s.each(idx, func(si int, values []int64, stack []int32) {
+	s.each(func(si int, values []int64, stack []int32, _ int32) {
 		w := values[o.SampleIndex]
 		if w == 0 && (!o.Mean || values[0] == 0) {
 			return

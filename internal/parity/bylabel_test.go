@@ -11,6 +11,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 )
 
 var alphaUnit = regexp.MustCompile(`^[[:alpha:]]+$`)
@@ -48,7 +49,7 @@ func profqByLabel(flags, sources []string, key string) (*report.TopByLabel, erro
 	if err != nil {
 		return nil, err
 	}
-	return report.NewTopByLabel(p, nil, cfg, key)
+	return report.NewTopByLabel(p, stacks.FromProfile(p), nil, cfg, key)
 }
 
 // valueKinds says which kinds of values key has in the profile at path: false for strings,
@@ -165,7 +166,7 @@ func checkByLabel(t *testing.T, path, key string, kinds map[bool]int64, flags []
 		if err != nil {
 			t.Fatal(err)
 		}
-		top, err := report.NewTop(p, nil, cfg)
+		top, err := report.NewTop(p, stacks.FromProfile(p), nil, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

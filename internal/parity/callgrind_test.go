@@ -8,6 +8,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // TestParityCallgrind compares profq convert --to callgrind with pprof -callgrind, byte for
@@ -26,7 +27,7 @@ func TestParityCallgrind(t *testing.T) {
 				}
 				cfg := report.DefaultConfig()
 				p := loadWithFlags(t, path, &cfg, flags)
-				c, err := report.NewCallgrind(p, nil, nil, cfg, "")
+				c, err := report.NewCallgrind(p, stacks.FromProfile(p), nil, cfg, "")
 				if err != nil {
 					t.Fatal(err)
 				}

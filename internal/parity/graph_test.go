@@ -13,6 +13,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // dotGraph is a DOT graph as pprof -dot (or profq graph --format dot) writes it, reduced to
@@ -142,7 +143,7 @@ func profqDOT(flags, sources []string, unit outUnit) (g *dotGraph, gr *report.Gr
 	if err != nil {
 		return nil, nil, fmt.Errorf("source.LoadWithBases: %w", err)
 	}
-	gr, err = report.NewGraph(p, nil, cfg)
+	gr, err = report.NewGraph(p, stacks.FromProfile(p), nil, cfg)
 	if err != nil {
 		return nil, nil, err
 	}

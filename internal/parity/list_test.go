@@ -15,6 +15,7 @@ import (
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/srcfile"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // TestParityList compares profq list's table with pprof -list byte for byte, on every
@@ -125,7 +126,7 @@ func profqList(path, src string, flags []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	l, err := report.NewList(p, nil, nil, cfg, re, files)
+	l, err := report.NewList(p, stacks.FromProfile(p), nil, cfg, re, files)
 	if err != nil {
 		return "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // profqFlags maps each pprof flag the matrix uses onto profq's report.Config. It is the only
@@ -159,7 +160,7 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 			rin[i].SampleTypes = append(rin[i].SampleTypes, report.SampleType{Type: st.Type, Unit: st.Unit})
 		}
 	}
-	top, err := report.NewTop(p, rin, cfg)
+	top, err := report.NewTop(p, stacks.FromProfile(p), rin, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("report.NewTop: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/proftest"
 	"github.com/profq/profq/internal/units"
 )
@@ -205,7 +206,7 @@ func profqPeek(re string, flags, sources []string, sumPct bool) (tab *peekTable,
 	if err != nil {
 		return nil, fmt.Errorf("source.LoadWithBases: %w", err)
 	}
-	pk, err := report.NewPeek(p, nil, cfg, regexp.MustCompile(re))
+	pk, err := report.NewPeek(p, stacks.FromProfile(p), nil, cfg, regexp.MustCompile(re))
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -122,7 +123,7 @@ func profqTagsReport(flags, sources []string) (t *report.Tags, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("source.LoadWithBases: %w", err)
 	}
-	return report.NewTags(p, nil, cfg)
+	return report.NewTags(p, stacks.FromProfile(p), nil, cfg)
 }
 
 // profqTags reduces profq's report to the oracle's table: numeric values are named as pprof

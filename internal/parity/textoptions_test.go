@@ -12,6 +12,7 @@ import (
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/srcfile"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // TestParityTextOptions compares the text of top, tree and list with pprof's under the
@@ -88,20 +89,20 @@ func profqDivided(kind string, flags []string, path string, fv filterValues) (st
 	var write func() error
 	switch kind {
 	case "top":
-		t, err := report.NewTop(p, nil, cfg)
+		t, err := report.NewTop(p, stacks.FromProfile(p), nil, cfg)
 		if err != nil {
 			return "", err
 		}
 		write = func() error { return render.Top(&b, t, o) }
 	case "tree":
-		pk, err := report.NewPeek(p, nil, cfg, regexp.MustCompile("."))
+		pk, err := report.NewPeek(p, stacks.FromProfile(p), nil, cfg, regexp.MustCompile("."))
 		if err != nil {
 			return "", err
 		}
 		write = func() error { return render.Peek(&b, pk, o) }
 	case "list":
 		cfg.SourcePath = "/nonexistent"
-		l, err := report.NewList(p, nil, nil, cfg, regexp.MustCompile("."), &srcfile.Finder{SearchPath: cfg.SourcePath, Allow: []string{"/"}})
+		l, err := report.NewList(p, stacks.FromProfile(p), nil, cfg, regexp.MustCompile("."), &srcfile.Finder{SearchPath: cfg.SourcePath, Allow: []string{"/"}})
 		if err != nil {
 			return "", err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -125,7 +126,7 @@ func profqTraces(flags, sources []string, u outUnit) (tr *traces, table string, 
 	if err != nil {
 		return nil, "", fmt.Errorf("source.LoadWithBases: %w", err)
 	}
-	s, err := report.NewTraces(p, nil, cfg)
+	s, err := report.NewTraces(p, stacks.FromProfile(p), nil, cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("report.NewTraces: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // TestParityTree compares profq tree (the peek report of every node, trimmed as a tree)
@@ -29,7 +30,7 @@ func TestParityTree(t *testing.T) {
 				cfg := report.DefaultConfig()
 				cfg.NodeCount = 80 // pprof's tree default, as profq tree's
 				p := loadWithFlags(t, path, &cfg, flags)
-				pk, err := report.NewPeek(p, nil, cfg, regexp.MustCompile("."))
+				pk, err := report.NewPeek(p, stacks.FromProfile(p), nil, cfg, regexp.MustCompile("."))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -48,7 +49,8 @@ func newTestPeek(t *testing.T, re string, edit func(*report.Config)) *report.Pee
 	if edit != nil {
 		edit(&cfg)
 	}
-	pk, err := report.NewPeek(callgraphProfile(t), callgraphInputs(), cfg, regexp.MustCompile(re))
+	q := callgraphProfile(t)
+	pk, err := report.NewPeek(q, stacks.FromProfile(q), callgraphInputs(), cfg, regexp.MustCompile(re))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,8 @@ func newTestGraph(t *testing.T, edit func(*report.GraphConfig)) *report.GraphRep
 	if edit != nil {
 		edit(&cfg)
 	}
-	g, err := report.NewGraph(callgraphProfile(t), callgraphInputs(), cfg)
+	q := callgraphProfile(t)
+	g, err := report.NewGraph(q, stacks.FromProfile(q), callgraphInputs(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

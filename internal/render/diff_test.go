@@ -13,6 +13,7 @@ import (
 
 	"github.com/profq/profq/internal/gate"
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -48,7 +49,7 @@ func newDiff(t *testing.T, kind string, base, new []string, edit func(*report.Di
 			if kind == exact {
 				p.PeriodType, p.Period = &profile.ValueType{Type: "space", Unit: "bytes"}, 1
 			}
-			c, err := report.NewCapture(p, in, cfg.Config)
+			c, err := report.NewCapture(p, stacks.FromProfile(p), in, cfg.Config)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -54,7 +55,7 @@ func flameReport(t *testing.T, p *profile.Profile, edit func(*report.FlameConfig
 		inputs = []report.Input{{Source: "cpu.pb.gz", Role: report.RoleProfile, Format: report.FormatPprof,
 			SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 8}}
 	}
-	f, err := report.NewFlame(p, inputs, cfg)
+	f, err := report.NewFlame(p, stacks.FromProfile(p), inputs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

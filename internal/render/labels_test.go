@@ -12,6 +12,7 @@ import (
 
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // This file tests the renderers of the label reports (tags, info, top --by-label) on the
@@ -47,7 +48,7 @@ func shippedTags(t *testing.T, name string, edit func(*report.TagsConfig)) *repo
 	if edit != nil {
 		edit(&cfg)
 	}
-	tags, err := report.NewTags(p, inputs, cfg)
+	tags, err := report.NewTags(p, stacks.FromProfile(p), inputs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func shippedByLabel(t *testing.T, name, key string, edit func(*report.Config)) *
 	if edit != nil {
 		edit(&cfg)
 	}
-	top, err := report.NewTopByLabel(p, inputs, cfg, key)
+	top, err := report.NewTopByLabel(p, stacks.FromProfile(p), inputs, cfg, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/profq/profq/internal/filter"
 	"strings"
 	"testing"
+
+	"github.com/profq/profq/internal/filter"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
@@ -51,7 +53,8 @@ func tracesStream(t *testing.T) *report.TraceStream {
 	t.Helper()
 	inputs := []report.Input{{Source: "cpu.pb.gz", Role: report.RoleProfile, Format: report.FormatPprof,
 		SampleTypes: []report.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, Samples: 7}}
-	s, err := report.NewTraces(tracesProfile(t), inputs, report.DefaultConfig())
+	q := tracesProfile(t)
+	s, err := report.NewTraces(q, stacks.FromProfile(q), inputs, report.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +96,7 @@ func TestTracesJSONIsTheModelsEncoding(t *testing.T) {
 
 	// An empty report: "samples": [].
 	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, "main 1 1\n")
-	empty, err := report.NewTraces(p, nil, report.Config{Granularity: "functions", Sort: "flat", Options: filter.Options{Focus: "^nothing$"}})
+	empty, err := report.NewTraces(p, stacks.FromProfile(p), nil, report.Config{Granularity: "functions", Sort: "flat", Options: filter.Options{Focus: "^nothing$"}})
 	if err != nil {
 		t.Fatal(err)
 	}

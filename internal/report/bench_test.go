@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkTopAfterLoad(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StartTimer()
-					if _, err := NewTop(p, nil, cfg); err != nil {
+					if _, err := NewTop(p, stacks.FromProfile(p), nil, cfg); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -3,24 +3,26 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"github.com/profq/profq/internal/filter"
-	"github.com/profq/profq/internal/option"
 	"slices"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/filter"
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
 )
 
-// NewTopByLabel builds one top report per value of the label key from p, which it modifies:
-// filters and aggregation run in place.
+// NewTopByLabel builds one top report per value of the label key from p, whose samples are
+// st, and which it modifies: filters and aggregation run in place.
 //
 // The whole profile goes through a top report's first steps once: the total (before
 // filtering unless RelativePercentages) and the filters. The samples left are then grouped
 // by their values of key (a sample listing several values joins each of their groups; one
-// without the key joins the unlabelled group), and each group becomes a top report of its
-// own samples, trimmed on its own. Filters and the label selection commute, since each
+// without the key joins the unlabelled group; the groups are made a label set at a time),
+// and each group becomes a top report of its own samples, trimmed on its own. Filters and the label selection commute, since each
 // decides on one sample at a time, so a group is exactly the top report that the filter
 // --tagfocus 'key=^value$' (--tagignore 'key=.*' for the unlabelled group) would give.
-func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (*TopByLabel, error) {
+func NewTopByLabel(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config, key string) (*TopByLabel, error) {
 	if key == "" {
 		return nil, option.Errorf("by-label", "the label key is empty")
 	}
@@ -29,23 +31,23 @@ func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (
 		return nil, err
 	}
 	var warnings []string
-	if !slices.ContainsFunc(p.Sample, func(s *profile.Sample) bool { return hasKey(s, key) }) {
+	if !carriesKey(st, key) {
 		warnings = append(warnings, fmt.Sprintf("no sample carries the label %q: every sample is in the unlabelled group", key))
 	}
-	numUnits, _ := p.NumLabelUnits()
-	pr, err := prepare(p, cfg, filters.Apply)
+	numUnits, _ := labelSamples(st).NumLabelUnits()
+	pr, err := prepare(p, st, cfg, filters)
 	if err != nil {
 		return nil, err
 	}
 	index, total := pr.index, pr.total
 	warnings = append(warnings, pr.warnings...)
 
-	st := p.SampleType[index]
+	vt := p.SampleType[index]
 	t := &TopByLabel{
 		SchemaVersion: SchemaVersion,
 		Kind:          KindTopByLabel,
 		Key:           key,
-		SampleType:    SampleType{Type: st.Type, Unit: st.Unit},
+		SampleType:    SampleType{Type: vt.Type, Unit: vt.Unit},
 		Total:         total,
 		Options:       effectiveOptions(cfg, index),
 		Profile:       profileInfo(p),
@@ -54,7 +56,7 @@ func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (
 		Groups:        []LabelGroup{},
 	}
 	if cfg.Mean {
-		t.SampleType.Type = "mean_" + st.Type
+		t.SampleType.Type = "mean_" + vt.Type
 	}
 	if t.Inputs == nil {
 		t.Inputs = []Input{}
@@ -65,25 +67,26 @@ func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (
 	groupCfg := cfg
 	groupCfg.Options = filter.Options{}
 	groupCfg.RelativePercentages = false
-	for _, g := range groupSamples(p, key) {
+	for _, g := range groupStacks(pr.stacks, key) {
 		t.Numeric = t.Numeric || g.value.numeric
 		sub := &profile.Profile{
 			SampleType:        p.SampleType,
 			DefaultSampleType: p.DefaultSampleType,
-			Sample:            g.samples,
 			Mapping:           p.Mapping,
 			Location:          p.Location,
 			Function:          p.Function,
 			PeriodType:        p.PeriodType,
 			Period:            p.Period,
 		}
-		top, err := buildTop(sub, inputs, groupCfg, topOptions{})
+		top, err := buildTop(sub, g.stacks, inputs, groupCfg, topOptions{})
 		if err != nil {
 			return nil, err
 		}
+		samples := g.stacks.Len()
+		g.stacks = nil // done with: the next groups can use its memory
 		lg := LabelGroup{
 			HasLabel:       g.labelled,
-			Samples:        len(g.samples),
+			Samples:        samples,
 			GroupTotal:     top.Total,
 			GroupPct:       percent(top.Total, total),
 			Total:          top.Total,
@@ -123,49 +126,65 @@ func NewTopByLabel(p *profile.Profile, inputs []Input, cfg Config, key string) (
 type labelGroup struct {
 	value    labelValue
 	labelled bool
-	samples  []*profile.Sample
+	stacks   *stacks.Stacks
 }
 
-// groupSamples splits p's samples by their values of key, in value order with the unlabelled
-// group last. A sample that lists one value twice is in its group once.
-func groupSamples(p *profile.Profile, key string) []*labelGroup {
-	byValue := map[labelValue]*labelGroup{}
+// groupStacks splits the samples of st by their values of key, a label set at a time, in
+// value order with the unlabelled group last; groups without samples are left out. A sample
+// that lists one value twice is in its group once.
+func groupStacks(st *stacks.Stacks, key string) []*labelGroup {
 	unlabelled := &labelGroup{}
+	groups := []*labelGroup{unlabelled}
+	byValue := map[labelValue]int{} // value -> position in groups
+	// The positions in groups of the groups of each label set; set 0 has no labels.
+	setGroups := make([][]int, len(st.LabelSets)+1)
+	setGroups[0] = []int{0}
 	var vals []labelValue
-	for _, s := range p.Sample {
-		vals = sampleLabelValues(vals[:0], s, key)
+	for i, set := range st.LabelSets {
+		vals = sampleLabelValues(vals[:0], &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit}, key)
 		if len(vals) == 0 {
-			unlabelled.samples = append(unlabelled.samples, s)
+			setGroups[i+1] = setGroups[0]
 			continue
 		}
-		for i, v := range vals {
-			if slices.Contains(vals[:i], v) {
+		for k, v := range vals {
+			if slices.Contains(vals[:k], v) {
 				continue
 			}
-			g := byValue[v]
-			if g == nil {
-				g = &labelGroup{value: v, labelled: true}
+			g, ok := byValue[v]
+			if !ok {
+				g = len(groups)
 				byValue[v] = g
+				groups = append(groups, &labelGroup{value: v, labelled: true})
 			}
-			g.samples = append(g.samples, s)
+			setGroups[i+1] = append(setGroups[i+1], g)
 		}
 	}
-	groups := make([]*labelGroup, 0, len(byValue)+1)
-	for _, g := range byValue {
-		groups = append(groups, g)
+	for i, gs := range st.Group(setGroups, len(groups)) {
+		groups[i].stacks = gs
 	}
-	slices.SortFunc(groups, func(a, b *labelGroup) int { return compareLabelValues(a.value, b.value) })
-	if len(unlabelled.samples) > 0 {
-		groups = append(groups, unlabelled)
+	labelled := slices.DeleteFunc(groups[1:], func(g *labelGroup) bool { return g.stacks.Len() == 0 })
+	slices.SortFunc(labelled, func(a, b *labelGroup) int { return compareLabelValues(a.value, b.value) })
+	if unlabelled.stacks.Len() > 0 {
+		labelled = append(labelled, unlabelled)
 	}
-	return groups
+	return labelled
 }
 
-// hasKey reports whether s carries the label key, as a string or a numeric label.
-func hasKey(s *profile.Sample, key string) bool {
-	if _, ok := s.Label[key]; ok {
-		return true
+// carriesKey reports whether a sample of st carries the label key, as a string or a numeric
+// label.
+func carriesKey(st *stacks.Stacks, key string) bool {
+	has := make([]bool, len(st.LabelSets)+1)
+	for i, set := range st.LabelSets {
+		_, s := set.Label[key]
+		_, n := set.NumLabel[key]
+		has[i+1] = s || n
 	}
-	_, ok := s.NumLabel[key]
-	return ok
+	for k := range st.Segments {
+		for _, set := range st.Segments[k].Labels {
+			if has[set] {
+				return true
+			}
+		}
+	}
+	return false
 }

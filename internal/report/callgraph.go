@@ -2,11 +2,10 @@ package report
 
 import (
 	"github.com/google/pprof/profile"
-	"github.com/profq/profq/internal/num"
-
-	"github.com/profq/profq/internal/source"
 
 	"github.com/profq/profq/internal/graph"
+	"github.com/profq/profq/internal/num"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // This file holds what the reports built on call edges (peek and graph) share: the steps from
@@ -26,38 +25,31 @@ type callGraph struct {
 
 // newCallGraph runs the steps of a top report up to the graph: choose the sample value, take
 // the total (before filtering unless RelativePercentages), filter, aggregate to the
-// granularity, trim /proc/self/cwd/ from file names, build the graph with the frame types the
-// inputs state. It modifies p.
-//
-// st are p's samples when held as stacks (nil when p has them): a graph built from them has
-// no tags.
-func newCallGraph(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config) (*callGraph, error) {
+// granularity, trim /proc/self/cwd/ from file names, build the graph of st, p's samples, with
+// the frame types the inputs state. It modifies p.
+func newCallGraph(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config) (*callGraph, error) {
 	return newCallGraphOf(p, st, inputs, cfg, graph.Options{})
 }
 
 // newCallGraphOf is newCallGraph with the graph options base (ObjNames) besides those cfg
 // and inputs give.
-func newCallGraphOf(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, base graph.Options) (*callGraph, error) {
+func newCallGraphOf(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config, base graph.Options) (*callGraph, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
-	labelUnits, _ := labelSamples(p, st).NumLabelUnits()
-	pr, err := prepareStacks(p, st, cfg, !filters.Empty(), filters.Apply)
+	labelUnits, _ := labelSamples(st).NumLabelUnits()
+	pr, err := prepare(p, st, cfg, filters)
 	if err != nil {
 		return nil, err
 	}
-	index, st := pr.index, pr.stacks
+	index := pr.index
 	cg := &callGraph{index: index, total: pr.total, warnings: pr.warnings, labelUnits: labelUnits}
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p, cfg)
 	gopts := base
 	gopts.SampleIndex, gopts.Mean, gopts.DropNegative, gopts.FrameTypes = index, cfg.Mean, cfg.DropNegative, FrameTypes(inputs)
-	if st != nil {
-		cg.g = graph.BuildStacks(p, st, gopts)
-	} else {
-		cg.g = graph.Build(p, gopts)
-	}
+	cg.g = graph.Build(p, pr.stacks, gopts)
 
 	vt := p.SampleType[index]
 	cg.sampleType = SampleType{Type: vt.Type, Unit: vt.Unit}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkCallGraphAfterLoad(b *testing.B) {
 		{"peek", func(b *testing.B, path string) {
 			p := loadForBench(b, path)
 			b.StartTimer()
-			if _, err := NewPeek(p, nil, DefaultPeekConfig(), re); err != nil {
+			if _, err := NewPeek(p, stacks.FromProfile(p), nil, DefaultPeekConfig(), re); err != nil {
 				if _, ok := err.(*NoMatchError); !ok {
 					b.Fatal(err)
 				}
@@ -31,7 +32,7 @@ func BenchmarkCallGraphAfterLoad(b *testing.B) {
 		{"graph", func(b *testing.B, path string) {
 			p := loadForBench(b, path)
 			b.StartTimer()
-			if _, err := NewGraph(p, nil, DefaultGraphConfig()); err != nil {
+			if _, err := NewGraph(p, stacks.FromProfile(p), nil, DefaultGraphConfig()); err != nil {
 				b.Fatal(err)
 			}
 		}},

@@ -2,9 +2,11 @@ package report
 
 import (
 	"errors"
-	"github.com/profq/profq/internal/option"
 	"regexp"
 	"testing"
+
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
@@ -24,7 +26,7 @@ main;lock 1 10
 main;other;lock 1 30
 main;other 2 60
 `)
-	pk, err := NewPeek(p, nil, DefaultPeekConfig(), regexp.MustCompile(`lock|other`))
+	pk, err := NewPeek(p, stacks.FromProfile(p), nil, DefaultPeekConfig(), regexp.MustCompile(`lock|other`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ main;lockB 1 30
 `)
 	cfg := DefaultPeekConfig()
 	cfg.Mean = true
-	pk, err := NewPeek(p, nil, cfg, regexp.MustCompile(`lockB`))
+	pk, err := NewPeek(p, stacks.FromProfile(p), nil, cfg, regexp.MustCompile(`lockB`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func TestPeekPctIsNullForZeroCum(t *testing.T) {
 main;x 1 10
 main;x;y 1 -10
 `)
-	pk, err := NewPeek(p, nil, DefaultPeekConfig(), regexp.MustCompile(`^x$`))
+	pk, err := NewPeek(p, stacks.FromProfile(p), nil, DefaultPeekConfig(), regexp.MustCompile(`^x$`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,24 +112,27 @@ main;x;y 1 -10
 
 func TestPeekErrors(t *testing.T) {
 	p := folded(t, `main;f 1 10`)
-	_, err := NewPeek(p, nil, DefaultPeekConfig(), regexp.MustCompile(`nothing`))
+	_, err := NewPeek(p, stacks.FromProfile(p), nil, DefaultPeekConfig(), regexp.MustCompile(`nothing`))
 	var nm *NoMatchError
 	if !errors.As(err, &nm) || nm.Error() != "no matches found for regexp: nothing" {
 		t.Errorf("no match: %v", err)
 	}
 	cfg := DefaultPeekConfig()
 	cfg.Focus = "nosuch"
-	_, err = NewPeek(folded(t, `main;f 1 10`), nil, cfg, regexp.MustCompile(`f`))
+	q := folded(t, `main;f 1 10`)
+	_, err = NewPeek(q, stacks.FromProfile(q), nil, cfg, regexp.MustCompile(`f`))
 	if !errors.As(err, &nm) || len(nm.Warnings) != 1 {
 		t.Errorf("a focus that empties the graph: %v, warnings %v", err, nm)
 	}
 	cfg = DefaultPeekConfig()
 	cfg.SampleIndex = "nope"
 	var opt *option.Error
-	if _, err := NewPeek(folded(t, `main;f 1 10`), nil, cfg, regexp.MustCompile(`f`)); !errors.As(err, &opt) {
+	q = folded(t, `main;f 1 10`)
+	if _, err := NewPeek(q, stacks.FromProfile(q), nil, cfg, regexp.MustCompile(`f`)); !errors.As(err, &opt) {
 		t.Errorf("bad sample index: %v", err)
 	}
-	if _, err := NewPeek(folded(t, `main;f 1 10`), nil, DefaultPeekConfig(), nil); !errors.As(err, &opt) {
+	q = folded(t, `main;f 1 10`)
+	if _, err := NewPeek(q, stacks.FromProfile(q), nil, DefaultPeekConfig(), nil); !errors.As(err, &opt) {
 		t.Errorf("nil regexp: %v", err)
 	}
 }
@@ -138,7 +143,7 @@ main;a;b 1 50
 main;a;c 1 30
 main;d 1 20
 `)
-	g, err := NewGraph(p, []Input{{Source: "x"}}, DefaultGraphConfig())
+	g, err := NewGraph(p, stacks.FromProfile(p), []Input{{Source: "x"}}, DefaultGraphConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +178,7 @@ main;lock 1 10
 `)
 	cfg := DefaultGraphConfig()
 	cfg.Mean = true
-	g, err := NewGraph(p, nil, cfg)
+	g, err := NewGraph(p, stacks.FromProfile(p), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +198,7 @@ main;y 1 -10
 `)
 	cfg := DefaultGraphConfig()
 	cfg.NodeFraction, cfg.EdgeFraction = 0, 0
-	g, err := NewGraph(p, nil, cfg)
+	g, err := NewGraph(p, stacks.FromProfile(p), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

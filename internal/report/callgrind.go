@@ -7,7 +7,7 @@ import (
 
 	"github.com/profq/profq/internal/graph"
 	"github.com/profq/profq/internal/num"
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -38,11 +38,11 @@ type CallgrindCall struct {
 	Weight     int64
 }
 
-// NewCallgrind builds the callgrind form of p's graph, which it modifies (see NewTop), as
-// pprof -callgrind does: at address granularity, untrimmed, every node keyed with its
+// NewCallgrind builds the callgrind form of the graph of p, whose samples are st, and which
+// it modifies (see NewTop), as pprof -callgrind does: at address granularity, untrimmed, every node keyed with its
 // binary, nodes in cfg.Sort's order, values in unit ("" or "minimum": pprof's choice for
 // the smallest value and the total, without the factor of 100 its text reports allow).
-func NewCallgrind(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, unit string) (*Callgrind, error) {
+func NewCallgrind(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config, unit string) (*Callgrind, error) {
 	cfg.Granularity = "addresses"
 	cfg.NodeCount, cfg.NodeFraction, cfg.EdgeFraction = 0, 0, 0
 	cg, err := newCallGraphOf(p, st, inputs, cfg, graph.Options{ObjNames: true})

@@ -14,6 +14,7 @@ import (
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/srcfile"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // TestJSONContract walks every report model the constructors build, by reflection, on real
@@ -56,7 +57,8 @@ func TestJSONContract(t *testing.T) {
 				cfg := DefaultConfig()
 				variant.edit(&cfg)
 
-				top, err := NewTop(load(), nil, cfg)
+				q := load()
+				top, err := NewTop(q, stacks.FromProfile(q), nil, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -65,7 +67,8 @@ func TestJSONContract(t *testing.T) {
 				p := load()
 				if len(p.Sample) > 0 {
 					for key := range p.Sample[0].Label {
-						byLabel, err := NewTopByLabel(load(), nil, cfg, key)
+						q := load()
+						byLabel, err := NewTopByLabel(q, stacks.FromProfile(q), nil, cfg, key)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -76,14 +79,16 @@ func TestJSONContract(t *testing.T) {
 
 				tc := DefaultTagsConfig()
 				tc.Report = cfg
-				tags, err := NewTags(load(), nil, tc)
+				q = load()
+				tags, err := NewTags(q, stacks.FromProfile(q), nil, tc)
 				if err != nil {
 					t.Fatal(err)
 				}
 				check(t, KindTags, tags)
 
 				for _, re := range []string{".", "^no such function$"} {
-					peek, err := NewPeek(load(), nil, cfg, regexp.MustCompile(re))
+					q := load()
+					peek, err := NewPeek(q, stacks.FromProfile(q), nil, cfg, regexp.MustCompile(re))
 					if err == nil {
 						check(t, KindPeek, peek)
 					} else if !strings.Contains(err.Error(), "no matches") {
@@ -92,7 +97,8 @@ func TestJSONContract(t *testing.T) {
 				}
 
 				for _, re := range []string{".", "^main\\."} {
-					l, err := NewList(load(), nil, nil, cfg, regexp.MustCompile(re), &srcfile.Finder{SearchPath: t.TempDir()})
+					q := load()
+					l, err := NewList(q, stacks.FromProfile(q), nil, cfg, regexp.MustCompile(re), &srcfile.Finder{SearchPath: t.TempDir()})
 					if err == nil {
 						check(t, KindList, l)
 					} else if !strings.Contains(err.Error(), "no matches") {
@@ -102,7 +108,8 @@ func TestJSONContract(t *testing.T) {
 
 				gc := DefaultGraphConfig()
 				gc.Config = cfg
-				g, err := NewGraph(load(), nil, gc)
+				q = load()
+				g, err := NewGraph(q, stacks.FromProfile(q), nil, gc)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -110,13 +117,15 @@ func TestJSONContract(t *testing.T) {
 
 				fc := DefaultFlameConfig()
 				fc.Config = cfg
-				if f, err := NewFlame(load(), nil, fc); err == nil {
+				q = load()
+				if f, err := NewFlame(q, stacks.FromProfile(q), nil, fc); err == nil {
 					check(t, KindFlame, f)
 				} else if variant.name == "default" {
 					t.Fatal(err)
 				}
 
-				traces, err := NewTraces(load(), nil, cfg)
+				q = load()
+				traces, err := NewTraces(q, stacks.FromProfile(q), nil, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -126,7 +135,8 @@ func TestJSONContract(t *testing.T) {
 				details := DescribeProfile(load(), nil)
 				check(t, KindInfo, NewInfo(details, []InfoInput{{Source: name, Profile: details}}))
 
-				goroutines, err := NewGoroutines(load(), nil, cfg)
+				q = load()
+				goroutines, err := NewGoroutines(q, stacks.FromProfile(q), nil, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -139,11 +149,13 @@ func TestJSONContract(t *testing.T) {
 
 				dc := DefaultDiffConfig()
 				dc.Config = cfg
-				base, err := NewCapture(load(), Input{Source: name}, cfg)
+				q = load()
+				base, err := NewCapture(q, stacks.FromProfile(q), Input{Source: name}, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				next, err := NewCapture(load(), Input{Source: name}, cfg)
+				q = load()
+				next, err := NewCapture(q, stacks.FromProfile(q), Input{Source: name}, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -174,7 +186,7 @@ func TestJSONContract(t *testing.T) {
 		}
 		cfg := DefaultConfig()
 		cfg.SampleIndex = "alloc_objects"
-		c, err := NewCapture(p, Input{Source: path}, cfg)
+		c, err := NewCapture(p, stacks.FromProfile(p), Input{Source: path}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/gate"
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/stats"
 )
 
@@ -79,17 +79,12 @@ type Capture struct {
 	Iterations int64
 }
 
-// NewCapture builds the node table of p, which it modifies as NewTop does. cfg's trimming
-// options are ignored: a capture keeps every node. Rows carry no inline labels.
-func NewCapture(p *profile.Profile, in Input, cfg Config) (*Capture, error) {
-	return NewCaptureStacks(p, nil, in, cfg)
-}
-
-// NewCaptureStacks is NewCapture for a profile whose samples are held as stacks (st, from
-// source.LoadOrDocument; nil when p has its samples).
-func NewCaptureStacks(p *profile.Profile, st *source.Stacks, in Input, cfg Config) (*Capture, error) {
+// NewCapture builds the node table of p, whose samples are st, and which it modifies as
+// NewTop does. cfg's trimming options are ignored: a capture keeps every node. Rows carry no
+// inline labels.
+func NewCapture(p *profile.Profile, st *stacks.Stacks, in Input, cfg Config) (*Capture, error) {
 	cfg.NodeFraction, cfg.NodeCount, cfg.DropNegative = 0, 0, false
-	t, err := buildTop(p, []Input{in}, cfg, topOptions{noInlineLabels: true, stacks: st})
+	t, err := buildTop(p, st, []Input{in}, cfg, topOptions{noInlineLabels: true})
 	if err != nil {
 		return nil, err
 	}

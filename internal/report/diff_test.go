@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/profq/profq/internal/option"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
@@ -24,7 +26,7 @@ func capture(t *testing.T, source, role, text string, cfg Config) *Capture {
 	t.Helper()
 	p := proftest.MustFolded([]string{"cpu/nanoseconds"}, text)
 	p.PeriodType, p.Period = &profile.ValueType{Type: "space", Unit: "bytes"}, 1
-	c, err := NewCapture(p, Input{Source: source, Role: role, Format: FormatPprof}, cfg)
+	c, err := NewCapture(p, stacks.FromProfile(p), Input{Source: source, Role: role, Format: FormatPprof}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func sampledCapture(t *testing.T, source, role, text string, cfg Config) *Captur
 	t.Helper()
 	p := proftest.MustFolded([]string{"cpu/nanoseconds"}, text)
 	p.PeriodType, p.Period = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, 10_000_000
-	c, err := NewCapture(p, Input{Source: source, Role: role, Format: FormatPprof}, cfg)
+	c, err := NewCapture(p, stacks.FromProfile(p), Input{Source: source, Role: role, Format: FormatPprof}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +506,8 @@ func TestDiffCaptureWarnings(t *testing.T) {
 
 func TestDiffMismatchedSampleTypes(t *testing.T) {
 	cfg := DefaultDiffConfig()
-	heap, err := NewCapture(proftest.MustFolded([]string{"inuse_space/bytes"}, "main;a 10\n"),
+	q := proftest.MustFolded([]string{"inuse_space/bytes"}, "main;a 10\n")
+	heap, err := NewCapture(q, stacks.FromProfile(q),
 		Input{Source: "heap.pb.gz", Role: RoleNew}, cfg.Config)
 	if err != nil {
 		t.Fatal(err)

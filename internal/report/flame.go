@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/profq/profq/internal/option"
-	"github.com/profq/profq/internal/text"
 	"math"
 	"slices"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
+	"github.com/profq/profq/internal/text"
 )
 
 // FlameNominalWidth is the width in pixels a flame graph is drawn at (the SVG's width, and
@@ -58,12 +60,12 @@ func (e *NegativeValuesError) Error() string {
 	return msg
 }
 
-// NewFlame builds the flame graph of p, which it modifies: filters and aggregation run in
-// place, as for traces. The samples are read one at a time into a tree of call paths;
-// no stack is kept. Samples with a value of 0 or an empty stack draw nothing. Against a
-// --diff-base base (samples labelled pprof::base, negated), the base's samples give each
-// path its Base value instead of widening it.
-func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, error) {
+// NewFlame builds the flame graph of p, whose samples are st, and which it modifies: filters
+// and aggregation run in place, as for traces. The samples are read one at a time into a
+// tree of call paths; no stack is copied. Samples with a value of 0 or an empty stack draw
+// nothing. Against a --diff-base base (samples labelled pprof::base, negated), the base's
+// samples give each path its Base value instead of widening it.
+func NewFlame(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg FlameConfig) (*Flame, error) {
 	if cfg.Mean {
 		return nil, option.Errorf("mean", "a flame graph adds values up along its paths, and means do not add up")
 	}
@@ -79,25 +81,22 @@ func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, erro
 		return nil, err
 	}
 	var sums flameSums
-	pr, err := prepare(p, cfg.Config, func(p *profile.Profile) []string {
-		if !cfg.RelativePercentages {
-			sums = sumFlame(p.Sample, index)
-		}
-		w := filters.Apply(p)
-		if cfg.RelativePercentages {
-			sums = sumFlame(p.Sample, index)
-		}
-		return w
-	})
+	if !cfg.RelativePercentages {
+		sums = sumFlame(st, index)
+	}
+	pr, err := prepare(p, st, cfg.Config, filters)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.RelativePercentages {
+		sums = sumFlame(pr.stacks, index)
 	}
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	diff := sums.base
 	for _, in := range inputs {
 		diff = diff || in.Role == RoleDiffBase
 	}
-	s := &TraceStream{samples: p.Sample, index: index, frameTypes: FrameTypes(inputs)}
+	s := &TraceStream{stacks: pr.stacks, index: index, frameTypes: FrameTypes(inputs)}
 	s.indexFrames(p.Location)
 
 	b := newFlameBuilder(s, cfg.Reverse)
@@ -115,12 +114,12 @@ func NewFlame(p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, erro
 		return nil, err
 	}
 
-	st := p.SampleType[index]
+	vt := p.SampleType[index]
 	options := effectiveOptions(cfg.Config, index)
 	f := &Flame{
 		SchemaVersion: SchemaVersion,
 		Kind:          KindFlame,
-		SampleType:    SampleType{Type: st.Type, Unit: st.Unit},
+		SampleType:    SampleType{Type: vt.Type, Unit: vt.Unit},
 		Total:         sums.total,
 		BaseTotal:     sums.baseTotal,
 		Options: FlameOptions{
@@ -149,18 +148,23 @@ type flameSums struct {
 	base             bool // some sample is a diff base's
 }
 
-func sumFlame(samples []*profile.Sample, index int) flameSums {
+func sumFlame(st *stacks.Stacks, index int) flameSums {
 	var t flameSums
-	for _, s := range samples {
-		v := s.Value[index]
-		if v < 0 {
-			v = -v
-		}
-		if len(s.Label) > 0 && s.DiffBaseSample() {
-			t.baseTotal += v
-			t.base = true
-		} else {
-			t.total += v
+	base := diffBaseSets(st)
+	n := st.NumValues
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j := range seg.Len() {
+			v := seg.Values[j*n+index]
+			if v < 0 {
+				v = -v
+			}
+			if base[seg.Labels[j]] {
+				t.baseTotal += v
+				t.base = true
+			} else {
+				t.total += v
+			}
 		}
 	}
 	return t
@@ -196,11 +200,12 @@ type flameBuilder struct {
 	keys   []frameKey
 	rank   []int32
 
-	// The stacks of the samples drawn (their Location slices), with their value: > 0 for
-	// the profile's samples, < 0 (the base's value negated) for a diff base's.
-	stacks [][]*profile.Location
+	// The stacks of the samples drawn (the positions of their locations, the stacks' own),
+	// with their value: > 0 for the profile's samples, < 0 (the base's value negated) for a
+	// diff base's.
+	stacks [][]int32
 	vals   []int64
-	// Each sample's cursor: the index in its Location of the current location, the ID of the
+	// Each sample's cursor: the index in its stack of the current location, the ID of the
 	// current frame (-1 before the first), and the end of the current location's frames
 	// (the first ID, walking root first; one past the last, walking leaf first).
 	loc, cur, bound []int32
@@ -256,56 +261,58 @@ func newFlameBuilder(s *TraceStream, reverse bool) *flameBuilder {
 	return b
 }
 
-// position is l's position in s's location table plus one, or 0 when it is not there.
-func (s *TraceStream) position(l *profile.Location) int32 {
-	return s.locs.Position(l) + 1
-}
-
-// position is s.position(l), which must not be 0: a location that is not in the profile's
-// table ends the stack and fails the graph (profiles that profq reads are checked for that).
-func (b *flameBuilder) position(l *profile.Location) int32 {
-	pos := b.s.position(l)
-	if pos == 0 && b.err == nil {
-		b.err = fmt.Errorf("malformed profile: a sample's location %d is not in the location table", l.ID)
+// position is a stack's position of a location plus one, which must not be 0: a location
+// that is not in the profile's table (-1) ends the stack and fails the graph (profiles that
+// profq reads are checked for that).
+func (b *flameBuilder) position(pos int32) int32 {
+	if pos < 0 && b.err == nil {
+		b.err = errors.New("malformed profile: a sample's location is not in the location table")
 	}
-	return pos
+	return pos + 1
 }
 
 // read selects the samples to draw and returns the root's value and base.
 func (b *flameBuilder) read() (value, base int64, err error) {
 	negative := 0
-	b.stacks = make([][]*profile.Location, 0, len(b.s.samples))
-	b.vals = make([]int64, 0, len(b.s.samples))
-	for _, sample := range b.s.samples {
-		if len(sample.Location) == 0 {
-			continue
+	st := b.s.stacks
+	baseSets := diffBaseSets(st)
+	b.stacks = make([][]int32, 0, st.Len())
+	b.vals = make([]int64, 0, st.Len())
+	n := st.NumValues
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j := range seg.Len() {
+			stack := seg.Stack(j)
+			if len(stack) == 0 {
+				continue
+			}
+			v := seg.Values[j*n+b.s.index]
+			isBase := baseSets[seg.Labels[j]]
+			if isBase {
+				v = -v // the base was negated to be subtracted
+			}
+			switch {
+			case v < 0:
+				negative++
+				continue
+			case v == 0:
+				continue
+			case isBase:
+				base += v
+				v = -v
+			default:
+				value += v
+			}
+			b.stacks = append(b.stacks, stack)
+			b.vals = append(b.vals, v)
 		}
-		v := sample.Value[b.s.index]
-		isBase := len(sample.Label) > 0 && sample.DiffBaseSample()
-		if isBase {
-			v = -v // the base was negated to be subtracted
-		}
-		switch {
-		case v < 0:
-			negative++
-			continue
-		case v == 0:
-			continue
-		case isBase:
-			base += v
-			v = -v
-		default:
-			value += v
-		}
-		b.stacks = append(b.stacks, sample.Location)
-		b.vals = append(b.vals, v)
 	}
 	if negative > 0 {
 		return 0, 0, &NegativeValuesError{Samples: negative}
 	}
-	n := len(b.stacks)
-	b.loc, b.cur, b.bound = make([]int32, n), make([]int32, n), make([]int32, n)
-	b.pairs = make([]uint64, n)
+	drawn := len(b.stacks)
+	b.loc, b.cur, b.bound = make([]int32, drawn), make([]int32, drawn), make([]int32, drawn)
+	b.pairs = make([]uint64, drawn)
 	for i, stack := range b.stacks {
 		b.cur[i] = -1
 		if b.reverse {

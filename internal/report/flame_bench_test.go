@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/benchdata"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkFlameAfterLoad(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StartTimer()
-					f, err := NewFlame(p, nil, cfg)
+					f, err := NewFlame(p, stacks.FromProfile(p), nil, cfg)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -2,11 +2,13 @@ package report
 
 import (
 	"errors"
-	"github.com/profq/profq/internal/option"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
@@ -26,7 +28,7 @@ type flameOracle struct {
 
 func newFlameOracle(t *testing.T, p *profile.Profile, cfg FlameConfig) *flameOracle {
 	t.Helper()
-	s, err := NewTraces(p, nil, cfg.Config)
+	s, err := NewTraces(p, stacks.FromProfile(p), nil, cfg.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,8 @@ func newFlameOracle(t *testing.T, p *profile.Profile, cfg FlameConfig) *flameOra
 func buildFlame(t *testing.T, p *profile.Profile, inputs []Input, cfg FlameConfig) (*Flame, *flameOracle) {
 	t.Helper()
 	o := newFlameOracle(t, p.Copy(), cfg)
-	f, err := NewFlame(p.Copy(), inputs, cfg)
+	q := p.Copy()
+	f, err := NewFlame(q, stacks.FromProfile(q), inputs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +338,7 @@ func TestFlameFrameTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := []Input{{Source: "x", Role: RoleProfile, FrameTypes: inputs[0].FrameTypes}}
-	f, err := NewFlame(p, in, DefaultFlameConfig())
+	f, err := NewFlame(p, stacks.FromProfile(p), in, DefaultFlameConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,29 +412,33 @@ func TestFlameDiff(t *testing.T) {
 
 func TestFlameRefuses(t *testing.T) {
 	p := proftest.MustFolded(cpuTypes, "main;a 1 10\nmain;b 1 -4\n")
-	_, err := NewFlame(p.Copy(), nil, DefaultFlameConfig())
+	q := p.Copy()
+	_, err := NewFlame(q, stacks.FromProfile(q), nil, DefaultFlameConfig())
 	var neg *NegativeValuesError
 	var opt *option.Error
 	if !errors.As(err, &neg) || errors.As(err, &opt) || err.Error() != "1 sample has negative values, which a flame graph cannot draw" {
 		t.Errorf("negative values: %v", err)
 	}
 	// After --base, the option is the problem: a usage error that says what to use.
-	_, err = NewFlame(p.Copy(), []Input{{Role: RoleProfile}, {Role: RoleBase}}, DefaultFlameConfig())
+	q = p.Copy()
+	_, err = NewFlame(q, stacks.FromProfile(q), []Input{{Role: RoleProfile}, {Role: RoleBase}}, DefaultFlameConfig())
 	if !errors.As(err, &opt) || !strings.Contains(err.Error(), "use --diff-base") {
 		t.Errorf("negative values after --base: %v", err)
 	}
-	_, err = NewFlame(p.Copy(), nil, flameCfg(func(c *FlameConfig) { c.Mean = true }))
+	q = p.Copy()
+	_, err = NewFlame(q, stacks.FromProfile(q), nil, flameCfg(func(c *FlameConfig) { c.Mean = true }))
 	if !errors.As(err, &opt) {
 		t.Errorf("--mean: %v", err)
 	}
-	_, err = NewFlame(p.Copy(), nil, flameCfg(func(c *FlameConfig) { c.MinWidth = 1 }))
+	q = p.Copy()
+	_, err = NewFlame(q, stacks.FromProfile(q), nil, flameCfg(func(c *FlameConfig) { c.MinWidth = 1 }))
 	if !errors.As(err, &opt) {
 		t.Errorf("min width 1: %v", err)
 	}
 	// A sample's location missing from the location table: an error, not a panic.
 	bad := proftest.MustFolded(cpuTypes, "main;a 1 10\n")
 	bad.Location = bad.Location[:1]
-	_, err = NewFlame(bad, nil, DefaultFlameConfig())
+	_, err = NewFlame(bad, stacks.FromProfile(bad), nil, DefaultFlameConfig())
 	if err == nil || errors.As(err, &opt) || !strings.Contains(err.Error(), "not in the location table") {
 		t.Errorf("missing location: %v", err)
 	}
@@ -439,7 +446,7 @@ func TestFlameRefuses(t *testing.T) {
 
 func TestFlameEmpty(t *testing.T) {
 	p := proftest.MustFolded(cpuTypes, "main;a 1 10\n")
-	f, err := NewFlame(p, nil, flameCfg(func(c *FlameConfig) { c.Focus = "nothing" }))
+	f, err := NewFlame(p, stacks.FromProfile(p), nil, flameCfg(func(c *FlameConfig) { c.Focus = "nothing" }))
 	if err != nil {
 		t.Fatal(err)
 	}

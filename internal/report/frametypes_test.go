@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -56,7 +57,7 @@ func TestFrameTypes(t *testing.T) {
 	cfg.NodeFraction = 0
 
 	p := frameTypesProfile(t)
-	top, err := NewTop(p, frameTypeInputs, cfg)
+	top, err := NewTop(p, stacks.FromProfile(p), frameTypeInputs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,8 @@ func TestFrameTypes(t *testing.T) {
 		t.Errorf("top (-want +got):\n%s", diff)
 	}
 
-	peek, err := NewPeek(frameTypesProfile(t), frameTypeInputs, DefaultPeekConfig(), regexp.MustCompile("."))
+	q := frameTypesProfile(t)
+	peek, err := NewPeek(q, stacks.FromProfile(q), frameTypeInputs, DefaultPeekConfig(), regexp.MustCompile("."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,8 @@ func TestFrameTypes(t *testing.T) {
 		t.Errorf("peek (-want +got):\n%s", diff)
 	}
 
-	g, err := NewGraph(frameTypesProfile(t), frameTypeInputs, DefaultGraphConfig())
+	q = frameTypesProfile(t)
+	g, err := NewGraph(q, stacks.FromProfile(q), frameTypeInputs, DefaultGraphConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,17 +96,18 @@ func TestFrameTypes(t *testing.T) {
 	}
 
 	// Traces name each frame's own type: shared is a kernel frame under syscall only.
-	s, err := NewTraces(frameTypesProfile(t), frameTypeInputs, cfg)
+	q = frameTypesProfile(t)
+	s, err := NewTraces(q, stacks.FromProfile(q), frameTypeInputs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stacks []string
+	var got []string
 	if err := s.Each(func(ts *TraceSample) error {
 		var st string
 		for _, f := range ts.Frames {
 			st += f.Name + ":" + f.FrameType + " "
 		}
-		stacks = append(stacks, st)
+		got = append(got, st)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -113,13 +117,14 @@ func TestFrameTypes(t *testing.T) {
 		"work:native main:native ",
 		"shared:kernel syscall:kernel main:native ",
 	}
-	if diff := cmp.Diff(wantStacks, stacks); diff != "" {
+	if diff := cmp.Diff(wantStacks, got); diff != "" {
 		t.Errorf("traces (-want +got):\n%s", diff)
 	}
 
 	// A diff names the frame type the captures agree on.
 	capture := func(in Input) *Capture {
-		c, err := NewCapture(frameTypesProfile(t), in, cfg)
+		q := frameTypesProfile(t)
+		c, err := NewCapture(q, stacks.FromProfile(q), in, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +145,8 @@ func TestFrameTypes(t *testing.T) {
 	}
 
 	// Without frame types in the inputs, nothing has one.
-	top, err = NewTop(frameTypesProfile(t), nil, cfg)
+	q = frameTypesProfile(t)
+	top, err = NewTop(q, stacks.FromProfile(q), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/profq/profq/internal/gate"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -26,7 +27,8 @@ import (
 func FuzzReadCapture(f *testing.F) {
 	cfg := DefaultConfig()
 	cfg.NodeFraction = 0
-	fromProfile, err := NewCapture(proftest.MustFolded([]string{"cpu/nanoseconds"}, "main;a 30\nmain;b 70\nmain;a+c 5\n"),
+	q := proftest.MustFolded([]string{"cpu/nanoseconds"}, "main;a 30\nmain;b 70\nmain;a+c 5\n")
+	fromProfile, err := NewCapture(q, stacks.FromProfile(q),
 		Input{Source: "p", Role: RoleProfile, Format: FormatPprof}, cfg)
 	if err != nil {
 		f.Fatal(err)

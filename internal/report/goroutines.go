@@ -10,19 +10,21 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 )
 
-// NewGoroutines builds a goroutines report from p, which it modifies (see NewTop): the
-// samples are filtered as cfg says, then grouped by stack (every frame's function, file and
-// line, or address where there is no name). A group's count is the sum of its samples'
-// values of the chosen sample type; its states, longest wait and creators come from the
-// labels a goroutine dump gives its samples (source.GoroutineStateLabel, ...).
-func NewGoroutines(p *profile.Profile, inputs []Input, cfg Config) (*Goroutines, error) {
+// NewGoroutines builds a goroutines report from p, whose samples are st, and which it
+// modifies (see NewTop): the samples are filtered as cfg says, then grouped by stack (every
+// frame's function, file and line, or address where there is no name). A group's count is
+// the sum of its samples' values of the chosen sample type; its states, longest wait and
+// creators come from the labels a goroutine dump gives its samples
+// (source.GoroutineStateLabel, ...), which make a label set of each goroutine's own.
+func NewGoroutines(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config) (*Goroutines, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
-	pr, err := prepare(p, cfg, filters.Apply)
+	pr, err := prepare(p, st, cfg, filters)
 	if err != nil {
 		return nil, err
 	}
@@ -46,43 +48,60 @@ func NewGoroutines(p *profile.Profile, inputs []Input, cfg Config) (*Goroutines,
 	stated := false // a sample has a state: the input is a debug=2 dump
 	byKey := map[string]*group{}
 	var order []*group
-	for _, s := range p.Sample {
-		v := s.Value[pr.index]
-		if v == 0 {
-			continue
-		}
-		g.Total += v
-		frames, key := goroutineFrames(s)
-		gr := byKey[key]
-		if gr == nil {
-			gr = &group{key: key, states: map[string]int64{}, creators: map[string]bool{}, labels: map[string]map[string]bool{}}
-			gr.Frames = frames
-			byKey[key] = gr
-			order = append(order, gr)
-		}
-		gr.Count += v
-		for _, st := range s.Label[source.GoroutineStateLabel] {
-			gr.states[st] += v
-			stated = true
-		}
-		for k, vs := range s.Label {
-			if goroutineLabels[k] {
+	var locs []*profile.Location
+	noLabels := &stacks.LabelSet{}
+	st = pr.stacks
+	n := st.NumValues
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j := range seg.Len() {
+			v := seg.Values[j*n+pr.index]
+			if v == 0 {
 				continue
 			}
-			if gr.labels[k] == nil {
-				gr.labels[k] = map[string]bool{}
+			locs = locs[:0]
+			for _, pos := range seg.Stack(j) {
+				if pos >= 0 {
+					locs = append(locs, p.Location[pos])
+				}
 			}
-			for _, v := range vs {
-				gr.labels[k][v] = true
+			s := noLabels // the sample's labels
+			if set := seg.Labels[j]; set > 0 {
+				s = &st.LabelSets[set-1]
 			}
-		}
-		for _, c := range s.Label[source.GoroutineCreatorLabel] {
-			gr.creators[c] = true
-		}
-		for _, w := range s.NumLabel[source.GoroutineWaitLabel] {
-			if gr.LongestWaitMinutes == nil || w > *gr.LongestWaitMinutes {
-				w := w
-				gr.LongestWaitMinutes = &w
+			g.Total += v
+			frames, key := goroutineFrames(locs)
+			gr := byKey[key]
+			if gr == nil {
+				gr = &group{key: key, states: map[string]int64{}, creators: map[string]bool{}, labels: map[string]map[string]bool{}}
+				gr.Frames = frames
+				byKey[key] = gr
+				order = append(order, gr)
+			}
+			gr.Count += v
+			for _, state := range s.Label[source.GoroutineStateLabel] {
+				gr.states[state] += v
+				stated = true
+			}
+			for key, values := range s.Label {
+				if goroutineLabels[key] {
+					continue
+				}
+				if gr.labels[key] == nil {
+					gr.labels[key] = map[string]bool{}
+				}
+				for _, value := range values {
+					gr.labels[key][value] = true
+				}
+			}
+			for _, c := range s.Label[source.GoroutineCreatorLabel] {
+				gr.creators[c] = true
+			}
+			for _, w := range s.NumLabel[source.GoroutineWaitLabel] {
+				if gr.LongestWaitMinutes == nil || w > *gr.LongestWaitMinutes {
+					w := w
+					gr.LongestWaitMinutes = &w
+				}
 			}
 		}
 	}
@@ -132,12 +151,12 @@ func waitOf(w *int64) int64 {
 	return *w
 }
 
-// goroutineFrames is a sample's stack, innermost frame first, and a key equal for equal
-// stacks.
-func goroutineFrames(s *profile.Sample) ([]GoroutineFrame, string) {
+// goroutineFrames is the stack of a sample with these locations, innermost frame first, and
+// a key equal for equal stacks.
+func goroutineFrames(locs []*profile.Location) ([]GoroutineFrame, string) {
 	frames := []GoroutineFrame{}
 	var key strings.Builder
-	for _, l := range s.Location {
+	for _, l := range locs {
 		addr := ""
 		if l.Address != 0 {
 			addr = fmt.Sprintf("%#x", l.Address)

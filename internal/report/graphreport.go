@@ -4,6 +4,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/graph"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/units"
 )
 
@@ -27,14 +28,14 @@ func DefaultGraphConfig() GraphConfig {
 // SortEntropy is the order of a graph report's nodes, pprof's dot order.
 const SortEntropy = "entropy"
 
-// NewGraph builds a graph report from p, which it modifies (see NewTop), as pprof -dot builds
-// its graph: the steps of a top report up to the graph, then trimming by node and edge
+// NewGraph builds a graph report from p, whose samples are st, and which it modifies (see
+// NewTop), as pprof -dot builds its graph: the steps of a top report up to the graph, then trimming by node and edge
 // fractions, nodes in entropy order (which favours nodes whose callers or callees spread
 // widely over nodes that pass their weight through), at most NodeCount nodes counting each
 // node's tags, edges below the edge cutoff dropped, and residual edges dropped where another
 // path joins the same nodes. cfg.Sort does not apply.
-func NewGraph(p *profile.Profile, inputs []Input, cfg GraphConfig) (*GraphReport, error) {
-	cg, err := newCallGraph(p, nil, inputs, cfg.Config)
+func NewGraph(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg GraphConfig) (*GraphReport, error) {
+	cg, err := newCallGraph(p, st, inputs, cfg.Config)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,13 @@ package report
 
 import (
 	"errors"
-	"github.com/profq/profq/internal/option"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
@@ -78,7 +80,8 @@ main;idle 0 0
 }
 
 func TestTagsWeighEachValue(t *testing.T) {
-	tags, err := NewTags(labelled(t), nil, DefaultTagsConfig())
+	q := labelled(t)
+	tags, err := NewTags(q, stacks.FromProfile(q), nil, DefaultTagsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +125,7 @@ func TestTagsWeighEachValue(t *testing.T) {
 
 func TestTagsValueListedTwiceWeighsTwice(t *testing.T) {
 	p := withLabels(t, proftest.MustFolded(cpuTypes, "main;a 1 10\nmain;b 1 5\n"), "k=x k=x", "k=x")
-	tags, err := NewTags(p, nil, DefaultTagsConfig())
+	tags, err := NewTags(p, stacks.FromProfile(p), nil, DefaultTagsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +138,8 @@ func TestTagsValueListedTwiceWeighsTwice(t *testing.T) {
 func TestTagsFilters(t *testing.T) {
 	weights := func(cfg TagsConfig) (int64, map[string]int64, []string) {
 		t.Helper()
-		tags, err := NewTags(labelled(t), nil, cfg)
+		q := labelled(t)
+		tags, err := NewTags(q, stacks.FromProfile(q), nil, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +193,8 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 	cfg.Report.SampleIndex = "samples"
 	cfg.Report.TagIgnore = "handler=/upload"
 	cfg.Report.Options.TagHide = "^zero$"
-	tags, err := NewTags(labelled(t), nil, cfg)
+	q := labelled(t)
+	tags, err := NewTags(q, stacks.FromProfile(q), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +209,8 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 	var opt *option.Error
 	mean := DefaultTagsConfig()
 	mean.Report.Mean = true
-	if _, err := NewTags(labelled(t), nil, mean); !errors.As(err, &opt) {
+	q = labelled(t)
+	if _, err := NewTags(q, stacks.FromProfile(q), nil, mean); !errors.As(err, &opt) {
 		t.Errorf("--mean: error %v, want an option.Error", err)
 	}
 	bad := DefaultTagsConfig()
@@ -215,7 +221,8 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 	}
 	idx := DefaultTagsConfig()
 	idx.Report.SampleIndex = "nope"
-	if _, err := NewTags(labelled(t), nil, idx); !errors.As(err, &opt) {
+	q = labelled(t)
+	if _, err := NewTags(q, stacks.FromProfile(q), nil, idx); !errors.As(err, &opt) {
 		t.Errorf("unknown sample index: error %v, want an option.Error", err)
 	}
 }
@@ -223,7 +230,7 @@ func TestTagsOptionsAndErrors(t *testing.T) {
 func TestTagsNumericUnits(t *testing.T) {
 	// The first unit a sample states wins, as in pprof, and the others are reported.
 	p := withLabels(t, proftest.MustFolded(cpuTypes, "main;a 1 10\nmain;b 1 20\n"), "t:5:ms", "t:7000000:ns")
-	tags, err := NewTags(p, nil, DefaultTagsConfig())
+	tags, err := NewTags(p, stacks.FromProfile(p), nil, DefaultTagsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +247,7 @@ func TestTagsNumericUnits(t *testing.T) {
 func TestTagsDiffBaseTotal(t *testing.T) {
 	p := proftest.MustFolded(cpuTypes, "main;a 1 40\nmain;a 1 -100\n")
 	p.Sample[1].Label = map[string][]string{"pprof::base": {"true"}}
-	tags, err := NewTags(p, nil, DefaultTagsConfig())
+	tags, err := NewTags(p, stacks.FromProfile(p), nil, DefaultTagsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,14 +280,16 @@ func TestTopByLabelGroupsEqualTagFilters(t *testing.T) {
 				edit(&cfg)
 			}
 			base := labelled(t)
-			byLabel, err := NewTopByLabel(cloneForTop(base), nil, cfg, "handler")
+			q := cloneForTop(base)
+			byLabel, err := NewTopByLabel(q, stacks.FromProfile(q), nil, cfg, "handler")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(byLabel.Groups) == 0 {
 				t.Fatal("no groups")
 			}
-			whole, err := NewTop(cloneForTop(base), nil, cfg)
+			q = cloneForTop(base)
+			whole, err := NewTop(q, stacks.FromProfile(q), nil, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +314,8 @@ func TestTopByLabelGroupsEqualTagFilters(t *testing.T) {
 				default:
 					gcfg.TagIgnore = "handler=.*"
 				}
-				want, err := NewTop(cloneForTop(base), nil, gcfg)
+				q := cloneForTop(base)
+				want, err := NewTop(q, stacks.FromProfile(q), nil, gcfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -331,7 +341,8 @@ func checkGroup(t *testing.T, g LabelGroup, want *Top) {
 }
 
 func TestTopByLabelGroups(t *testing.T) {
-	top, err := NewTopByLabel(labelled(t), nil, DefaultConfig(), "handler")
+	q := labelled(t)
+	top, err := NewTopByLabel(q, stacks.FromProfile(q), nil, DefaultConfig(), "handler")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +382,7 @@ main;b 1 10
 main;c 1 10
 main;d 1 30
 `), "bytes:10240:bytes", "bytes:2048:bytes", "", "bytes:64:bytes")
-	top, err := NewTopByLabel(p, nil, DefaultConfig(), "bytes")
+	top, err := NewTopByLabel(p, stacks.FromProfile(p), nil, DefaultConfig(), "bytes")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +404,8 @@ main;d 1 30
 }
 
 func TestTopByLabelUnknownKeyAndErrors(t *testing.T) {
-	top, err := NewTopByLabel(labelled(t), nil, DefaultConfig(), "nokey")
+	q := labelled(t)
+	top, err := NewTopByLabel(q, stacks.FromProfile(q), nil, DefaultConfig(), "nokey")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,19 +413,21 @@ func TestTopByLabelUnknownKeyAndErrors(t *testing.T) {
 		t.Errorf("groups %+v warnings %q; want one unlabelled group of all 6 samples and a warning", top.Groups, top.Warnings)
 	}
 	var opt *option.Error
-	if _, err := NewTopByLabel(labelled(t), nil, DefaultConfig(), ""); !errors.As(err, &opt) {
+	q = labelled(t)
+	if _, err := NewTopByLabel(q, stacks.FromProfile(q), nil, DefaultConfig(), ""); !errors.As(err, &opt) {
 		t.Errorf("empty key: error %v, want an option.Error", err)
 	}
 	mean := DefaultConfig()
 	mean.Mean = true
 	one := proftest.MustFolded([]string{"cpu/nanoseconds"}, "main 10\n")
-	if _, err := NewTopByLabel(one, nil, mean, "k"); !errors.As(err, &opt) {
+	if _, err := NewTopByLabel(one, stacks.FromProfile(one), nil, mean, "k"); !errors.As(err, &opt) {
 		t.Errorf("--mean on one sample type: error %v, want an option.Error", err)
 	}
 	// Everything filtered away: no groups, not an error.
 	focus := DefaultConfig()
 	focus.Focus = "^nothing$"
-	top, err = NewTopByLabel(labelled(t), nil, focus, "handler")
+	q = labelled(t)
+	top, err = NewTopByLabel(q, stacks.FromProfile(q), nil, focus, "handler")
 	if err != nil || len(top.Groups) != 0 || len(top.Warnings) != 1 {
 		t.Errorf("focus on nothing: %v, %d groups, warnings %q", err, len(top.Groups), top.Warnings)
 	}
@@ -468,7 +482,7 @@ func TestDescribeProfile(t *testing.T) {
 func TestTopByLabelValueListedTwice(t *testing.T) {
 	// tagfocus keeps such a sample once, so its group holds it once.
 	p := withLabels(t, proftest.MustFolded(cpuTypes, "main;a 1 10\nmain;b 1 5\n"), "k=x k=x", "k=x")
-	top, err := NewTopByLabel(p, nil, DefaultConfig(), "k")
+	top, err := NewTopByLabel(p, stacks.FromProfile(p), nil, DefaultConfig(), "k")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,24 +12,24 @@ import (
 
 	"github.com/profq/profq/internal/graph"
 	"github.com/profq/profq/internal/option"
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/srcfile"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // listMargin is how many lines pprof lists before a function's first sampled line (when the
 // function's start is not known) and after its last.
 const listMargin = 5
 
-// NewList builds a list report from p, which it modifies (see NewTop), as pprof -list does:
+// NewList builds a list report from p, whose samples are st, and which it modifies (see
+// NewTop), as pprof -list does:
 // the graph at lines granularity (cfg's granularity and trimming do not apply; NoInlines
 // does), then for every function whose name matches re, by name, and each of its source
 // files, by file name, the lines from the function's start (or listMargin lines before its
 // first sampled line) to listMargin lines after its last, each with the flat and cum of the
 // nodes on it. The file names are those cfg's TrimPath and SourcePath shape (as every graph
 // report's); files finds and reads the sources, and should be told the same paths. A file
-// it cannot read leaves its function without lines, with a warning. st are p's samples when
-// held as stacks.
-func NewList(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, re *regexp.Regexp, files *srcfile.Finder) (*List, error) {
+// it cannot read leaves its function without lines, with a warning.
+func NewList(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config, re *regexp.Regexp, files *srcfile.Finder) (*List, error) {
 	if re == nil {
 		return nil, option.New("list needs a regular expression")
 	}

@@ -1,13 +1,13 @@
 package report
 
 import (
-	"github.com/profq/profq/internal/option"
 	"regexp"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/graph"
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // DefaultPeekConfig returns the defaults of a peek report: pprof's, which trim nothing, so that
@@ -33,17 +33,12 @@ func (e *NoMatchError) Error() string {
 	return "no matches found for regexp: " + e.Regexp
 }
 
-// NewPeek builds a peek report from p, which it modifies (see NewTop): for every node of the
-// graph whose printed name matches re, in report order, the node's values and the call edges
-// into and out of it. The graph is trimmed as cfg says; DefaultPeekConfig trims nothing, as
-// pprof -peek does. A regular expression that matches no node is a *NoMatchError.
-func NewPeek(p *profile.Profile, inputs []Input, cfg Config, re *regexp.Regexp) (*Peek, error) {
-	return NewPeekStacks(p, nil, inputs, cfg, re)
-}
-
-// NewPeekStacks is NewPeek for a profile whose samples are held as stacks (st, from
-// source.LoadStacks; nil when p has its samples). The report is the same.
-func NewPeekStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config, re *regexp.Regexp) (*Peek, error) {
+// NewPeek builds a peek report from p, whose samples are st, and which it modifies (see
+// NewTop): for every node of the graph whose printed name matches re, in report order, the
+// node's values and the call edges into and out of it. The graph is trimmed as cfg says;
+// DefaultPeekConfig trims nothing, as pprof -peek does. A regular expression that matches no
+// node is a *NoMatchError.
+func NewPeek(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config, re *regexp.Regexp) (*Peek, error) {
 	if re == nil {
 		return nil, option.New("peek needs a regular expression")
 	}

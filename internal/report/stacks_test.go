@@ -9,12 +9,14 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/tools/synth"
 )
 
-// TestTopStacks checks that top over samples held as stacks is top over profile.Samples, on
-// profq's test profiles and a synthetic one large enough to be decoded and walked on several
-// cores, under options that keep the stacks and options that make the samples (filters).
+// TestTopStacks checks that top over the stacks the pprof decoder leaves (source.LoadStacks)
+// is top over the stacks made of profile.Samples (stacks.FromProfile), on profq's test
+// profiles and a synthetic one large enough to be decoded and walked on several cores, under
+// options that keep the stacks and options that make the samples (filters).
 func TestTopStacks(t *testing.T) {
 	profiles := stackProfiles(t)
 	configs := map[string]func(*Config){
@@ -35,14 +37,14 @@ func TestTopStacks(t *testing.T) {
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				cfg := DefaultConfig()
 				edit(&cfg)
-				if sameOverStacks(t, path, true, func(p *profile.Profile, st *source.Stacks) (any, error) {
-					return NewTopStacks(p, st, nil, cfg)
+				if sameOverStacks(t, path, true, func(p *profile.Profile, st *stacks.Stacks) (any, error) {
+					return NewTop(p, st, nil, cfg)
 				}) {
 					stacked++
 				}
 				// A diff's capture of each side too.
-				sameOverStacks(t, path, true, func(p *profile.Profile, st *source.Stacks) (any, error) {
-					return NewCaptureStacks(p, st, Input{Source: path}, cfg)
+				sameOverStacks(t, path, true, func(p *profile.Profile, st *stacks.Stacks) (any, error) {
+					return NewCapture(p, st, Input{Source: path}, cfg)
 				})
 			})
 		}
@@ -53,31 +55,35 @@ func TestTopStacks(t *testing.T) {
 }
 
 // sameOverStacks checks that report gives the same report (or fails alike) from path loaded
-// as profile.Samples and as stacks (source.LoadStacks, which may still give samples: nil
-// stacks), and says whether the report walked the stacks, leaving the profile without
-// samples.
-func sameOverStacks(t *testing.T, path string, aggregate bool, report func(*profile.Profile, *source.Stacks) (any, error)) bool {
+// as profile.Samples made stacks (stacks.FromProfile) and as the stacks the decoder leaves
+// (source.LoadStacks, which may still give samples: nil stacks), and says whether the
+// decoder's stacks were walked, the profile left without samples.
+func sameOverStacks(t *testing.T, path string, aggregate bool, report func(*profile.Profile, *stacks.Stacks) (any, error)) bool {
 	t.Helper()
 	o := source.Options{Aggregate: aggregate}
 	p, _, err := o.Load([]string{path})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, wantErr := report(p, nil)
+	want, wantErr := report(p, stacks.FromProfile(p))
 	ps, st, _, err := o.LoadStacks([]string{path}, source.Bases{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	decoded := st != nil
+	if !decoded {
+		st = stacks.FromProfile(ps)
+	}
 	got, err := report(ps, st)
 	if (err == nil) != (wantErr == nil) {
-		t.Fatalf("error %v over stacks, %v over samples", err, wantErr)
+		t.Fatalf("error %v over the decoder's stacks, %v over stacks made of samples", err, wantErr)
 	}
 	g, _ := json.Marshal(got)
 	w, _ := json.Marshal(want)
 	if string(g) != string(w) {
-		t.Errorf("over stacks:\n%s\nover samples:\n%s", g, w)
+		t.Errorf("over the decoder's stacks:\n%s\nover stacks made of samples:\n%s", g, w)
 	}
-	return st != nil && ps.Sample == nil
+	return decoded && ps.Sample == nil
 }
 
 // stackProfiles are profq's test profiles and a synthetic one large enough to be decoded and
@@ -101,9 +107,9 @@ func stackProfiles(t *testing.T) []string {
 	return profiles
 }
 
-// TestTagsStacks checks that tags over samples held as stacks (added up by label set) is
-// tags over profile.Samples, under options that keep the stacks and options that make the
-// samples.
+// TestTagsStacks checks that tags over the decoder's stacks (added up by label set) is tags
+// over stacks made of profile.Samples, under options that keep the stacks and options that
+// make the samples.
 func TestTagsStacks(t *testing.T) {
 	configs := map[string]func(*TagsConfig){
 		"default":     func(*TagsConfig) {},
@@ -119,8 +125,8 @@ func TestTagsStacks(t *testing.T) {
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				cfg := DefaultTagsConfig()
 				edit(&cfg)
-				if sameOverStacks(t, path, false, func(p *profile.Profile, st *source.Stacks) (any, error) {
-					return NewTagsStacks(p, st, nil, cfg)
+				if sameOverStacks(t, path, false, func(p *profile.Profile, st *stacks.Stacks) (any, error) {
+					return NewTags(p, st, nil, cfg)
 				}) {
 					stacked++
 				}
@@ -132,7 +138,8 @@ func TestTagsStacks(t *testing.T) {
 	}
 }
 
-// TestPeekStacks checks that peek over samples held as stacks is peek over profile.Samples.
+// TestPeekStacks checks that peek over the decoder's stacks is peek over stacks made of
+// profile.Samples.
 func TestPeekStacks(t *testing.T) {
 	configs := map[string]func(*Config){
 		"default":  func(*Config) {},
@@ -149,8 +156,8 @@ func TestPeekStacks(t *testing.T) {
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				cfg := DefaultPeekConfig()
 				edit(&cfg)
-				if sameOverStacks(t, path, true, func(p *profile.Profile, st *source.Stacks) (any, error) {
-					return NewPeekStacks(p, st, nil, cfg, re)
+				if sameOverStacks(t, path, true, func(p *profile.Profile, st *stacks.Stacks) (any, error) {
+					return NewPeek(p, st, nil, cfg, re)
 				}) {
 					stacked++
 				}
@@ -162,9 +169,9 @@ func TestPeekStacks(t *testing.T) {
 	}
 }
 
-// TestTracesStacks checks that traces over samples held as stacks (each sample apart, in the
-// input's order) is traces over profile.Samples, sample for sample, under options that keep
-// the stacks and options that make the samples.
+// TestTracesStacks checks that traces over the decoder's stacks (each sample apart, in the
+// input's order) is traces over stacks made of profile.Samples, sample for sample, under
+// options that keep the stacks and options that make the samples.
 func TestTracesStacks(t *testing.T) {
 	configs := map[string]func(*Config){
 		"default":     func(*Config) {},
@@ -184,8 +191,8 @@ func TestTracesStacks(t *testing.T) {
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				cfg := DefaultConfig()
 				edit(&cfg)
-				if sameOverStacks(t, path, false, func(p *profile.Profile, st *source.Stacks) (any, error) {
-					s, err := NewTracesStacks(p, st, nil, cfg)
+				if sameOverStacks(t, path, false, func(p *profile.Profile, st *stacks.Stacks) (any, error) {
+					s, err := NewTraces(p, st, nil, cfg)
 					if err != nil {
 						return nil, err
 					}

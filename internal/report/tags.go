@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/profq/profq/internal/num"
 	"github.com/profq/profq/internal/option"
@@ -13,7 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/filter"
-	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // TagsConfig is what a caller asks of a tags report.
@@ -45,28 +44,22 @@ func (c *TagsConfig) compile() (*filter.Set, error) {
 	return c.Report.compile()
 }
 
-// NewTags builds a tags report from p, which it modifies: filters run in place. The steps are
-// pprof's -tags: read the numeric label units, take the total (before filtering unless
-// RelativePercentages), filter samples and drop label keys (--tagshow, --taghide), then add each
-// sample's value to every label value it carries.
-func NewTags(p *profile.Profile, inputs []Input, cfg TagsConfig) (*Tags, error) {
-	return NewTagsStacks(p, nil, inputs, cfg)
-}
-
-// NewTagsStacks is NewTags for a profile whose samples are held as stacks (st, from
-// source.LoadStacks; nil when p has its samples): labels are added up by label set.
-func NewTagsStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg TagsConfig) (*Tags, error) {
+// NewTags builds a tags report from p, whose samples are st, and which it modifies: filters
+// run in place. The steps are pprof's -tags: read the numeric label units, take the total
+// (before filtering unless RelativePercentages), filter samples and drop label keys
+// (--tagshow, --taghide), then add each sample's value to every label value it carries,
+// the samples of a label set at a time.
+func NewTags(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg TagsConfig) (*Tags, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
 	// The units come from the whole profile, before any filter, as pprof reads them.
-	numUnits, ignoredUnits := labelSamples(p, st).NumLabelUnits()
-	pr, err := prepareStacks(p, st, cfg.Report, !filters.Empty(), filters.Apply)
+	numUnits, ignoredUnits := labelSamples(st).NumLabelUnits()
+	pr, err := prepare(p, st, cfg.Report, filters)
 	if err != nil {
 		return nil, err
 	}
-	st = pr.stacks
 	index, total := pr.index, pr.total
 	warnings := append(unitWarnings(numUnits, ignoredUnits), pr.warnings...)
 
@@ -84,7 +77,7 @@ func NewTagsStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Ta
 		},
 		Inputs:   inputs,
 		Warnings: append([]string{}, warnings...),
-		Keys:     tagKeys(tagGroups(p, st, index), numUnits, total),
+		Keys:     tagKeys(tagGroups(pr.stacks, index), numUnits, total),
 	}
 	if t.Inputs == nil {
 		t.Inputs = []Input{}
@@ -106,65 +99,38 @@ type keyAcc struct {
 	values  map[labelValue]*tagAcc
 }
 
-// tagGroup is the samples that share their labels (the same label maps): how many there
-// are and their values added up.
+// tagGroup is the samples that share their labels (a label set): how many there are and
+// their values added up.
 type tagGroup struct {
 	labels  *profile.Sample // the labels, in a sample of their own
 	samples int
 	weight  int64
 }
 
-// tagGroups gathers the samples of p, or st when not nil, by their labels, adding up
-// value index. Samples share label maps as the readers make them (one set of maps for each
-// set of labels); samples with equal labels in maps of their own are groups of their own.
-func tagGroups(p *profile.Profile, st *source.Stacks, index int) []tagGroup {
-	if st != nil {
-		groups := make([]tagGroup, len(st.LabelSets)+1)
-		for i, set := range st.LabelSets {
-			groups[i+1].labels = &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit}
-		}
-		n := st.NumValues
-		for k := range st.Segments {
-			seg := &st.Segments[k]
-			for j, set := range seg.Labels {
-				g := &groups[set]
-				g.samples++
-				g.weight += seg.Values[j*n+index]
-			}
-		}
-		return groups[1:]
+// tagGroups gathers the samples of st by their label set, adding up value index. Samples
+// share a label set where they share label maps, as the readers make them (one set of maps
+// for each set of labels); samples with equal labels in maps of their own are groups of
+// their own.
+func tagGroups(st *stacks.Stacks, index int) []tagGroup {
+	groups := make([]tagGroup, len(st.LabelSets)+1)
+	for i, set := range st.LabelSets {
+		groups[i+1].labels = &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit}
 	}
-	type identity struct{ label, numLabel, numUnit unsafe.Pointer }
-	byMaps := map[identity]int{}
-	var groups []tagGroup
-	for _, s := range p.Sample {
-		if len(s.Label) == 0 && len(s.NumLabel) == 0 {
-			continue // nothing to add to
+	n := st.NumValues
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j, set := range seg.Labels {
+			g := &groups[set]
+			g.samples++
+			g.weight += seg.Values[j*n+index]
 		}
-		id := identity{mapPointer(s.Label), mapPointer(s.NumLabel), mapPointer(s.NumUnit)}
-		i, ok := byMaps[id]
-		if !ok {
-			i = len(groups)
-			byMaps[id] = i
-			groups = append(groups, tagGroup{labels: s})
-		}
-		groups[i].samples++
-		groups[i].weight += s.Value[index]
 	}
-	return groups
+	return groups[1:]
 }
 
-// mapPointer is what a map value points to: maps are the same map when it is.
-func mapPointer[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
-}
-
-// labelSamples is p, or when st is not nil a profile with a sample for each of st's label
-// sets, in the order samples first carry them: what NumLabelUnits reads.
-func labelSamples(p *profile.Profile, st *source.Stacks) *profile.Profile {
-	if st == nil {
-		return p
-	}
+// labelSamples is a profile with a sample for each of st's label sets, in the order samples
+// first carry them: what NumLabelUnits reads, which gives the units of the samples.
+func labelSamples(st *stacks.Stacks) *profile.Profile {
 	q := &profile.Profile{Sample: make([]*profile.Sample, len(st.LabelSets))}
 	for i, set := range st.LabelSets {
 		q.Sample[i] = &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit}

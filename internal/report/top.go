@@ -11,8 +11,8 @@ import (
 
 	"github.com/profq/profq/internal/filter"
 	"github.com/profq/profq/internal/graph"
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/srcfile"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/workers"
 )
 
@@ -92,18 +92,13 @@ func (c *Config) compile() (*filter.Set, error) {
 	return filter.Compile(c.filterOptions())
 }
 
-// NewTop builds a top report from p, which it modifies: filters and aggregation run in place.
-// inputs describes the profiles p was made from. The steps follow pprof: choose the sample
-// value, take the total (before filtering unless RelativePercentages), filter, aggregate to
-// the granularity, build the graph, trim, sort.
-func NewTop(p *profile.Profile, inputs []Input, cfg Config) (*Top, error) {
-	return buildTop(p, inputs, cfg, topOptions{})
-}
-
-// NewTopStacks is NewTop for a profile whose samples are held as stacks (st, from
-// source.LoadStacks; nil when p has its samples). The report is the same.
-func NewTopStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config) (*Top, error) {
-	return buildTop(p, inputs, cfg, topOptions{stacks: st})
+// NewTop builds a top report from p, whose samples are st (stacks.FromProfile makes them of
+// a profile's samples; source.LoadStacks can read them so), and which it modifies: filters
+// and aggregation run in place. inputs describes the profiles p was made from. The steps
+// follow pprof: choose the sample value, take the total (before filtering unless
+// RelativePercentages), filter, aggregate to the granularity, build the graph, trim, sort.
+func NewTop(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config) (*Top, error) {
+	return buildTop(p, st, inputs, cfg, topOptions{})
 }
 
 // topOptions are what internal callers of buildTop can leave out.
@@ -111,30 +106,22 @@ type topOptions struct {
 	// noInlineLabels leaves the rows' Inline empty: a diff does not show them, and they cost
 	// a walk over every call edge.
 	noInlineLabels bool
-	// stacks are p's samples, when held as stacks.
-	stacks *source.Stacks
 }
 
-func buildTop(p *profile.Profile, inputs []Input, cfg Config, o topOptions) (*Top, error) {
+func buildTop(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config, o topOptions) (*Top, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
-	pr, err := prepareStacks(p, o.stacks, cfg, !filters.Empty(), filters.Apply)
+	pr, err := prepare(p, st, cfg, filters)
 	if err != nil {
 		return nil, err
 	}
-	index, total, warnings, st := pr.index, pr.total, pr.warnings, pr.stacks
+	index, total, warnings := pr.index, pr.total, pr.warnings
 	aggregate(p, cfg.Granularity, cfg.NoInlines)
 	trimPaths(p, cfg)
 
-	gopts := graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)}
-	var g *graph.Graph
-	if st != nil {
-		g = graph.BuildStacks(p, st, gopts)
-	} else {
-		g = graph.Build(p, gopts)
-	}
+	g := graph.Build(p, pr.stacks, graph.Options{SampleIndex: index, Mean: cfg.Mean, DropNegative: cfg.DropNegative, FrameTypes: FrameTypes(inputs)})
 	res := g.Trim(graph.TrimOptions{
 		NodeFraction:   cfg.NodeFraction,
 		EdgeFraction:   cfg.EdgeFraction,
@@ -180,27 +167,20 @@ type prepared struct {
 	index int
 	// total is the report total: taken before filtering unless RelativePercentages.
 	total int64
-	// warnings are what the filters said.
+	// warnings are what the label frames and the filters said.
 	warnings []string
-	// stacks are the profile's samples when held as stacks, nil when it has them.
-	stacks *source.Stacks
+	// stacks are the samples left to walk.
+	stacks *stacks.Stacks
 }
 
-// prepare chooses the sample value of p, then takes the report total and filters the
-// samples with apply, in the order cfg.RelativePercentages asks for: the steps every report
-// (top, peek, graph, traces, tags, by-label) takes before its own. It modifies p.
-func prepare(p *profile.Profile, cfg Config, apply func(*profile.Profile) []string) (prepared, error) {
-	return prepareStacks(p, nil, cfg, false, apply)
-}
-
-// prepareStacks is prepare for a profile whose samples are st when not nil. When apply
-// filters (filtering), which cuts and drops samples one by one, p is given its samples
-// first; the stacks still to walk are in the result.
-func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, filtering bool, apply func(*profile.Profile) []string) (prepared, error) {
-	labelFrames := cfg.TagRoot != "" || cfg.TagLeaf != ""
-	if st != nil && (filtering || labelFrames) {
-		p.Sample, st = st.Samples(p.Location), nil
-	}
+// prepare chooses the sample value of p, whose samples are st, then takes the report total
+// and filters the samples, in the order cfg.RelativePercentages asks for: the steps every
+// report takes before its own. The label frames of TagRoot and TagLeaf and the filters
+// change samples one by one, with pprof's own code: for them p is given its samples
+// (Stacks.Samples), and what is left of them is made stacks again (stacks.FromProfile), in
+// the result. It modifies p; st is left as it is, but for the labels that --tagshow and
+// --taghide remove from the label maps it shares with those samples.
+func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.Set) (prepared, error) {
 	index, err := sampleIndex(p, cfg.SampleIndex)
 	if err != nil {
 		return prepared{}, err
@@ -210,26 +190,28 @@ func prepareStacks(p *profile.Profile, st *source.Stacks, cfg Config, filtering 
 		return prepared{}, option.Errorf("mean", "needs a profile with a count sample type besides the value")
 	}
 	pr := prepared{index: index, stacks: st}
-	// The label frames come before the filters, which can match them.
-	tagWarnings := addLabelFrames(p, cfg)
-	if cfg.RelativePercentages {
-		pr.warnings = apply(p)
-	}
-	if st != nil {
-		pr.total = stackTotal(st, index, cfg.Mean)
-	} else {
-		pr.total = computeTotal(p, index, cfg.Mean)
-	}
 	if !cfg.RelativePercentages {
-		pr.warnings = apply(p)
+		// The label frames change no value: the total is the input's.
+		pr.total = stackTotal(st, index, cfg.Mean)
 	}
-	pr.warnings = append(tagWarnings, pr.warnings...)
+	if !filters.Empty() || cfg.TagRoot != "" || cfg.TagLeaf != "" {
+		p.Sample = st.Samples(p.Location)
+		// The label frames come before the filters, which can match them.
+		pr.warnings = addLabelFrames(p, cfg)
+		pr.warnings = append(pr.warnings, filters.Apply(p)...)
+		pr.stacks = stacks.FromProfile(p)
+	}
+	if cfg.RelativePercentages {
+		pr.total = stackTotal(pr.stacks, index, cfg.Mean)
+	}
 	return pr, nil
 }
 
-// computeTotal is the denominator of the report's percentages: Σ|v| over the samples (or over
-// the diff-base samples when there are any), divided by Σ count under a mean. Halves of a
-// large profile are summed in parallel; integer sums do not depend on the order.
+// computeTotal is the denominator of a report's percentages over p's own samples, which
+// info states for each sample type (the reports take it over stacks: stackTotal): Σ|v| over
+// the samples (or over the diff-base samples when there are any), divided by Σ count under a
+// mean. Halves of a large profile are summed in parallel; integer sums do not depend on the
+// order.
 func computeTotal(p *profile.Profile, index int, mean bool) int64 {
 	var parts [2]totals
 	half := len(p.Sample) / 2
@@ -244,12 +226,10 @@ func computeTotal(p *profile.Profile, index int, mean bool) int64 {
 	return parts[0].add(parts[1]).total()
 }
 
-// stackTotal is computeTotal over samples held as stacks.
-func stackTotal(st *source.Stacks, index int, mean bool) int64 {
-	base := make([]bool, len(st.LabelSets)+1) // whether a label set marks diff-base samples
-	for i, set := range st.LabelSets {
-		base[i+1] = len(set.Label) > 0 && (&profile.Sample{Label: set.Label}).DiffBaseSample()
-	}
+// stackTotal is the denominator of the report's percentages (computeTotal) over samples
+// held as stacks.
+func stackTotal(st *stacks.Stacks, index int, mean bool) int64 {
+	base := diffBaseSets(st)
 	var t totals
 	n := st.NumValues
 	for k := range st.Segments {
@@ -259,6 +239,16 @@ func stackTotal(st *source.Stacks, index int, mean bool) int64 {
 		}
 	}
 	return t.total()
+}
+
+// diffBaseSets says of each label set of st, by number (0 for none), whether it marks the
+// samples of a --diff-base base (profile.Sample.DiffBaseSample).
+func diffBaseSets(st *stacks.Stacks) []bool {
+	base := make([]bool, len(st.LabelSets)+1)
+	for i, set := range st.LabelSets {
+		base[i+1] = len(set.Label) > 0 && (&profile.Sample{Label: set.Label}).DiffBaseSample()
+	}
+	return base
 }
 
 // total is the report total the sums make: of the diff-base samples when there are any,

@@ -3,9 +3,11 @@ package report
 import (
 	"encoding/json"
 	"errors"
-	"github.com/profq/profq/internal/option"
 	"strings"
 	"testing"
+
+	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
@@ -23,7 +25,7 @@ func newTop(t *testing.T, p *profile.Profile, edit func(*Config)) *Top {
 	if edit != nil {
 		edit(&cfg)
 	}
-	top, err := NewTop(p, nil, cfg)
+	top, err := NewTop(p, stacks.FromProfile(p), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,8 @@ func TestSampleIndexDefaultsAndErrors(t *testing.T) {
 		t.Errorf("default type: %v total %d", top.SampleType, top.Total)
 	}
 	for _, idx := range []string{"nope", "2", "-1"} {
-		_, err := NewTop(proftest.MustFolded(cpuTypes, `main 3 30`), nil, Config{SampleIndex: idx, Granularity: "functions", Sort: "flat"})
+		q := proftest.MustFolded(cpuTypes, `main 3 30`)
+		_, err := NewTop(q, stacks.FromProfile(q), nil, Config{SampleIndex: idx, Granularity: "functions", Sort: "flat"})
 		var opt *option.Error
 		if !errors.As(err, &opt) {
 			t.Errorf("sample index %q: got %v, want an option.Error", idx, err)

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/profq/profq/internal/source"
 	"maps"
 	"slices"
 	"strings"
@@ -10,16 +9,15 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/graph"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // TraceStream is a traces report that is read sample by sample: its header is computed up
-// front, its samples are produced from the profile one at a time as Each walks it, so that
+// front, its samples are produced from the stacks one at a time as Each walks them, so that
 // a renderer can write a report of any size without holding it.
 type TraceStream struct {
-	header  TracesHeader
-	samples []*profile.Sample
-	// stacks are the samples when held as stacks (NewTracesStacks); samples is then empty.
-	stacks *source.Stacks
+	header TracesHeader
+	stacks *stacks.Stacks
 	index  int
 	mean   bool
 	units  map[string]string // numeric label key -> unit
@@ -28,33 +26,25 @@ type TraceStream struct {
 
 	frames []Frame // every line of every location, location by location
 	start  []int32 // frames of the location at table position i: frames[start[i]:start[i+1]]
-	// locs finds a location's position in the location table.
-	locs *source.LocationIndex
 }
 
-// NewTraces prepares a traces report of p, which it modifies: filters and aggregation run
-// in place. It follows pprof -traces: the sample value and the total are chosen as for top
-// (the total before filtering unless RelativePercentages), the filters run, the frames are
-// aggregated to the granularity and named as graph nodes are, except that file names keep
-// a /proc/self/cwd/ prefix. cfg's node selection and order (NodeCount, NodeFraction,
-// EdgeFraction, Sort, DropNegative) do not apply to traces and are ignored, as pprof
-// ignores them.
-func NewTraces(p *profile.Profile, inputs []Input, cfg Config) (*TraceStream, error) {
-	return NewTracesStacks(p, nil, inputs, cfg)
-}
-
-// NewTracesStacks is NewTraces for a profile whose samples are held as stacks (st, from
-// source.LoadStacks, not aggregated; nil when p has its samples): the report walks them as
-// they are, a sample's frames straight from its locations' positions, unless a filter needs
-// the profile's samples. The report is the same.
-func NewTracesStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg Config) (*TraceStream, error) {
+// NewTraces prepares a traces report of p, whose samples are st, and which it modifies:
+// filters and aggregation run in place. It follows pprof -traces: the sample value and the
+// total are chosen as for top (the total before filtering unless RelativePercentages), the
+// filters run, the frames are aggregated to the granularity and named as graph nodes are,
+// except that file names keep a /proc/self/cwd/ prefix. cfg's node selection and order
+// (NodeCount, NodeFraction, EdgeFraction, Sort, DropNegative) do not apply to traces and are
+// ignored, as pprof ignores them. The report walks the stacks as they are, in the input's
+// order, a sample's frames straight from its locations' positions; a location missing from
+// the table (position -1) is left out, as the graph leaves it out.
+func NewTraces(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config) (*TraceStream, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
 	// pprof reads the numeric label units before anything changes the profile.
-	units, ignored := labelSamples(p, st).NumLabelUnits()
-	pr, err := prepareStacks(p, st, cfg, !filters.Empty(), filters.Apply)
+	units, ignored := labelSamples(st).NumLabelUnits()
+	pr, err := prepare(p, st, cfg, filters)
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +69,10 @@ func NewTracesStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg 
 			Inputs:        inputs,
 			Warnings:      append([]string{}, warnings...),
 		},
-		samples: p.Sample,
-		stacks:  pr.stacks,
-		index:   index,
-		mean:    cfg.Mean,
-		units:   units,
+		stacks: pr.stacks,
+		index:  index,
+		mean:   cfg.Mean,
+		units:  units,
 
 		frameTypes: FrameTypes(inputs),
 	}
@@ -93,18 +82,11 @@ func NewTracesStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg 
 	if s.header.Inputs == nil {
 		s.header.Inputs = []Input{}
 	}
-	for _, sample := range p.Sample {
-		if len(sample.Location) > 0 {
-			s.header.SampleCount++
-		}
-	}
-	if s.stacks != nil {
-		for k := range s.stacks.Segments {
-			seg := &s.stacks.Segments[k]
-			for j := range seg.Len() {
-				if len(seg.Stack(j)) > 0 {
-					s.header.SampleCount++
-				}
+	for k := range s.stacks.Segments {
+		seg := &s.stacks.Segments[k]
+		for j := range seg.Len() {
+			if len(seg.Stack(j)) > 0 {
+				s.header.SampleCount++
 			}
 		}
 	}
@@ -115,7 +97,6 @@ func NewTracesStacks(p *profile.Profile, st *source.Stacks, inputs []Input, cfg 
 // indexFrames names every line of every location once, so that walking a sample costs a
 // lookup per location.
 func (s *TraceStream) indexFrames(locs []*profile.Location) {
-	s.locs = source.NewLocationIndex(locs)
 	n := 0
 	for _, l := range locs {
 		n += max(1, len(l.Line))
@@ -159,21 +140,6 @@ func (s *TraceStream) FrameCount() int {
 	return len(s.frames)
 }
 
-// locationFrames returns the frames of l, from the table when l is in it.
-func (s *TraceStream) locationFrames(l *profile.Location) []Frame {
-	pos := s.position(l)
-	if pos == 0 {
-		// Not in the location table: a malformed profile. Name it on the spot, with IDs
-		// past the table so that no cache mistakes it for another frame.
-		frames := s.appendFrames(nil, l)
-		for i := range frames {
-			frames[i].ID = -1
-		}
-		return frames
-	}
-	return s.frames[s.start[pos-1]:s.start[pos]]
-}
-
 // Each calls fn with every sample of the report in profile order, and stops at fn's first
 // error, which it returns. The sample and everything it holds belong to Each and are reused
 // for the next sample: fn must neither keep nor modify them.
@@ -212,21 +178,6 @@ func (s *TraceStream) Each(fn func(*TraceSample) error) error {
 		ts.Frames = stack
 		return fn(&ts)
 	}
-	for _, sample := range s.samples {
-		if len(sample.Location) == 0 {
-			continue
-		}
-		stack = stack[:0]
-		for _, l := range sample.Location {
-			stack = append(stack, s.locationFrames(l)...)
-		}
-		if err := one(sample.Value, sample.Label, sample.NumLabel); err != nil {
-			return err
-		}
-	}
-	if s.stacks == nil {
-		return nil
-	}
 	n := s.stacks.NumValues
 	for k := range s.stacks.Segments {
 		seg := &s.stacks.Segments[k]
@@ -237,7 +188,9 @@ func (s *TraceStream) Each(fn func(*TraceSample) error) error {
 			}
 			stack = stack[:0]
 			for _, pos := range positions {
-				stack = append(stack, s.frames[s.start[pos]:s.start[pos+1]]...)
+				if pos >= 0 {
+					stack = append(stack, s.frames[s.start[pos]:s.start[pos+1]]...)
+				}
 			}
 			var labels map[string][]string
 			var numLabels map[string][]int64

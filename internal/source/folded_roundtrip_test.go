@@ -12,6 +12,7 @@ import (
 	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -28,7 +29,8 @@ func topRows(t *testing.T, p *profile.Profile, sampleIndex string) (int64, []top
 	cfg := report.DefaultConfig()
 	cfg.SampleIndex = sampleIndex
 	cfg.NodeFraction, cfg.EdgeFraction = 0, 0
-	top, err := report.NewTop(p.Copy(), nil, cfg)
+	q := p.Copy()
+	top, err := report.NewTop(q, stacks.FromProfile(q), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func foldedOf(t *testing.T, p *profile.Profile, sampleIndex string) []byte {
 	t.Helper()
 	cfg := report.DefaultConfig()
 	cfg.SampleIndex = sampleIndex
-	s, err := report.NewTraces(p, nil, cfg)
+	s, err := report.NewTraces(p, stacks.FromSamples(p.Location, p.Sample, len(p.SampleType)), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
