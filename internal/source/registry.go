@@ -6,25 +6,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/profq/profq/internal/source/formats/pprof"
-
-	"github.com/profq/profq/internal/source/formats/otlp"
-
-	"github.com/profq/profq/internal/source/formats/jfr"
-
-	v8 "github.com/profq/profq/internal/source/formats/v8"
-
-	"github.com/profq/profq/internal/source/formats/speedscope"
-
-	"github.com/profq/profq/internal/source/formats/goroutine"
-
-	"github.com/profq/profq/internal/source/formats/perf"
-
-	"github.com/profq/profq/internal/source/formats/callgrind"
-
-	"github.com/profq/profq/internal/source/formats/folded"
-
 	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/source/formats/callgrind"
+	"github.com/profq/profq/internal/source/formats/folded"
+	"github.com/profq/profq/internal/source/formats/goroutine"
+	"github.com/profq/profq/internal/source/formats/jfr"
+	"github.com/profq/profq/internal/source/formats/otlp"
+	"github.com/profq/profq/internal/source/formats/perf"
+	"github.com/profq/profq/internal/source/formats/pprof"
+	"github.com/profq/profq/internal/source/formats/speedscope"
+	v8 "github.com/profq/profq/internal/source/formats/v8"
 )
 
 // registry is every input format, in the order detection tries them: detect on whole
@@ -101,7 +92,27 @@ func detectHead(head []byte, format string) *format.Format {
 			return &registry[i]
 		}
 	}
+	// A format the user names is read as a stream even when its head does not look like it
+	// (a first line longer than the head, say), so that its limits apply as it is read
+	// rather than after the whole input is held; unless the name covers more than one row,
+	// which only the head can choose between.
+	if format != "" {
+		if f := formatNamed(format); f != nil && f.Stream != nil && rowsNamed(format) == 1 {
+			return f
+		}
+	}
 	return nil
+}
+
+// rowsNamed is how many rows of the registry read the format name.
+func rowsNamed(name string) int {
+	n := 0
+	for _, f := range registry {
+		if f.Name == name {
+			n++
+		}
+	}
+	return n
 }
 
 // want is the end of the message refusing an input that is no format's: every format. (The

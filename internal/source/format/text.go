@@ -42,8 +42,13 @@ type LineSource interface {
 	Next() ([]byte, error)
 }
 
-// TextLines is a LineSource over text held in memory.
-type TextLines struct{ Text []byte }
+// TextLines is a LineSource over text held in memory. A line longer than Max bytes
+// (MaxLine when 0) is refused, as StreamLines refuses it: a format's line limit is the same
+// whether its input is read whole (a forced --input-format) or as a stream.
+type TextLines struct {
+	Text []byte
+	Max  int
+}
 
 // Next returns the next line.
 func (t *TextLines) Next() ([]byte, error) {
@@ -51,6 +56,9 @@ func (t *TextLines) Next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	line, rest, _ := bytes.Cut(t.Text, []byte("\n"))
+	if limit := cmp.Or(t.Max, MaxLine); len(line) > limit {
+		return nil, fmt.Errorf("a line longer than %d bytes", limit)
+	}
 	t.Text = rest
 	return line, nil
 }
@@ -92,9 +100,12 @@ type StreamLines struct {
 	Max  int
 }
 
-// MaxLine bounds the length of one line of folded stacks: ten thousand frames (the
-// default depth limit) of a few hundred characters each, with room to spare.
-const MaxLine = 64 << 20
+// MaxLine bounds the length of one line of a text format (folded stacks, perf script,
+// goroutine dumps, callgrind): ten thousand frames (the default depth limit) of 1,600
+// characters each. Refusing a longer line takes about four times its length in memory
+// (the line as it grows, and what the collector has not freed yet), so the limit keeps
+// that refusal well under the 256 MB every refusal stays within.
+const MaxLine = 16 << 20
 
 // Next returns the next line, refusing it as StreamLines says.
 func (s *StreamLines) Next() ([]byte, error) {

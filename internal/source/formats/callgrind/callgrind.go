@@ -50,10 +50,10 @@ import (
 // (this package).
 const Name = "callgrind"
 
-// MaxLine bounds one line of callgrind output: a name, or a context of
-// --separate-callers names, is one line; 16 MiB holds 10,000 frames (the default depth
-// limit) of names of 1.6 KB, far beyond what C++ templates make.
-const MaxLine = 16 << 20
+// MaxLine bounds one line of callgrind output, as of every text format: a name, or a
+// context of --separate-callers names, is one line; 16 MiB holds 10,000 frames (the default
+// depth limit) of names of 1.6 KB, far beyond what C++ templates make.
+const MaxLine = format.MaxLine
 
 // maxCallgrindEvents bounds the events of an input: callgrind records at most a few dozen.
 const maxCallgrindEvents = 1 << 10
@@ -83,7 +83,7 @@ func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 	if raw == nil {
 		return format.Decoded{}, errors.New("decompressing: invalid gzip data")
 	}
-	return Lines(o, &format.TextLines{Text: raw})
+	return Lines(o, &format.TextLines{Text: raw, Max: MaxLine})
 }
 
 // Lines reads callgrind output line by line. Callgrind output is written by a

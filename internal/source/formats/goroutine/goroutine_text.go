@@ -22,6 +22,7 @@
 package goroutine
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -236,18 +237,31 @@ func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
 // Parse reads raw, a goroutine dump in either text form.
 func Parse(o format.Options, raw []byte) (*profile.Profile, []string, error) {
 	raw = bytes.TrimPrefix(raw, []byte(format.UTF8BOM))
-	switch goroutineDumpKind(raw[:min(len(raw), format.HeadSize)]) {
+	return parseKind(o, raw[:min(len(raw), format.HeadSize)], &format.TextLines{Text: raw, Max: maxGoroutineLine})
+}
+
+// Stream reads a goroutine dump as it arrives: only the current line is held.
+func Stream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
+	format.DiscardBOM(r)
+	head, _ := r.Peek(format.HeadSize)
+	p, warnings, err := parseKind(o, head, &format.StreamLines{R: r, Max: maxGoroutineLine})
+	return format.Decoded{P: p, Format: Name, Warnings: warnings}, err
+}
+
+// parseKind reads the lines of src, a dump of the kind its head says.
+func parseKind(o format.Options, head []byte, src format.LineSource) (*profile.Profile, []string, error) {
+	switch goroutineDumpKind(head) {
 	case 1:
-		return parseGoroutineCounts(&format.TextLines{Text: raw}, o.Limits)
+		return parseGoroutineCounts(src, o.Limits)
 	case 2:
-		return parseGoroutineStacks(&format.TextLines{Text: raw}, o.Limits)
+		return parseGoroutineStacks(src, o.Limits)
 	}
 	return nil, nil, fmt.Errorf("%w: not a goroutine dump: want \"goroutine profile: total N\" (debug=1) or \"goroutine N [state]:\" (debug=2) first", format.ErrNotProfile)
 }
 
-// maxGoroutineLine bounds one line of a dump: a debug=1 group line of ten thousand frames
-// (the default depth limit) is under 200 kB.
-const maxGoroutineLine = 16 << 20
+// maxGoroutineLine bounds one line of a dump, as of every text format: a debug=1 group line
+// of ten thousand frames (the default depth limit) is under 200 kB.
+const maxGoroutineLine = format.MaxLine
 
 // nextLine is src.next without the CR of a CRLF line end, refusing lines too long for a dump.
 func nextLine(src format.LineSource) ([]byte, error) {
@@ -507,6 +521,7 @@ var Format = format.Format{
 	About:     "dumps of goroutines",
 	Detect:    func(raw []byte) bool { return Looks(raw[:min(len(raw), format.HeadSize)]) },
 	Head:      Looks,
+	Stream:    Stream,
 	Read:      Read,
 	Plausible: func(head []byte, text bool) bool { return text && Looks(head) },
 }
