@@ -260,3 +260,57 @@ func TestFetchConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveFetched: a profile read from a URL is saved as pprof saves it, in $PPROF_TMPDIR as
+// pprof.<binary>.<sample types>.NNN.pb.gz, numbered on, and stderr says where; the copy is
+// the profile the report read. --no-save saves nothing, and a directory that cannot be
+// written is a warning: the report is still made.
+func TestSaveFetched(t *testing.T) {
+	srv := pprofServer(t)
+	dir := filepath.Join(t.TempDir(), "saved")
+	t.Setenv("PPROF_TMPDIR", dir)
+	url := srv.URL + "/debug/pprof/heap"
+
+	code, fromURL, errs := runProfq(t, "top", "--sample-index", "alloc_space", "--nodefraction", "0", url)
+	if code != ExitOK {
+		t.Fatalf("profq top %s: exit %d: %s", url, code, errs)
+	}
+	first := filepath.Join(dir, "pprof.cli.test.alloc_objects.alloc_space.inuse_objects.inuse_space.001.pb.gz")
+	if errs != "profq: saved profile in "+first+"\n" {
+		t.Errorf("stderr %q, want the saved file %s named", errs, first)
+	}
+	code, fromFile, errs := runProfq(t, "top", "--sample-index", "alloc_space", "--nodefraction", "0", first)
+	if code != ExitOK || errs != "" {
+		t.Fatalf("profq top of the saved copy: exit %d: %s", code, errs)
+	}
+	// The header names the input's time and the file's own Build ID alike; the rows are the
+	// report's.
+	if fromFile != fromURL {
+		t.Errorf("the saved copy reads differently from the URL:\n%s\nwant\n%s", fromFile, fromURL)
+	}
+
+	if _, _, errs := runProfq(t, "peek", "main", url); !strings.Contains(errs, ".002.pb.gz\n") {
+		t.Errorf("a second fetch: stderr %q, want the next number, 002", errs)
+	}
+	if code, _, errs := runProfq(t, "top", "--no-save", url); code != ExitOK || errs != "" {
+		t.Errorf("--no-save: exit %d, stderr %q; want 0 and nothing said", code, errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(files) != 2 {
+		t.Errorf("saved files %q, want 2", files)
+	}
+	// A file read from disk is not saved.
+	if _, _, errs := runProfq(t, "top", first); errs != "" {
+		t.Errorf("a file argument: stderr %q, want nothing", errs)
+	}
+
+	blocked := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocked, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PPROF_TMPDIR", filepath.Join(blocked, "pprof"))
+	code, out, errs := runProfq(t, "top", url)
+	if code != ExitOK || out == "" || !strings.HasPrefix(errs, "profq: warning: the fetched profile was not saved: ") || !strings.HasSuffix(errs, "(--no-save turns saving off)\n") {
+		t.Errorf("an unwritable PPROF_TMPDIR: exit %d, stderr %q; want the report and a warning", code, errs)
+	}
+}

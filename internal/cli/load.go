@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/stacks"
@@ -79,11 +80,26 @@ func (r reportRequest) loadWith(stdio IO, args []string, compact bool) (*profile
 	for _, in := range inputs {
 		warn(stdio.Err, in.Warnings)
 	}
+	saveFetched(stdio.Err, r.input, args, bases, p, st)
 	if addressesOnly(p) && r.input.Symbolize.Mode != "none" && (len(inputs) == 0 || inputs[0].Symbolization == nil) {
 		// pprof symbolizes from the local binaries by default; profq only when asked.
 		warn(stdio.Err, []string{"the profile names no function, only addresses: --symbolize local reads the names from this machine's binaries, --binary FILE from the one you name"})
 	}
 	return p, st, reportInputs(inputs, len(args), r.base), nil
+}
+
+// saveFetched keeps a copy of a profile read from a URL or a fleet query, as pprof does, and
+// says where on stderr: a live capture is gone once the process or the window it profiled
+// is, and the copy can be read, compared or diffed later. Failing to save is a warning: the
+// report is still made.
+func saveFetched(stderr io.Writer, o source.Options, args []string, bases source.Bases, p *profile.Profile, st *stacks.Stacks) {
+	path, err := o.SaveFetched(args, bases, p, st)
+	switch {
+	case err != nil:
+		warn(stderr, []string{fmt.Sprintf("the fetched profile was not saved: %v (%s turns saving off)", err, option.Flag("no-save"))})
+	case path != "":
+		fmt.Fprintf(stderr, "profq: saved profile in %s\n", path)
+	}
 }
 
 // addressesOnly reports whether p has locations and none of them names a function.
@@ -142,6 +158,7 @@ func addInputFlags(fs *pflag.FlagSet, o *source.Options) {
 	addLimitFlags(fs, o)
 	addFoldedTypeFlag(fs, &o.FoldedType)
 	addFetchFlags(fs, &o.Fetch)
+	fs.BoolVar(&o.NoSave, "no-save", false, "do not save a copy of a fetched profile (in $PPROF_TMPDIR, else ~/pprof), as pprof does of each it fetches")
 	addDemangleFlag(fs, &o.Demangle)
 	addOTLPProfileFlag(fs, &o.OTLPProfile)
 	addSymbolizeFlags(fs, &o.Symbolize)

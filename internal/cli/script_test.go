@@ -13,6 +13,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// A profile fetched from a URL is saved (in $PPROF_TMPDIR, else ~/pprof): never in the
+	// home directory of whoever runs the tests, but in one directory of the system's
+	// temporary directory that every run reuses (testscript.Main exits without returning,
+	// and its child processes run this too). Tests that look at saved files set their own.
+	if os.Getenv("PPROF_TMPDIR") == "" {
+		os.Setenv("PPROF_TMPDIR", filepath.Join(os.TempDir(), "profq-tests-pprof"))
+	}
 	testscript.Main(m, map[string]func(){
 		"profq": func() {
 			rs := &runState{}
@@ -36,6 +43,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: os.Getenv("PROFQ_UPDATE_GOLDEN") != "",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			env.Setenv("PPROF_TMPDIR", filepath.Join(env.WorkDir, "pprof"))
 			env.Setenv("PROFILES", filepath.Join(repo, "testdata", "profiles"))
 			// profq bench builds test binaries: the go command needs its caches, which
 			// testscript's empty HOME would hide.

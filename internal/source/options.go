@@ -55,6 +55,8 @@ type Options struct {
 	compact bool
 	// Fetch says how URL arguments and fleet queries are fetched (package fetch).
 	Fetch fetch.Options
+	// NoSave says not to keep a copy of what was fetched (SaveFetched).
+	NoSave bool
 	// Demangle is how C++ and Rust function names are demangled once the profiles are
 	// loaded: one of DemangleModes; "" is DemangleDefault, as pprof (demangle.go).
 	Demangle string
