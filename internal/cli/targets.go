@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -45,7 +46,7 @@ the environment: ` + fetch.EnvFleetToken + `, ` + fetch.EnvFleetUser + ` and ` +
 				return usageErrorf("targets needs one SERVER argument, such as pyroscope+http://localhost:4040")
 			}
 			if !fetch.IsFleetURL(args[0]) {
-				return usageErrorf("targets: %q is not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST", redact.URL(args[0]))
+				return usageErrorf("targets: %q is not a fleet server: want pyroscope+http(s)://HOST or parca+http(s)://HOST; a Go program's /debug/pprof/ handlers need no listing: read them directly, as profq top http://HOST/debug/pprof/heap", redact.URL(args[0]))
 			}
 			return nil
 		},
@@ -76,6 +77,10 @@ func runTargets(stdio IO, o *TargetsOptions, args []string) error {
 		return err
 	}
 	r := report.NewTargets(t)
+	if r.LabelsLeftOut > 0 {
+		warn(stdio.Err, []string{fmt.Sprintf("the server has %d label names: the values of the first %d are listed, %d left out; a TYPE{SELECTOR} narrows the labels to those of some series",
+			len(r.Labels)+r.LabelsLeftOut, len(r.Labels), r.LabelsLeftOut)})
+	}
 	return o.Output.write(stdio, func(w io.Writer) error {
 		return render.Targets(w, r, render.Options{Format: o.Output.format})
 	})

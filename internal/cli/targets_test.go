@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/pprof"
 	"os"
 	"strings"
 	"sync"
@@ -263,5 +264,31 @@ func TestReportsHidePasswords(t *testing.T) {
 		if code != ExitOK || strings.Contains(out+errs, "hunter2") || !strings.Contains(out, "u:xxxxx@") {
 			t.Errorf("%s: exit %d, the password in the report or the report not naming the URL:\n%s%s", format, code, out, errs)
 		}
+	}
+}
+
+// TestTargetsAtPprofServer: a fleet server URL that names a Go program's /debug/pprof/
+// handlers instead (404 to the API) is told so, with the URL that reads them; a host with
+// neither says only that the API is not there.
+func TestTargetsAtPprofServer(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	withPprof := httptest.NewServer(mux)
+	defer withPprof.Close()
+	host := strings.TrimPrefix(withPprof.URL, "http://")
+	code, _, errs := runProfq(t, "targets", "pyroscope+http://"+host)
+	want := "profq: fetching pyroscope+http://" + host + ": 404 Not Found: no Pyroscope API at pyroscope+http://" + host +
+		"; it serves a Go program's /debug/pprof/ handlers, which profq reads directly: profq top http://" + host + "/debug/pprof/heap (or profile, goroutine, allocs, block, mutex)\n"
+	if code != ExitInput || errs != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", code, errs, ExitInput, want)
+	}
+
+	bare := httptest.NewServer(http.NotFoundHandler())
+	defer bare.Close()
+	host = strings.TrimPrefix(bare.URL, "http://")
+	code, _, errs = runProfq(t, "targets", "parca+http://"+host)
+	want = "profq: fetching parca+http://" + host + ": 404 Not Found: no Parca API at parca+http://" + host + "\n"
+	if code != ExitInput || errs != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", code, errs, ExitInput, want)
 	}
 }

@@ -39,7 +39,11 @@ func targetsTable(w io.Writer, t *report.Targets, _ Options) error {
 		}
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, tableCell(pt.ID), tableCell(desc))
 	}
-	fmt.Fprintf(&b, "\nLabels (%d):\n", len(t.Labels))
+	if t.LabelsLeftOut > 0 {
+		fmt.Fprintf(&b, "\nLabels (the first %d of %d; a TYPE{SELECTOR} narrows them):\n", len(t.Labels), len(t.Labels)+t.LabelsLeftOut)
+	} else {
+		fmt.Fprintf(&b, "\nLabels (%d):\n", len(t.Labels))
+	}
 	width = 0
 	for _, l := range t.Labels {
 		width = max(width, len(tableCell(l.Name)))
@@ -68,6 +72,9 @@ func targetsMarkdown(w io.Writer, t *report.Targets, _ Options) error {
 	for _, pt := range t.ProfileTypes {
 		fmt.Fprintf(&b, "| %s | %s | %s | %t |\n", mdCode(pt.ID),
 			mdEscape(pt.SampleType.Type+"/"+pt.SampleType.Unit), mdEscape(pt.PeriodType.Type+"/"+pt.PeriodType.Unit), pt.Delta)
+	}
+	if t.LabelsLeftOut > 0 {
+		fmt.Fprintf(&b, "\nThe first %d of %d labels; a TYPE{SELECTOR} narrows them.\n", len(t.Labels), len(t.Labels)+t.LabelsLeftOut)
 	}
 	b.WriteString("\n| label | values |\n|---|---|\n")
 	for _, l := range t.Labels {

@@ -28,4 +28,15 @@ func TestTargetsGolden(t *testing.T) {
 		}
 		checkGolden(t, "targets.parca."+string(f)+".golden", b.Bytes())
 	}
+	// Label names past the first 1,000 are counted, and the table and markdown say so.
+	r.LabelsLeftOut = 19_997
+	for f, want := range map[Format]string{Table: "\nLabels (the first 3 of 20000; a TYPE{SELECTOR} narrows them):\n", Markdown: "\nThe first 3 of 20000 labels; a TYPE{SELECTOR} narrows them.\n"} {
+		var b bytes.Buffer
+		if err := Targets(&b, r, Options{Format: f}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("%s with labels left out:\n%s\nwant it to say %q", f, b.String(), want)
+		}
+	}
 }

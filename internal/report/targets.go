@@ -24,8 +24,12 @@ type Targets struct {
 	EndNanos   int64 `json:"end_nanos"`
 	// ProfileTypes are the profile types the server holds, sorted by id.
 	ProfileTypes []TargetType `json:"profile_types"`
-	// Labels are the label names, sorted, with their values.
+	// Labels are the label names, sorted, with their values: the first 1,000 names, each
+	// of which takes a request.
 	Labels []TargetLabel `json:"labels"`
+	// LabelsLeftOut is how many label names came after those, their values not asked for
+	// (a TYPE{SELECTOR} narrows the labels to those of some series); 0 when none.
+	LabelsLeftOut int `json:"labels_left_out"`
 }
 
 // TargetType is one profile type a server holds.
@@ -64,6 +68,7 @@ func NewTargets(t *fetch.Targets) *Targets {
 		EndNanos:      t.End.UnixNano(),
 		ProfileTypes:  []TargetType{},
 		Labels:        []TargetLabel{},
+		LabelsLeftOut: t.LabelsLeftOut,
 	}
 	for _, pt := range t.Types {
 		r.ProfileTypes = append(r.ProfileTypes, TargetType{

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -648,8 +649,26 @@ type Targets struct {
 	Start, End time.Time
 	// Types are the profile types, sorted by ID.
 	Types []TargetType
-	// Labels are the label names, sorted, with their values.
+	// Labels are the label names, sorted, with their values: the first MaxTargetLabels.
 	Labels []TargetLabel
+	// LabelsLeftOut is how many label names came after the first MaxTargetLabels, whose
+	// values were not asked for.
+	LabelsLeftOut int
+}
+
+// MaxTargetLabels is how many label names Targets asks the values of, one request each: a
+// server of 20,000 label names took 20,001 requests. A TYPE{SELECTOR} narrows the labels to
+// those of some series.
+const MaxTargetLabels = 1000
+
+// firstLabels is names sorted and without repeats, cut to MaxTargetLabels, and how many
+// were cut.
+func firstLabels(names []string) ([]string, int) {
+	names = sortedUnique(names)
+	if len(names) <= MaxTargetLabels {
+		return names, 0
+	}
+	return names[:MaxTargetLabels], len(names) - MaxTargetLabels
 }
 
 // TargetType is one profile type a server holds.
@@ -685,6 +704,9 @@ func (f Options) Targets(ctx context.Context, server string, limit int64) (*Targ
 	if err != nil {
 		return nil, &Error{URL: q.shown, Err: err}
 	}
+	// The timeout bounds the whole listing, not each of its requests.
+	ctx, cancel := context.WithTimeout(ctx, f.fleetTimeout())
+	defer cancel()
 	var t *Targets
 	if q.server == ServerPyroscope {
 		t, err = f.pyroscopeTargets(ctx, q, h, limit)
@@ -692,10 +714,44 @@ func (f Options) Targets(ctx context.Context, server string, limit int64) (*Targ
 		t, err = f.parcaTargets(ctx, q, h, limit)
 	}
 	if err != nil {
-		return nil, err
+		return nil, f.noFleetAPI(ctx, q, err)
 	}
 	// Servers list types in no stable order.
 	slices.SortStableFunc(t.Types, func(a, b TargetType) int { return strings.Compare(a.ID, b.ID) })
 	t.Server, t.Kind, t.Start, t.End = q.shown, q.server, q.start, q.end
 	return t, nil
+}
+
+// noFleetAPI is err, a failed listing, unless the server answered 404 Not Found: then it
+// says that the server has no such API there, and, when the host serves a Go program's
+// /debug/pprof/ handlers instead (asked without the credentials meant for the fleet
+// server), how to read those.
+func (f Options) noFleetAPI(ctx context.Context, q *fleetQuery, err error) error {
+	var fe *Error
+	if !errors.As(err, &fe) || fe.code != http.StatusNotFound {
+		return err
+	}
+	api := "Pyroscope"
+	if q.server == ServerParca {
+		api = "Parca"
+	}
+	index := url.URL{Scheme: q.base.Scheme, Host: q.base.Host, Path: "/debug/pprof/"}
+	reason := fmt.Errorf("%w: no %s API at %s", fe.Err, api, q.shown)
+	if f.servesPprof(ctx, index) {
+		reason = fmt.Errorf("%w; it serves a Go program's /debug/pprof/ handlers, which profq reads directly: profq top %s://%s/debug/pprof/heap (or profile, goroutine, allocs, block, mutex)", reason, index.Scheme, index.Host)
+	}
+	return &Error{URL: fe.URL, Status: fe.Status, Err: reason, code: fe.code}
+}
+
+// servesPprof says whether index, a host's /debug/pprof/, answers with the index page of
+// Go's net/http/pprof handlers.
+func (f Options) servesPprof(ctx context.Context, index url.URL) bool {
+	const maxIndex = 1 << 16
+	r, err := Options{}.send(ctx, outgoing{method: http.MethodGet, url: &index, shown: index.String(), timeout: f.fleetTimeout()}, maxIndex)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	page, err := io.ReadAll(io.LimitReader(r.body, maxIndex))
+	return err == nil && bytes.Contains(page, []byte("<title>/debug/pprof/</title>"))
 }

@@ -234,7 +234,9 @@ func (f Options) parcaTargets(ctx context.Context, q *fleetQuery, h http.Header,
 	if err := f.parcaJSON(ctx, q, h, parcaLabelsPath, match, &names, limit); err != nil {
 		return nil, err
 	}
-	for _, name := range sortedUnique(names.LabelNames) {
+	first, leftOut := firstLabels(names.LabelNames)
+	t.LabelsLeftOut = leftOut
+	for _, name := range first {
 		var values struct {
 			LabelValues []string `json:"labelValues"`
 		}

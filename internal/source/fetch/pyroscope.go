@@ -300,7 +300,9 @@ func (f Options) pyroscopeTargets(ctx context.Context, q *fleetQuery, h http.Hea
 	if err != nil {
 		return nil, &Error{URL: q.shown, Err: fmt.Errorf("the answer of %s: %w", procedureLabelNames, err)}
 	}
-	for _, name := range sortedUnique(names) {
+	first, leftOut := firstLabels(names)
+	t.LabelsLeftOut = leftOut
+	for _, name := range first {
 		// LabelValuesRequest: name (1), matchers (2), start (3), end (4).
 		req := appendProtoString(nil, 1, name)
 		if q.selector != "{}" {

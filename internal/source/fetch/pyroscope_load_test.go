@@ -3,6 +3,7 @@ package fetch_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -44,6 +45,8 @@ type fakePyroscope struct {
 	// empty answers no profile; fail answers every call with this error.
 	empty bool
 	fail  *connect.Error
+	// names, when set, are the label names LabelNames answers.
+	names []string
 }
 
 func (s *fakePyroscope) record(name string, h http.Header) error {
@@ -101,6 +104,9 @@ func (s *fakePyroscope) LabelNames(_ context.Context, req *connect.Request[types
 	s.mu.Lock()
 	s.namesReqs = append(s.namesReqs, req.Msg)
 	s.mu.Unlock()
+	if s.names != nil {
+		return connect.NewResponse(&typesv1.LabelNamesResponse{Names: s.names}), nil
+	}
 	return connect.NewResponse(&typesv1.LabelNamesResponse{Names: []string{"service_name", "__name__", "env", "service_name"}}), nil
 }
 
@@ -398,4 +404,55 @@ func TestFleetTimeout(t *testing.T) {
 			t.Errorf("%s: err = %v", server, err)
 		}
 	}
+}
+
+// TestPyroscopeTargetsBounded: a server of 20,000 label names is asked the values of the
+// first MaxTargetLabels only, one request each, and the rest are counted; the timeout bounds
+// the whole listing, not each request.
+func TestPyroscopeTargetsBounded(t *testing.T) {
+	s := &fakePyroscope{}
+	for i := range 20_000 {
+		s.names = append(s.names, fmt.Sprintf("label%05d", i))
+	}
+	host := startPyroscope(t, s)
+	got, err := source.Options{Fetch: fetch.Options{Now: fetch.FleetNow}}.Targets(t.Context(), "pyroscope+http://"+host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Labels) != fetch.MaxTargetLabels || got.LabelsLeftOut != 20_000-fetch.MaxTargetLabels || got.Labels[0].Name != "label00000" {
+		t.Errorf("%d labels (the first %q), %d left out; want %d and %d", len(got.Labels), got.Labels[0].Name, got.LabelsLeftOut, fetch.MaxTargetLabels, 20_000-fetch.MaxTargetLabels)
+	}
+	if len(s.labelReqs) != fetch.MaxTargetLabels {
+		t.Errorf("%d LabelValues requests, want %d", len(s.labelReqs), fetch.MaxTargetLabels)
+	}
+}
+
+// TestTargetsTimeoutBoundsAll: a listing whose requests each answer within the timeout but
+// together take longer fails at the timeout.
+func TestTargetsTimeoutBoundsAll(t *testing.T) {
+	s := &fakePyroscope{}
+	for i := range 50 {
+		s.names = append(s.names, fmt.Sprintf("label%02d", i))
+	}
+	slow := &slowPyroscope{fakePyroscope: s, delay: 20 * time.Millisecond}
+	host := strings.TrimPrefix(pyroscopetest.Serve(t, slow), "http://")
+	_, err := source.Options{Fetch: fetch.Options{Now: fetch.FleetNow, Timeout: 300 * time.Millisecond}}.Targets(t.Context(), "pyroscope+http://"+host)
+	if err == nil || !strings.Contains(err.Error(), "raise it with --timeout") {
+		t.Errorf("err = %v, want the timeout reached", err)
+	}
+}
+
+// slowPyroscope answers each LabelValues call after delay.
+type slowPyroscope struct {
+	*fakePyroscope
+	delay time.Duration
+}
+
+func (s *slowPyroscope) LabelValues(ctx context.Context, req *connect.Request[typesv1.LabelValuesRequest]) (*connect.Response[typesv1.LabelValuesResponse], error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.fakePyroscope.LabelValues(ctx, req)
 }
