@@ -3,7 +3,7 @@ GO ?= go
 PPROF_VERSION := v0.0.0-20260906184651-6331bc6350fe
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test test-short lint bench gate-eval gate-eval-cpu golden testdata-profiles fuzz tools
+.PHONY: build test test-short test-race lint bench gate-eval gate-eval-cpu golden testdata-profiles fuzz tools
 
 build:
 	$(GO) build -o profq ./cmd/profq
@@ -17,6 +17,13 @@ test:
 ## or left to `make test`); 1 min 53 s on a 2-core machine, lightly loaded, build cache warm (2026-11-26).
 test-short:
 	$(GO) test -short -count=1 -timeout 10m ./...
+
+## test-race: the -short suite under the race detector (profq reads inputs, fetches URLs and
+## builds graphs on several goroutines). Not part of CI's run: it takes several times as long.
+## The parity tests pass under it too: a race-built test binary's profiles hold the race
+## runtime's C++ names, which --symbolize none prints as recorded, as pprof does.
+test-race:
+	$(GO) test -race -short -count=1 -timeout 30m ./...
 
 ## lint: gofmt, go vet and staticcheck.
 lint:

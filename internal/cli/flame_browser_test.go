@@ -86,17 +86,16 @@ func TestFlameBrowser(t *testing.T) {
 		t.Errorf("the root does not span the chart: %+v, chart %+v", root, initial.Chart)
 	}
 
-	// (b) A click on a frame zooms to it: the widest frame four levels down that has
-	// children drawn (main.sortInts in this profile).
+	// (b) A click on a frame zooms to it: main.sortInts, a frame under half the root's
+	// width, its children drawn (chosen by name, whatever its depth in the profile).
 	target := -1
 	for _, fr := range initial.Frames {
-		if f.Frames[fr.ID].Depth == 4 && f.Frames[fr.ID].Value < f.Frames[0].Value/2 && initial.hasChild(&f, fr.ID) &&
-			(target < 0 || f.Frames[fr.ID].Value > f.Frames[target].Value) {
+		if f.Frames[fr.ID].Name == "main.sortInts" && (target < 0 || f.Frames[fr.ID].Value > f.Frames[target].Value) {
 			target = fr.ID
 		}
 	}
-	if target < 0 {
-		t.Fatal("no frame four levels down with children drawn")
+	if target < 0 || f.Frames[target].Value >= f.Frames[0].Value/2 || !initial.hasChild(&f, target) {
+		t.Fatalf("no main.sortInts frame under half the root's width with children drawn (frame %d)", target)
 	}
 	tr := initial.frame(target)
 	cx, cy := tr.Left+tr.Width/2, tr.Top+tr.Height/2
