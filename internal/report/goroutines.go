@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/stacks"
 )
 
@@ -18,7 +17,7 @@ import (
 // frame's function, file and line, or address where there is no name). A group's count is
 // the sum of its samples' values of the chosen sample type; its states, longest wait and
 // creators come from the labels a goroutine dump gives its samples
-// (source.GoroutineStateLabel, ...), which make a label set of each goroutine's own.
+// (goroutineStateLabel, ...), which make a label set of each goroutine's own.
 func NewGoroutines(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config) (*Goroutines, error) {
 	filters, err := cfg.compile()
 	if err != nil {
@@ -79,7 +78,7 @@ func NewGoroutines(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Co
 				order = append(order, gr)
 			}
 			gr.Count += v
-			for _, state := range s.Label[source.GoroutineStateLabel] {
+			for _, state := range s.Label[goroutineStateLabel] {
 				gr.states[state] += v
 				stated = true
 			}
@@ -94,10 +93,10 @@ func NewGoroutines(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Co
 					gr.labels[key][value] = true
 				}
 			}
-			for _, c := range s.Label[source.GoroutineCreatorLabel] {
+			for _, c := range s.Label[goroutineCreatorLabel] {
 				gr.creators[c] = true
 			}
-			for _, w := range s.NumLabel[source.GoroutineWaitLabel] {
+			for _, w := range s.NumLabel[goroutineWaitLabel] {
 				if gr.LongestWaitMinutes == nil || w > *gr.LongestWaitMinutes {
 					w := w
 					gr.LongestWaitMinutes = &w
@@ -137,11 +136,21 @@ func NewGoroutines(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Co
 	return g, nil
 }
 
+// The labels the goroutine dump reader gives samples (source.GoroutineStateLabel, ...). The
+// report reads them by name, as it reads pprof's pprof::base, rather than import the readers
+// for four strings; TestGoroutineLabelNames checks them against the reader's.
+const (
+	goroutineStateLabel   = "state"
+	goroutineWaitLabel    = "wait"
+	goroutineCreatorLabel = "created_by"
+	goroutineElidedLabel  = "elided"
+)
+
 // goroutineLabels are the labels the goroutine dump reader gives samples, which the report
 // shows as states, waits and creators rather than as labels.
 var goroutineLabels = map[string]bool{
-	source.GoroutineStateLabel: true, source.GoroutineWaitLabel: true,
-	source.GoroutineCreatorLabel: true, source.GoroutineElidedLabel: true,
+	goroutineStateLabel: true, goroutineWaitLabel: true,
+	goroutineCreatorLabel: true, goroutineElidedLabel: true,
 }
 
 func waitOf(w *int64) int64 {
