@@ -139,11 +139,14 @@ func profqDOT(flags, sources []string, unit outUnit) (g *dotGraph, gr *report.Gr
 			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	p, _, err := asPprofReads.LoadWithBases(sources, bases)
+	p, st, _, err := asTopReads.LoadStacks(sources, bases)
 	if err != nil {
-		return nil, nil, fmt.Errorf("source.LoadWithBases: %w", err)
+		return nil, nil, fmt.Errorf("source.LoadStacks: %w", err)
 	}
-	gr, err = report.NewGraph(p, stacks.FromProfile(p), nil, cfg)
+	if st == nil {
+		st = stacks.FromProfile(p)
+	}
+	gr, err = report.NewGraph(p, st, nil, cfg)
 	if err != nil {
 		return nil, nil, err
 	}

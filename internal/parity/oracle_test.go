@@ -28,6 +28,11 @@ var pprofMu sync.Mutex
 // symbolizes.)
 var asPprofReads = source.Options{Demangle: source.DemangleNone}
 
+// asTopReads is asPprofReads as the reports that only add values up (top, peek, graph) read
+// their inputs: the pprof decoder may add up the samples of an input that have the same
+// stack and labels (source.Options.Aggregate), and leave them compact (LoadStacks).
+var asTopReads = source.Options{Demangle: source.DemangleNone, Aggregate: true}
+
 // configDefaults are the defaults of pprof's configuration flags (internal/driver/config.go:
 // defaultConfig). The driver uses the previous run's values as flag defaults, so oracleFlags
 // substitutes these to make every run start from the command-line defaults.

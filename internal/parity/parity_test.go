@@ -149,9 +149,14 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 	if unit, err := oracleUnit(flags, sources); err == nil {
 		cfg.LabelUnit = unit.flag
 	}
-	p, inputs, err := asPprofReads.LoadWithBases(sources, bases)
+	// As profq top reads them: samples alike added up as they are decoded, left compact
+	// where the decoder can.
+	p, st, inputs, err := asTopReads.LoadStacks(sources, bases)
 	if err != nil {
-		return nil, fmt.Errorf("source.LoadWithBases: %w", err)
+		return nil, fmt.Errorf("source.LoadStacks: %w", err)
+	}
+	if st == nil {
+		st = stacks.FromProfile(p)
 	}
 	rin := make([]report.Input, len(inputs))
 	for i, in := range inputs {
@@ -160,7 +165,7 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 			rin[i].SampleTypes = append(rin[i].SampleTypes, report.SampleType{Type: st.Type, Unit: st.Unit})
 		}
 	}
-	top, err := report.NewTop(p, stacks.FromProfile(p), rin, cfg)
+	top, err := report.NewTop(p, st, rin, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("report.NewTop: %w", err)
 	}

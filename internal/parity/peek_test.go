@@ -202,11 +202,14 @@ func profqPeek(re string, flags, sources []string, sumPct bool) (tab *peekTable,
 			err = fmt.Errorf("profq panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	p, _, err := asPprofReads.LoadWithBases(sources, bases)
+	p, st, _, err := asTopReads.LoadStacks(sources, bases)
 	if err != nil {
-		return nil, fmt.Errorf("source.LoadWithBases: %w", err)
+		return nil, fmt.Errorf("source.LoadStacks: %w", err)
 	}
-	pk, err := report.NewPeek(p, stacks.FromProfile(p), nil, cfg, regexp.MustCompile(re))
+	if st == nil {
+		st = stacks.FromProfile(p)
+	}
+	pk, err := report.NewPeek(p, st, nil, cfg, regexp.MustCompile(re))
 	if err != nil {
 		return nil, err
 	}

@@ -289,7 +289,7 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 			return nil, nil, nil, err
 		}
 		stacks, inputs = d.Stacks, []Input{in}
-	} else if p, inputs, err = o.group(args, rd); err != nil {
+	} else if p, inputs, err = o.sourcesOf(args, bases).group(args, rd); err != nil {
 		return nil, nil, nil, err
 	}
 	if len(bases.Paths) > 0 {
@@ -340,6 +340,20 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 		return nil, nil, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
 	}
 	return p, stacks, inputs, nil
+}
+
+// sourcesOf is o for reading the profiles (not the bases) that bases go with. Normalizing
+// scales each sample of a single profile by a float ratio and rounds it (pprof's
+// Profile.ScaleN): samples the reader added up first (Aggregate) would be rounded once for
+// all of them, and the report would differ from pprof's by the rounding, a few units per
+// node (a node that pprof keeps at 8ns would cancel out to 0 and vanish). So that profile
+// is read sample by sample. Several profiles need no such care: pprof merges them, adding
+// identical samples up, before it normalizes.
+func (o Options) sourcesOf(args []string, bases Bases) Options {
+	if bases.Normalize && len(bases.Paths) > 0 && len(args) == 1 {
+		o.Aggregate = false
+	}
+	return o
 }
 
 // repeatsTypes says whether two of p's sample types have the same name.
