@@ -181,6 +181,12 @@ func profqTop(flags, sources []string) (tab *table, err error) {
 	for _, r := range top.Rows {
 		tab.Rows = append(tab.Rows, row{Name: r.Name, Flat: r.Flat * f, Cum: r.Cum * f, Inline: r.Inline})
 	}
+	if top.Total == 0 {
+		// pprof prints "Dropped N nodes" and "Showing top N nodes out of M" only when the
+		// total is not 0 (a --mean total can truncate to 0), so the text that parseTop reads
+		// says nothing of them; TestParityMeanZeroTotalDropped checks the count itself.
+		tab.Dropped, tab.Candidates = 0, len(tab.Rows)
+	}
 	return tab, nil
 }
 
