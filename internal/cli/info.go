@@ -57,9 +57,22 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 	if err := source.CheckStdin(args); err != nil {
 		return err
 	}
+	o.input.Stdin = stdio.In
+	if len(args) == 1 {
+		// One input is read as the reports read it, as a stream into compact stacks: the
+		// profile and its description, without the input's bytes or profile.Samples.
+		p, st, ins, err := o.input.LoadStacks(args, source.Bases{})
+		if err != nil {
+			return err
+		}
+		warn(stdio.Err, ins[0].Warnings)
+		d := report.DescribeProfile(p, st, ins[0].FrameTypes)
+		d.Symbolization = symbolizationInfo(ins[0].Symbolization)
+		saveFetched(stdio.Err, o.input, args, source.Bases{}, p, st)
+		return writeInfo(stdio, o, d, []report.InfoInput{{Source: ins[0].Source, Format: inputFormat(ins[0].Format), Profile: d}})
+	}
 	// Each input is read once, described as a report of it alone would read it, and then the
 	// inputs are merged from the same bytes.
-	o.input.Stdin = stdio.In
 	data := make([][]byte, len(args))
 	inputs := make([]report.InfoInput, 0, len(args))
 	for i, arg := range args {
@@ -72,19 +85,22 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 			return err
 		}
 		warn(stdio.Err, in.Warnings)
-		d := report.DescribeProfile(p, in.FrameTypes)
+		d := report.DescribeProfile(p, nil, in.FrameTypes)
 		d.Symbolization = symbolizationInfo(in.Symbolization)
 		inputs = append(inputs, report.InfoInput{Source: in.Source, Format: inputFormat(in.Format), Profile: d})
 	}
-	merged := inputs[0].Profile
-	if len(args) > 1 {
-		p, ins, err := o.input.LoadBytes(args, data)
-		if err != nil {
-			return err
-		}
-		merged = report.DescribeProfile(p, report.FrameTypes(reportInputs(ins, len(ins), baseFlags{})))
-		merged.Symbolization = symbolizationInfo(ins[0].Symbolization)
+	p, ins, err := o.input.LoadBytes(args, data)
+	if err != nil {
+		return err
 	}
+	merged := report.DescribeProfile(p, nil, report.FrameTypes(reportInputs(ins, len(ins), baseFlags{})))
+	merged.Symbolization = symbolizationInfo(ins[0].Symbolization)
+	saveFetched(stdio.Err, o.input, args, source.Bases{}, p, nil)
+	return writeInfo(stdio, o, merged, inputs)
+}
+
+// writeInfo writes the info report of the profile reports read, merged, and of its inputs.
+func writeInfo(stdio IO, o *InfoOptions, merged report.ProfileDetails, inputs []report.InfoInput) error {
 	info := report.NewInfo(merged, inputs)
 	warn(stdio.Err, info.Warnings)
 	return o.Output.write(stdio, func(w io.Writer) error {

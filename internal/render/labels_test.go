@@ -75,10 +75,10 @@ func shippedInfo(t *testing.T, names ...string) *report.Info {
 	var inputs []report.InfoInput
 	for _, n := range names {
 		p, _ := loadShipped(t, n)
-		inputs = append(inputs, report.InfoInput{Source: n, Format: report.FormatPprof, Profile: report.DescribeProfile(p, nil)})
+		inputs = append(inputs, report.InfoInput{Source: n, Format: report.FormatPprof, Profile: report.DescribeProfile(p, nil, nil)})
 	}
 	merged, _ := loadShipped(t, names...)
-	return report.NewInfo(report.DescribeProfile(merged, nil), inputs)
+	return report.NewInfo(report.DescribeProfile(merged, nil, nil), inputs)
 }
 
 // zeroTags has a total of 0: pprof leaves the percentages out.

@@ -132,7 +132,7 @@ func TestJSONContract(t *testing.T) {
 				h := traces.Header()
 				check(t, KindTraces, &h)
 
-				details := DescribeProfile(load(), nil)
+				details := DescribeProfile(load(), nil, nil)
 				check(t, KindInfo, NewInfo(details, []InfoInput{{Source: name, Profile: details}}))
 
 				q = load()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/profq/profq/internal/stacks"
 )
 
 // NewInfo builds an info report from the description of the profile reports read and the
@@ -38,9 +39,13 @@ func NewInfo(merged ProfileDetails, inputs []InfoInput) *Info {
 	return info
 }
 
-// DescribeProfile describes p, whose inputs state frameTypes (by mapping file, as
-// source.Input.FrameTypes); it does not modify p.
-func DescribeProfile(p *profile.Profile, frameTypes map[string]string) ProfileDetails {
+// DescribeProfile describes p, whose samples are st (nil: p's own, made stacks here) and
+// whose inputs state frameTypes (by mapping file, as source.Input.FrameTypes); it does not
+// modify p.
+func DescribeProfile(p *profile.Profile, st *stacks.Stacks, frameTypes map[string]string) ProfileDetails {
+	if st == nil {
+		st = stacks.FromSamples(p.Location, p.Sample, len(p.SampleType))
+	}
 	d := ProfileDetails{
 		SampleTypes:       make([]SampleTypeInfo, len(p.SampleType)),
 		DefaultSampleType: p.DefaultSampleType,
@@ -48,13 +53,13 @@ func DescribeProfile(p *profile.Profile, frameTypes map[string]string) ProfileDe
 		TimeNanos:         p.TimeNanos,
 		DurationNanos:     p.DurationNanos,
 		Counts: ProfileCounts{
-			Samples:   len(p.Sample),
+			Samples:   st.Len(),
 			Locations: len(p.Location),
 			Functions: len(p.Function),
 			Mappings:  len(p.Mapping),
 		},
 		Mappings:   make([]MappingInfo, len(p.Mapping)),
-		Labels:     describeLabels(p),
+		Labels:     describeLabels(st),
 		Comments:   append([]string{}, p.Comments...),
 		DropFrames: p.DropFrames,
 		KeepFrames: p.KeepFrames,
@@ -62,8 +67,8 @@ func DescribeProfile(p *profile.Profile, frameTypes map[string]string) ProfileDe
 
 		Symbolization: []SymbolizedMapping{},
 	}
-	for i, st := range p.SampleType {
-		d.SampleTypes[i] = SampleTypeInfo{Type: st.Type, Unit: st.Unit, Total: computeTotal(p, i, false)}
+	for i, t := range p.SampleType {
+		d.SampleTypes[i] = SampleTypeInfo{Type: t.Type, Unit: t.Unit, Total: stackTotal(st, i, false)}
 	}
 	if idx, err := p.SampleIndexByName(""); err == nil {
 		d.DefaultSampleIndex = idx
@@ -94,8 +99,8 @@ func DescribeProfile(p *profile.Profile, frameTypes map[string]string) ProfileDe
 	return d
 }
 
-// describeLabels lists the label keys of p's samples by key.
-func describeLabels(p *profile.Profile) []LabelInfo {
+// describeLabels lists the label keys of the samples st holds by key, a label set at a time.
+func describeLabels(st *stacks.Stacks) []LabelInfo {
 	type acc struct {
 		samples int
 		numeric bool
@@ -111,31 +116,42 @@ func describeLabels(p *profile.Profile) []LabelInfo {
 		}
 		return a
 	}
-	for _, s := range p.Sample {
-		for key, vs := range s.Label {
+	// How many samples carry each label set (set 0: no labels).
+	carriers := make([]int, len(st.LabelSets)+1)
+	for k := range st.Segments {
+		for _, set := range st.Segments[k].Labels {
+			carriers[set]++
+		}
+	}
+	for i, set := range st.LabelSets {
+		n := carriers[i+1]
+		if n == 0 {
+			continue
+		}
+		for key, vs := range set.Label {
 			a := get(key)
-			a.samples++
+			a.samples += n
 			for _, v := range vs {
 				a.values[labelValue{str: v}] = true
 			}
 		}
-		for key, ns := range s.NumLabel {
+		for key, ns := range set.NumLabel {
 			a := get(key)
-			if _, ok := s.Label[key]; !ok { // a key with both kinds was counted above
-				a.samples++
+			if _, ok := set.Label[key]; !ok { // a key with both kinds was counted above
+				a.samples += n
 			}
 			a.numeric = true
-			for _, n := range ns {
-				a.values[labelValue{num: n, numeric: true}] = true
+			for _, v := range ns {
+				a.values[labelValue{num: v, numeric: true}] = true
 			}
-			for _, u := range s.NumUnit[key] {
+			for _, u := range set.NumUnit[key] {
 				if u != "" {
 					a.units[u] = true
 				}
 			}
 		}
 	}
-	numUnits, _ := p.NumLabelUnits()
+	numUnits, _ := labelSamples(st).NumLabelUnits()
 	out := make([]LabelInfo, 0, len(keys))
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		a := keys[key]

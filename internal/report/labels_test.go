@@ -443,7 +443,7 @@ func TestDescribeProfile(t *testing.T) {
 	p.Mapping[0].BuildID = "abc"
 	p.Sample[0].NumUnit["bytes"][0] = "kilobytes" // a second unit for bytes
 
-	d := DescribeProfile(p, nil)
+	d := DescribeProfile(p, nil, nil)
 	want := ProfileDetails{
 		SampleTypes:        []SampleTypeInfo{{"samples", "count", 5}, {"cpu", "nanoseconds", 990}},
 		DefaultSampleType:  "samples",
