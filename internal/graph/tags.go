@@ -39,14 +39,6 @@ type tagRef struct{ tag, sum int32 }
 // tagSums are the values of one tag of one node.
 type tagSums struct{ flat, cum int64 }
 
-// taggedSample is a sample with tags: its stack, its value, and the label set whose tags it
-// adds to its nodes.
-type taggedSample struct {
-	stack []int32
-	w     int64
-	set   int32
-}
-
 // tagNames interns the tags of a graph: a label set, or a "bytes" value under a label set.
 type tagNames struct {
 	labels    map[string]int32
@@ -131,7 +123,6 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 	key := func(node, tag int32) uint64 { return uint64(node)<<32 | uint64(tag) }
 	index := map[uint64]int32{} // node and tag -> position in sums
 	var sums []tagSums
-	var tagged []taggedSample
 	// The tags of label set i are setTags[i], named when a sample first carries the set.
 	setTags := make([][]int32, len(g.labelSets)+1)
 	named := make([]bool, len(g.labelSets)+1)
@@ -147,7 +138,6 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 		if len(tags) == 0 {
 			return
 		}
-		tagged = append(tagged, taggedSample{stack, w, set})
 		leaf := g.leaf(stack)
 		if leaf < 0 || !want[leaf] {
 			return
@@ -195,15 +185,13 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 				pending[node] = refs
 			}
 		}
-		// The stacks are walked in parallel chunks, as many as the graph has shards, each
-		// adding up its own cum values.
-		chunks := len(g.shards)
-		per := (len(tagged) + chunks - 1) / chunks
-		cums := make([][]int64, chunks)
+		// The stacks are walked again, a shard of the graph per goroutine, each adding up
+		// its own cum values (keeping the tagged samples of the first walk took more memory
+		// than the graph).
+		cums := make([][]int64, len(g.shards))
 		var wg workers.Group
-		for c := range chunks {
-			part := tagged[min(c*per, len(tagged)):min((c+1)*per, len(tagged))]
-			wg.Go(func() { cums[c] = g.tagCums(part, setTags, pending, len(sums)) })
+		for c, sh := range g.shards {
+			wg.Go(func() { cums[c] = g.tagCums(sh, setTags, pending, len(sums)) })
 		}
 		wg.Wait()
 		for _, cum := range cums {
@@ -228,13 +216,18 @@ func (g *Graph) tags(entries []Entry, cutoff int64, format func(int64) string) m
 func (g *Graph) eachSample(f func(stack []int32, w int64, set int32)) {
 	for _, sh := range g.shards {
 		sh.each(func(_ int, values []int64, stack []int32, set int32) {
-			w := values[g.opts.SampleIndex]
-			if w == 0 && (!g.opts.Mean || values[0] == 0) {
-				return
+			if w, ok := g.counted(values); ok {
+				f(stack, w, set)
 			}
-			f(stack, w, set)
 		})
 	}
+}
+
+// counted returns the value of a sample of these values and whether the graph counts it:
+// samples whose value and divisor are both zero are skipped.
+func (g *Graph) counted(values []int64) (int64, bool) {
+	w := values[g.opts.SampleIndex]
+	return w, w != 0 || g.opts.Mean && values[0] != 0
 }
 
 // leaf returns the node that receives the flat value of a sample with this stack, or -1
@@ -248,18 +241,23 @@ func (g *Graph) leaf(stack []int32) int32 {
 	return -1
 }
 
-// tagCums walks the stacks of the tagged samples and returns, for each of the nsums tag
-// values, the cum added by the pending tags of the nodes in those stacks: each node counts
-// once per sample. setTags are the tags of each label set.
-func (g *Graph) tagCums(tagged []taggedSample, setTags [][]int32, pending [][]tagRef, nsums int) []int64 {
+// tagCums walks the stacks of the tagged samples of shard sh (those the graph counts whose
+// label set has tags) and returns, for each of the nsums tag values, the cum added by the
+// pending tags of the nodes in those stacks: each node counts once per sample. setTags are
+// the tags of each label set.
+func (g *Graph) tagCums(sh *shard, setTags [][]int32, pending [][]tagRef, nsums int) []int64 {
 	cum := make([]int64, nsums)
 	seen := make([]uint32, len(g.Nodes))
 	var stamp uint32
 	idx := g.idx
-	for _, ts := range tagged {
+	sh.each(func(_ int, values []int64, stack []int32, set int32) {
+		w, ok := g.counted(values)
+		if !ok || set == 0 || len(setTags[set]) == 0 {
+			return
+		}
 		stamp = nextStamp(stamp, seen)
-		for i := len(ts.stack) - 1; i >= 0; i-- {
-			loc := ts.stack[i]
+		for i := len(stack) - 1; i >= 0; i-- {
+			loc := stack[i]
 			if loc < 0 {
 				continue
 			}
@@ -269,13 +267,13 @@ func (g *Graph) tagCums(tagged []taggedSample, setTags [][]int32, pending [][]ta
 					continue
 				}
 				seen[id] = stamp
-				for _, t := range setTags[ts.set] {
+				for _, t := range setTags[set] {
 					if k, ok := slices.BinarySearchFunc(refs, t, func(r tagRef, t int32) int { return cmp.Compare(r.tag, t) }); ok {
-						cum[refs[k].sum] += ts.w
+						cum[refs[k].sum] += w
 					}
 				}
 			}
 		}
-	}
+	})
 	return cum
 }
