@@ -491,3 +491,29 @@ func TestServerErrorsHideCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchRedirectCount: ten redirects are followed, as docs/security.md says; the eleventh
+// is refused, saying so.
+func TestFetchRedirectCount(t *testing.T) {
+	heap, err := os.ReadFile("../../testdata/profiles/heap.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /hops/N redirects N more times, then serves the profile.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hops/"))
+		if n == 0 {
+			w.Write(heap)
+			return
+		}
+		http.Redirect(w, r, "/hops/"+strconv.Itoa(n-1), http.StatusFound)
+	}))
+	defer srv.Close()
+	if _, _, err := (Options{}).Load([]string{srv.URL + "/hops/10"}); err != nil {
+		t.Errorf("10 redirects: %v", err)
+	}
+	_, _, err = Options{}.Load([]string{srv.URL + "/hops/11"})
+	if err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
+		t.Errorf("11 redirects: %v, want them stopped after 10", err)
+	}
+}

@@ -241,7 +241,8 @@ func (s secrets) hide(err error) error {
 	return errors.New(hidden)
 }
 
-// maxRedirects is how many redirects a fetch follows, as Go's HTTP client does by default.
+// maxRedirects is how many redirects a fetch follows: the tenth is followed, the eleventh
+// refused. (Go's HTTP client stops after 10 requests in all, which is 9 redirects.)
 const maxRedirects = 10
 
 // Response is the answer to a fetch, its body not yet read: reading it reads the body, and
@@ -324,7 +325,7 @@ func (f Options) send(ctx context.Context, o outgoing, limit int64) (*Response, 
 		req.Header.Set("Accept-Encoding", "gzip")
 	}
 	client := &http.Client{Transport: f.Transport, CheckRedirect: func(next *http.Request, via []*http.Request) error {
-		if len(via) >= maxRedirects {
+		if len(via) > maxRedirects { // via holds the first request and each redirect followed
 			return fmt.Errorf("stopped after %d redirects", maxRedirects)
 		}
 		if next.URL.Host != via[0].URL.Host {
