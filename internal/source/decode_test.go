@@ -30,15 +30,20 @@ import (
 
 // checkDecode decodes raw (an uncompressed input) with decodeProfile and with
 // profile.ParseData. decodeProfile must accept exactly the profile.proto inputs that
-// ParseData accepts, and build the same profile from them. It reports whether
-// decodeProfile accepted raw.
+// ParseData accepts, and build the same profile from them; and the inputs whose functions
+// all have ID 0, which it reads as ParseData reads them once numbered (parseAsProfq). It
+// reports whether decodeProfile accepted raw.
 func checkDecode(t *testing.T, raw []byte) bool {
 	t.Helper()
 	got, err := pprof.DecodeProfile(raw)
-	want, wantErr := profile.ParseData(raw)
+	want, wantErr := parseAsProfq(raw)
 	if err != nil {
 		// Accepted by ParseData as profile.proto rather than as a legacy format.
-		if _, protoErr := profile.ParseUncompressed(raw); wantErr == nil && protoErr == nil {
+		proto := raw
+		if numbered, ok := withFunctionIDs(raw); ok {
+			proto = numbered
+		}
+		if _, protoErr := profile.ParseUncompressed(proto); wantErr == nil && protoErr == nil {
 			t.Errorf("decodeProfile: %v; profile.ParseData accepts the input", err)
 		}
 		return false
@@ -52,11 +57,12 @@ func checkDecode(t *testing.T, raw []byte) bool {
 }
 
 // checkParseData checks that parseData returns what profile.ParseData does for data, be
-// it a profile or an error.
+// it a profile or an error, but for the inputs whose functions all have ID 0
+// (parseAsProfq).
 func checkParseData(t *testing.T, data []byte) {
 	t.Helper()
 	got, err := pprof.ParseData(data)
-	want, wantErr := profile.ParseData(data)
+	want, wantErr := parseAsProfq(data)
 	switch {
 	case err != nil || wantErr != nil:
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
@@ -610,6 +616,10 @@ var craftedProfiles = []struct {
 	{"duplicate mapping", profileWith(nil, pb{}.msg(3, pb{}.varint(1, 1))), false},
 	{"location id 0", profileWith(nil, pb{}.msg(4, pb{}.varint(2, 1))), false},
 	{"function id 0", profileWith(nil, pb{}.msg(5, pb{}.varint(2, 1))), false},
+	// As .NET profilers write them: profq numbers the functions as the locations
+	// (TestDotnetFunctionIDs), ParseData refuses them.
+	{"functions without IDs", append(append(pb{}.msg(1, cpuType), pb{}.msg(2, sample1).msg(3, mapping1).msg(4, loc1).msg(4, loc2).
+		msg(5, pb{}.varint(2, sMain).varint(3, sMain).varint(4, sMainGo).varint(5, 3)).msg(5, pb{}.varint(1, 0).varint(2, sF).varint(4, sMainGo))...), stringTable()...), false},
 	{"mapping id 0", profileWith(nil, pb{}.msg(3, pb{}.varint(2, 1))), false},
 	{"sparse duplicate", profileWith(nil, pb{}.msg(4, pb{}.varint(1, 1<<40)), pb{}.msg(4, pb{}.varint(1, 1<<40))), false},
 	{"wire type 3", profileWith(nil, pb{}.tag(20, 3)), false},

@@ -26,8 +26,9 @@ import (
 
 // Read reads a pprof input held whole (the registry's read).
 func Read(o format.Options, data, raw []byte) (format.Decoded, error) {
-	p, err := ParsePprof(data, raw, o.Limits)
-	return format.Decoded{P: p, Format: Name}, err
+	var warnings []string
+	p, err := parsePprof(data, raw, o.Limits, &warnings)
+	return format.Decoded{P: p, Format: Name, Warnings: warnings}, err
 }
 
 // Stream decodes profile.proto as it arrives (the registry's stream).
@@ -61,6 +62,12 @@ func ParseData(data []byte) (*profile.Profile, error) {
 // gzip that does not decompress; raw is data when it is not gzip). The decoder stops at the
 // limits lim; an input over one is not handed to profile.ParseData, which has none.
 func ParsePprof(data, raw []byte, lim format.Limits) (*profile.Profile, error) {
+	return parsePprof(data, raw, lim, nil)
+}
+
+// parsePprof is ParsePprof, setting *warnings (when warnings is not nil) to what the decoder
+// says of the input (functionIDWarning).
+func parsePprof(data, raw []byte, lim format.Limits, warnings *[]string) (*profile.Profile, error) {
 	if raw == nil || format.IsGzip(raw) {
 		// ParseData reports the error; and as it decompresses only once, gzip inside
 		// gzip must reach its legacy parsers, not another round of gunzip.
@@ -68,9 +75,12 @@ func ParsePprof(data, raw []byte, lim format.Limits) (*profile.Profile, error) {
 	}
 	// ParseData(raw) now does what ParseData(data) would, and the compressed bytes
 	// can be collected while raw is decoded.
-	p, err := DecodeProfileLimited(raw, lim)
+	d, err := decodeLimited(raw, lim)
 	if err == nil {
-		return p, nil
+		if warnings != nil {
+			*warnings = d.Warnings
+		}
+		return d.P, nil
 	}
 	if format.IsLimit(err) {
 		return nil, err
@@ -162,11 +172,16 @@ func DecodeProfile(data []byte) (*profile.Profile, error) {
 // DepthLimitError, LabelLimitError, EntryLimitError) as soon as it counts more than lim
 // allows (zero fields: no limit), before it allocates for them.
 func DecodeProfileLimited(data []byte, lim format.Limits) (*profile.Profile, error) {
-	if len(data) == 0 {
-		return nil, errNoData
-	}
-	d, err := DecodeFields(&SliceFields{Data: data}, lim, DecodeMode{})
+	d, err := decodeLimited(data, lim)
 	return d.P, err
+}
+
+// decodeLimited is DecodeProfileLimited, with what the decoder says of the input.
+func decodeLimited(data []byte, lim format.Limits) (format.Decoded, error) {
+	if len(data) == 0 {
+		return format.Decoded{}, errNoData
+	}
+	return DecodeFields(&SliceFields{Data: data}, lim, DecodeMode{})
 }
 
 // fieldSource yields the top-level fields of a profile.proto message one at a time: next
@@ -237,7 +252,7 @@ func DecodeFields(src fieldSource, lim format.Limits, mode DecodeMode) (format.D
 	// entries of the tables, and readSample refuses unknown locations and a number of
 	// values other than the sample types'. (CheckValid would build a map of every table
 	// and read every sample once more: a fifth of the time of decoding a large profile.)
-	return format.Decoded{P: d.p, Stacks: d.stacks, Samples: d.samples}, nil
+	return format.Decoded{P: d.p, Stacks: d.stacks, Samples: d.samples, Warnings: d.warnings}, nil
 }
 
 // streamStacks starts decoding the samples into stacks as they arrive (stackStream) once
@@ -356,6 +371,9 @@ type decoder struct {
 	commentX    []int64
 
 	locationByID index[profile.Location]
+
+	// warnings are what resolve says of the input (functionIDWarning).
+	warnings []string
 
 	// The label sets of the samples, which every sampleReader shares.
 	labelSets sharedLabels
@@ -765,6 +783,9 @@ func (d *decoder) resolve() error {
 	if err != nil {
 		return err
 	}
+	if numberFunctions(p) {
+		d.warnings = append(d.warnings, functionIDWarning)
+	}
 	functions, err := newIndex(p.Function, func(f *profile.Function) uint64 { return f.ID })
 	if err != nil {
 		return err
@@ -807,6 +828,34 @@ func (d *decoder) resolve() error {
 	}
 	d.commentX = nil
 	return nil
+}
+
+// functionIDWarning says that numberFunctions numbered the functions.
+const functionIDWarning = "profile.proto: every function has ID 0, which pprof refuses (.NET profilers write them so); " +
+	"read as Pyroscope reads them, each function with the ID of the location in its place"
+
+// numberFunctions gives p's functions IDs where none has one, as .NET profilers write them
+// (Pyroscope's dotnetspy, and the files in Pyroscope's test data that came from it): each
+// location has one line, whose function ID is the location's own ID, and the functions
+// come in the order of the locations, all with ID 0, which profile.proto reserves for "no
+// function" and pprof refuses ("found function with reserved ID=0"). Pyroscope reads them
+// (pkg/og/convert/pprof: FixFunctionIDForBrokenDotnet) by giving the i-th function the
+// i-th location's ID when every function has ID 0 and there are as many functions as
+// locations, and so does profq, whatever wrote the profile. It reports whether it did.
+// Any other profile is left as it is: refused, as pprof refuses it, if a function has ID 0.
+func numberFunctions(p *profile.Profile) bool {
+	if len(p.Function) == 0 || len(p.Function) != len(p.Location) {
+		return false
+	}
+	for _, f := range p.Function {
+		if f.ID != 0 {
+			return false
+		}
+	}
+	for i, f := range p.Function {
+		f.ID = p.Location[i].ID
+	}
+	return true
 }
 
 // index finds the mappings, functions or locations of a profile by ID.
