@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"os"
@@ -21,28 +22,11 @@ import (
 const v8Dir = "../../testdata/v8"
 
 // v8Expect is what a V8 profile holds, computed here from the JSON itself: the number of
-// samples, and the wall time the reader must attribute to them (each sample lasts until
-// the next, the last until endTime, or the mean interval when endTime does not follow it).
+// samples of nodes the profile holds, and the wall time the reader must attribute to them
+// (each sample lasts until the next in time, the last none: from the first to the last).
 type v8Expect struct {
 	samples int64
 	wall    int64
-}
-
-// v8Wall computes the wall time of one profile from its samples' times, sorted.
-func v8Wall(times []float64, end *float64) int64 {
-	n := len(times)
-	if n == 0 {
-		return 0
-	}
-	slices.Sort(times)
-	total := int64(times[n-1] - times[0]) // the sum of the deltas after the first
-	switch {
-	case end != nil && *end >= times[n-1]:
-		total += int64(*end - times[n-1])
-	case n > 1:
-		total += int64((times[n-1] - times[0]) / float64(n-1))
-	}
-	return total
 }
 
 // v8Independent decodes a corpus file with encoding/json into plain values and computes
@@ -54,7 +38,34 @@ func v8Independent(t *testing.T, data []byte) v8Expect {
 		t.Fatal(err)
 	}
 	num := func(v any) float64 { f, _ := v.(float64); return f }
+	list := func(v any) []any { l, _ := v.([]any); return l }
+	obj := func(v any) map[string]any { m, _ := v.(map[string]any); return m }
 	var e v8Expect
+	// add adds a profile: its node ids, its samples and their times.
+	add := func(nodes map[float64]bool, samples []any, times []float64) {
+		first, last, n := 0.0, 0.0, 0
+		for i, id := range samples {
+			if !nodes[num(id)] {
+				continue
+			}
+			if n == 0 || times[i] < first {
+				first = times[i]
+			}
+			if n == 0 || times[i] > last {
+				last = times[i]
+			}
+			n++
+		}
+		e.samples += int64(n)
+		e.wall += int64(last - first)
+	}
+	ids := func(nodes []any) map[float64]bool {
+		out := map[float64]bool{}
+		for _, n := range nodes {
+			out[num(obj(n)["id"])] = true
+		}
+		return out
+	}
 	times := func(start float64, deltas []any) []float64 {
 		var ts []float64
 		at := start
@@ -63,6 +74,9 @@ func v8Independent(t *testing.T, data []byte) v8Expect {
 			ts = append(ts, at)
 		}
 		return ts
+	}
+	cpuProfile := func(d map[string]any) {
+		add(ids(list(d["nodes"])), list(d["samples"]), times(num(d["startTime"]), list(d["timeDeltas"])))
 	}
 	var events []any
 	switch d := doc.(type) {
@@ -73,36 +87,42 @@ func v8Independent(t *testing.T, data []byte) v8Expect {
 			events = te
 			break
 		}
-		samples, _ := d["samples"].([]any)
-		e.samples = int64(len(samples))
-		if _, legacy := d["head"]; legacy {
-			ts, _ := d["timestamps"].([]any)
-			var fs []float64
-			for _, x := range ts[len(ts)-len(samples):] {
-				fs = append(fs, num(x))
+		if head, legacy := d["head"]; legacy {
+			nodes := map[float64]bool{}
+			todo := []any{head}
+			for len(todo) > 0 {
+				n := obj(todo[0])
+				todo = append(todo[1:], list(n["children"])...)
+				nodes[num(n["id"])] = true
 			}
-			end := num(d["endTime"]) * 1e6
-			e.wall = v8Wall(fs, &end)
+			var ts []float64
+			for _, x := range list(d["timestamps"]) {
+				ts = append(ts, num(x))
+			}
+			add(nodes, list(d["samples"]), ts) // sample i at timestamps[i]
 			return e
 		}
-		deltas, _ := d["timeDeltas"].([]any)
-		end := num(d["endTime"])
-		e.wall = v8Wall(times(num(d["startTime"]), deltas), &end)
+		cpuProfile(d)
 		return e
 	}
 	type acc struct {
-		start  float64
-		deltas []any
-		n      int
+		start   float64
+		nodes   []any
+		samples []any
+		deltas  []any
 	}
 	profiles := map[string]*acc{}
 	var order []string
+	// Trace events are not always written in time order; a profile's chunks follow it in
+	// time.
+	slices.SortStableFunc(events, func(a, b any) int { return cmp.Compare(num(obj(a)["ts"]), num(obj(b)["ts"])) })
 	for _, ev := range events {
-		m, _ := ev.(map[string]any)
+		m := obj(ev)
 		key, _ := json.Marshal([]any{m["pid"], m["id"]})
-		args, _ := m["args"].(map[string]any)
-		data, _ := args["data"].(map[string]any)
+		data := obj(obj(m["args"])["data"])
 		switch m["name"] {
+		case "CpuProfile":
+			cpuProfile(obj(data["cpuProfile"]))
 		case "Profile":
 			profiles[string(key)] = &acc{start: num(data["startTime"])}
 			order = append(order, string(key))
@@ -111,17 +131,15 @@ func v8Independent(t *testing.T, data []byte) v8Expect {
 			if a == nil || data == nil {
 				continue
 			}
-			cp, _ := data["cpuProfile"].(map[string]any)
-			s, _ := cp["samples"].([]any)
-			d, _ := data["timeDeltas"].([]any)
-			a.n += len(s)
-			a.deltas = append(a.deltas, d...)
+			cp := obj(data["cpuProfile"])
+			a.nodes = append(a.nodes, list(cp["nodes"])...)
+			a.samples = append(a.samples, list(cp["samples"])...)
+			a.deltas = append(a.deltas, list(data["timeDeltas"])...)
 		}
 	}
 	for _, k := range order {
 		a := profiles[k]
-		e.samples += int64(a.n)
-		e.wall += v8Wall(times(a.start, a.deltas), nil)
+		add(ids(a.nodes), a.samples, times(a.start, a.deltas))
 	}
 	return e
 }
@@ -145,22 +163,26 @@ func v8Stacks(p *profile.Profile) map[string][]int64 {
 	return out
 }
 
-func TestV8CorpusTotals(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(v8Dir, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, path := range files {
-		if strings.HasSuffix(path, ".md") {
-			continue
+// v8Files are the V8 profiles of testdata/v8 (the larger traces gzipped).
+func v8Files(t *testing.T) []string {
+	var files []string
+	for _, pattern := range []string{"*.cpuprofile", "*.json", "*.json.gz"} {
+		f, err := filepath.Glob(filepath.Join(v8Dir, pattern))
+		if err != nil {
+			t.Fatal(err)
 		}
-		n++
+		files = append(files, f...)
+	}
+	if len(files) != 9 {
+		t.Errorf("%d corpus files, want 9", len(files))
+	}
+	return files
+}
+
+func TestV8CorpusTotals(t *testing.T) {
+	for _, path := range v8Files(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := v8File(t, filepath.Base(path))
 			want := v8Independent(t, data)
 			if !v8.Looks(data) || !v8.Looks(data[:min(len(data), format.HeadSize)]) {
 				t.Errorf("looksV8 is false for the file or its head")
@@ -204,9 +226,6 @@ func TestV8CorpusTotals(t *testing.T) {
 			}
 		})
 	}
-	if n != 5 {
-		t.Errorf("%d corpus files, want 5", n)
-	}
 }
 
 func TestV8SimpleStacks(t *testing.T) {
@@ -227,9 +246,18 @@ func TestV8SimpleStacks(t *testing.T) {
 			if !equalMaps(counts, want) {
 				t.Errorf("stacks %v, want %v", counts, want)
 			}
-			// The first sample (of the anonymous function) lasts until the second: 1060 µs.
-			if v := got["(anonymous)"][1]; v != 1060 {
-				t.Errorf("(anonymous) wall %d µs, want 1060", v)
+			// The first sample (of the anonymous function) lasts until the second: 1060 µs
+			// in the modern file. The legacy file (the same program run in node 10) has its
+			// first sample at timestamps[0], as DevTools and speedscope read it: 11575 µs
+			// before the second.
+			want1 := map[string]int64{"chrome65-simple.cpuprofile": 1060, "node10-legacy-head-tree.cpuprofile": 11575}[file]
+			if v := got["(anonymous)"][1]; v != want1 {
+				t.Errorf("(anonymous) wall %d µs, want %d", v, want1)
+			}
+			// The profile lasts from startTime to endTime; the legacy one, whose are
+			// whole seconds, from its first timestamp to its last, as DevTools takes it.
+			if d := p.DurationNanos; d != 47892000 && file == "chrome65-simple.cpuprofile" || d != 45920000 && file == "node10-legacy-head-tree.cpuprofile" {
+				t.Errorf("duration %d ns", d)
 			}
 			// d starts at line 13, column 10 (0-based): 14 and 11 from 1.
 			for _, l := range p.Location {
@@ -244,13 +272,23 @@ func TestV8SimpleStacks(t *testing.T) {
 			}
 		})
 	}
-	// The last sample of the modern file lasts until endTime: 1972 µs after it.
+	// The last sample of the modern file gets no time (not the 1972 µs to endTime), as
+	// speedscope gives it none: c;d has the 13 deltas after its first sample, 16283 µs,
+	// as speedscope's snapshot of the file says.
 	p, _, err := Options{}.Load([]string{filepath.Join(v8Dir, "chrome65-simple.cpuprofile")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := v8Stacks(p)["(anonymous);a;c;d"][1], int64(1286+1272+1136+1276+1274+1265+1265+1271+1272+1143+1972+1266+1289+1268); got != want {
+	if got, want := v8Stacks(p)["(anonymous);a;c;d"][1], int64(1286+1272+1136+1276+1274+1265+1265+1271+1272+1143+1266+1289+1268); got != want || want != 16283 {
 		t.Errorf("c;d wall %d µs, want %d", got, want)
+	}
+	// One sample alone lasts nothing.
+	p, _, err = Options{}.LoadData("one", []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[2]},{"id":2,"callFrame":{"functionName":"f"}}],"startTime":0,"endTime":100,"samples":[2],"timeDeltas":[10]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v8Stacks(p)["f"]; len(got) != 2 || got[0] != 1 || got[1] != 0 {
+		t.Errorf("one sample: %v, want [1 0]", got)
 	}
 }
 
@@ -394,6 +432,10 @@ func FuzzV8(f *testing.F) {
 	}
 	f.Add([]byte(`[{"name":"Profile","pid":1,"id":"0x1","ts":1,"args":{"data":{"startTime":0}}},{"name":"ProfileChunk","pid":1,"id":"0x1","ts":2,"args":{"data":{"cpuProfile":{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}},{"id":2,"parent":1,"callFrame":{"functionName":""}}],"samples":[2,2]},"timeDeltas":[5,-3]}}}]`))
 	f.Add([]byte(`{"head":{"functionName":"(root)","id":1,"hitCount":2,"children":[]},"startTime":1,"endTime":2}`))
+	// Samples of nodes the profile does not hold, out of time order; a legacy profile with
+	// one timestamp more than samples.
+	f.Add([]byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[2]},{"id":2,"callFrame":{"functionName":"f"}}],"samples":[7,2,9,2],"timeDeltas":[4,-2,3,1],"startTime":0}`))
+	f.Add([]byte(`{"head":{"functionName":"(root)","id":1,"children":[{"functionName":"f","id":2,"children":[]}]},"startTime":1,"endTime":2,"samples":[2,3,2],"timestamps":[1000000,1000100,1000300,1000400]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		o := Options{MaxSamples: 1000, MaxStackDepth: 100, MaxEntries: 1000}
 		d, err := v8.Parse(o.reader(), data)
@@ -416,20 +458,25 @@ func FuzzV8(f *testing.F) {
 	})
 }
 
-// TestV8MissingNodes: a trace cut short refers to nodes it does not hold; their time is
-// kept, and a warning says so.
+// TestV8MissingNodes: a trace cut short refers to nodes it does not hold. Their samples
+// are left out as speedscope leaves them out: the sample before one runs on until the next
+// kept, and those before the first kept lose their time; a warning counts them.
 func TestV8MissingNodes(t *testing.T) {
-	in := `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[9]},{"id":2,"parent":7,"callFrame":{"functionName":"f"}}],"samples":[2,5],"timeDeltas":[1,10],"startTime":0,"endTime":20}`
+	// Samples at 1 (node 5, missing), 11 (f), 16 (node 9, missing), 23 (g), 26 (f).
+	in := `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[2,3,8]},{"id":2,"callFrame":{"functionName":"f"}},{"id":3,"callFrame":{"functionName":"g"}},{"id":4,"parent":7,"callFrame":{"functionName":"h"}}],"samples":[5,2,9,3,2],"timeDeltas":[1,10,5,7,3],"startTime":0,"endTime":30}`
 	p, input, err := Options{}.LoadData("in", []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := v8Stacks(p)
-	want := map[string][]int64{"f": {1, 10}, "(missing node)": {1, 9}}
-	if len(got) != 2 || !slices.Equal(got["f"], want["f"]) || !slices.Equal(got["(missing node)"], want["(missing node)"]) {
+	want := map[string][]int64{"f": {2, 12}, "g": {1, 3}}
+	if len(got) != 2 || !slices.Equal(got["f"], want["f"]) || !slices.Equal(got["g"], want["g"]) {
 		t.Errorf("stacks %v, want %v", got, want)
 	}
-	if len(input.Warnings) != 1 || !strings.Contains(input.Warnings[0], "1 nodes of a parent and 1 children") {
+	if input.Samples != 3 {
+		t.Errorf("%d samples, want 3", input.Samples)
+	}
+	if len(input.Warnings) != 1 || !strings.Contains(input.Warnings[0], "1 nodes of a parent and 1 children") || !strings.Contains(input.Warnings[0], "2 samples of a node it does not hold") {
 		t.Errorf("warnings %q", input.Warnings)
 	}
 }

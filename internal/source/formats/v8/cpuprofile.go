@@ -15,8 +15,9 @@
 //
 // Each sample has two values: samples/count (1) and wall/microseconds, the time from the
 // sample to the next one, as DevTools' timeline and speedscope attribute it; the last
-// sample lasts until the profile's endTime, or the mean interval when endTime does not
-// follow it. Samples of the same node are one sample of the summed values.
+// sample gets none, as speedscope gives it none. Samples of nodes the profile does not
+// hold are left out, as speedscope leaves them out. Samples of the same node are one
+// sample of the summed values.
 // The profiler samples the thread whether it runs JavaScript or not, so the time is wall
 // time: (idle), (program) and (garbage collector) are frames of their own directly under
 // the root, as DevTools' Bottom-Up lists them, and (root) itself is left out of stacks.
@@ -236,7 +237,7 @@ func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
 		}
 		index[n.ID] = i
 	}
-	var orphans, strays, lost int // nodes of unknown parents, unknown children, samples of unknown nodes
+	var orphans, strays int // nodes of unknown parents, unknown children
 	parent := make([]int, len(nodes))
 	for i := range parent {
 		parent[i] = -1
@@ -265,19 +266,14 @@ func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
 		}
 	}
 
-	ids, weights, err := b.weigh(vp, legacy, nodes)
+	ids, weights, lost, err := b.weigh(vp, legacy, nodes, index)
 	if err != nil {
 		return err
 	}
 	// One sample per node, in the order the nodes are first sampled.
 	at := make(map[int]*profile.Sample)
 	for k, id := range ids {
-		i, ok := index[id]
-		if !ok {
-			// Its time is kept, on a frame of its own.
-			lost++
-			i = -1
-		}
+		i := index[id]
 		s := at[i]
 		if s == nil {
 			locs, err := b.stack(nodes, parent, i)
@@ -295,19 +291,23 @@ func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
 		s.Value[1] += weights[k]
 	}
 	if orphans+strays+lost > 0 {
-		b.warnings = append(b.warnings, fmt.Sprintf("V8 CPU profile: %d nodes of a parent and %d children of a node it does not hold (their stacks start at them), %d samples of a node it does not hold (on the frame %s)",
-			orphans, strays, lost, v8MissingNode))
+		b.warnings = append(b.warnings, fmt.Sprintf("V8 CPU profile: %d nodes of a parent and %d children of a node it does not hold (their stacks start at them), %d samples of a node it does not hold (left out, their time the sample's before them, as speedscope reads them)",
+			orphans, strays, lost))
 	}
 	return nil
 }
 
-// v8MissingNode is the frame of the samples of a node the profile does not hold (a trace
-// cut short, for instance).
-const v8MissingNode = "(missing node)"
-
-// weigh returns the node of each sample and its time in µs (weights), and counts them
-// against the limit.
-func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node) (ids, weights []int64, err error) {
+// weigh returns the node of each sample and its time in µs (weights), counts them against
+// the limit, and leaves out the samples of nodes the profile does not hold (index), which it
+// returns the number of (lost).
+//
+// A sample lasts from its time until the next sample's, as speedscope and the timeline of
+// Chrome DevTools attribute it. The last sample gets no time, as speedscope gives it none
+// (DevTools' timeline gives it the mean interval, or until the extra timestamp of a legacy
+// profile that has one). A sample of a node the profile does not hold (a trace cut short)
+// is left out as speedscope leaves it out: the sample before it runs on until the next one
+// kept, and samples of such nodes before the first kept one lose their time.
+func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node, index map[int64]int) (ids, weights []int64, lost int, err error) {
 	start := 0.0
 	if vp.StartTime != nil {
 		start = *vp.StartTime
@@ -323,12 +323,12 @@ func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node) (ids, weig
 		var hits int64
 		for _, n := range nodes {
 			if n.HitCount > int64(b.lim.Samples) {
-				return nil, nil, &format.SampleLimitError{Limit: b.lim.Samples}
+				return nil, nil, 0, &format.SampleLimitError{Limit: b.lim.Samples}
 			}
 			hits += max(n.HitCount, 0)
 		}
 		if hits > int64(b.lim.Samples-b.count) {
-			return nil, nil, &format.SampleLimitError{Limit: b.lim.Samples}
+			return nil, nil, 0, &format.SampleLimitError{Limit: b.lim.Samples}
 		}
 		each := int64(0)
 		if hits > 0 && end > start {
@@ -340,23 +340,30 @@ func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node) (ids, weig
 			}
 		}
 		b.count += len(ids)
-		return ids, weights, nil
+		return ids, weights, 0, nil
 	case legacy:
-		// Timestamps in µs, startTime and endTime in seconds; one timestamp more than
-		// samples is the start.
+		// Timestamps in µs, startTime and endTime in seconds. Sample i was taken at
+		// timestamps[i], the first at timestamps[0], as DevTools and speedscope read
+		// them; a profile may have one timestamp more, the end of the last sample to
+		// DevTools, which gives that sample no time here either. The profile spans
+		// its timestamps, as DevTools takes it (startTime and endTime may be whole
+		// seconds).
 		start, end = start*1e6, end*1e6
 		ts := vp.Timestamps
+		if len(ts) > 0 {
+			start, end, hasEnd = ts[0], ts[len(ts)-1], true
+		}
 		switch len(ts) {
 		case len(vp.Samples) + 1:
-			start, ts = ts[0], ts[1:]
+			ts = ts[:len(vp.Samples)]
 		case len(vp.Samples):
 		default:
-			return nil, nil, fmt.Errorf("malformed V8 CPU profile: %d samples but %d timestamps", len(vp.Samples), len(ts))
+			return nil, nil, 0, fmt.Errorf("malformed V8 CPU profile: %d samples but %d timestamps", len(vp.Samples), len(ts))
 		}
 		times = ts
 	default:
 		if len(vp.TimeDeltas) != len(vp.Samples) {
-			return nil, nil, fmt.Errorf("malformed V8 CPU profile: %d samples but %d timeDeltas", len(vp.Samples), len(vp.TimeDeltas))
+			return nil, nil, 0, fmt.Errorf("malformed V8 CPU profile: %d samples but %d timeDeltas", len(vp.Samples), len(vp.TimeDeltas))
 		}
 		times = make([]float64, len(vp.Samples))
 		t := start
@@ -367,50 +374,49 @@ func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node) (ids, weig
 	}
 	n := len(vp.Samples)
 	if n > b.lim.Samples-b.count {
-		return nil, nil, &format.SampleLimitError{Limit: b.lim.Samples}
+		return nil, nil, 0, &format.SampleLimitError{Limit: b.lim.Samples}
 	}
-	b.count += n
-	ids = vp.Samples
 	// Samples out of time order (V8 writes negative deltas at times) are put in order, as
-	// DevTools does.
-	if !slices.IsSorted(times) {
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(times[i], times[j]) })
-		sortedIDs, sortedTimes := make([]int64, n), make([]float64, n)
-		for k, i := range order {
-			sortedIDs[k], sortedTimes[k] = ids[i], times[i]
-		}
-		ids, times = sortedIDs, sortedTimes
+	// DevTools does; then those of unknown nodes are left out.
+	order := make([]int, 0, n)
+	for i := range n {
+		order = append(order, i)
 	}
+	if !slices.IsSorted(times) {
+		slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(times[i], times[j]) })
+	}
+	ids, kept := make([]int64, 0, n), make([]float64, 0, n)
+	for _, i := range order {
+		if _, ok := index[vp.Samples[i]]; !ok {
+			lost++
+			continue
+		}
+		ids, kept = append(ids, vp.Samples[i]), append(kept, times[i])
+	}
+	n = len(ids)
+	b.count += n
 	weights = make([]int64, n)
 	for i := 0; i+1 < n; i++ {
-		weights[i] = micros(times[i+1] - times[i])
+		weights[i] = micros(kept[i+1] - kept[i])
 	}
 	if n > 0 {
 		last := n - 1
-		switch {
-		case hasEnd && end >= times[last]:
-			weights[last] = micros(end - times[last])
-		case n > 1:
-			weights[last] = micros((times[last] - times[0]) / float64(n-1))
-		}
 		if n > 1 {
-			b.interval.sum += times[last] - times[0]
+			b.interval.sum += kept[last] - kept[0]
 			b.interval.n += float64(n - 1)
 		}
-		stop := times[last] + float64(weights[last])
 		if !b.timed || start < b.start {
 			b.start = start
 		}
-		if !b.timed || stop > b.end {
-			b.end = max(stop, end)
+		if !b.timed || kept[last] > b.end {
+			b.end = kept[last]
+		}
+		if hasEnd && end > b.end {
+			b.end = end
 		}
 		b.timed = true
 	}
-	return ids, weights, nil
+	return ids, weights, lost, nil
 }
 
 // micros is a duration in µs as a weight: whole, and within what a sum of many can hold.
@@ -423,10 +429,6 @@ func micros(d float64) int64 {
 
 // stack returns the locations of node i and its callers, leaf first, without the root.
 func (b *v8Builder) stack(nodes []v8Node, parent []int, i int) ([]*profile.Location, error) {
-	if i < 0 {
-		loc, err := b.location(&v8CallFrame{FunctionName: v8MissingNode})
-		return []*profile.Location{loc}, err
-	}
 	var locs []*profile.Location
 	for j, steps := i, 0; j >= 0; j, steps = parent[j], steps+1 {
 		if steps > len(nodes) {
