@@ -149,25 +149,24 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 	if o.To == convertPprof && toStdout && stdio.OutIsTerminal {
 		return usageErrorf("--to pprof writes binary data: not to a terminal; use -o FILE or redirect standard output")
 	}
-	p, inputs, err := reportRequest{&o.output, "minimum", o.Report.Validate, o.base, o.input}.load(stdio, args)
-	if err != nil {
-		return err
-	}
-	if o.To == convertCallgrind {
-		// The graph report's steps, the filters among them, as pprof's -callgrind.
-		c, err := report.NewCallgrind(p, stacks.FromProfile(p), inputs, o.Report, "")
+	req := reportRequest{&o.output, "minimum", o.Report.Validate, o.base, o.input}
+	if o.To == convertCallgrind || o.To == convertFolded {
+		// One report of the profile's stacks.
+		p, st, inputs, err := req.loadStacks(stdio, args)
 		if err != nil {
 			return err
 		}
-		return o.output.write(stdio, func(w io.Writer) error { return render.Callgrind(w, c) })
-	}
-	if o.To == convertSpeedscope {
-		return convertToSpeedscope(stdio, fs, o, p, inputs)
-	}
-	if o.To == convertFolded {
+		if o.To == convertCallgrind {
+			// The graph report's steps, the filters among them, as pprof's -callgrind.
+			c, err := report.NewCallgrind(p, st, inputs, o.Report, "")
+			if err != nil {
+				return err
+			}
+			return o.output.write(stdio, func(w io.Writer) error { return render.Callgrind(w, c) })
+		}
 		// The traces report does what folded output needs (one sample type, filters, frames
 		// named at the granularity) and streams, so any profile size works.
-		s, err := report.NewTraces(p, stacks.FromProfile(p), inputs, o.Report)
+		s, err := report.NewTraces(p, st, inputs, o.Report)
 		if err != nil {
 			return err
 		}
@@ -175,6 +174,13 @@ func runConvert(stdio IO, fs *pflag.FlagSet, o *ConvertOptions, args []string) e
 		return o.output.stream(stdio, func(w io.Writer) error {
 			return render.Traces(w, s, render.Options{Format: render.Folded})
 		})
+	}
+	p, inputs, err := req.load(stdio, args)
+	if err != nil {
+		return err
+	}
+	if o.To == convertSpeedscope {
+		return convertToSpeedscope(stdio, fs, o, p, inputs)
 	}
 	warnings, err := report.FilterProfile(p, o.Report)
 	if err != nil {

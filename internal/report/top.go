@@ -13,7 +13,6 @@ import (
 	"github.com/profq/profq/internal/graph"
 	"github.com/profq/profq/internal/srcfile"
 	"github.com/profq/profq/internal/stacks"
-	"github.com/profq/profq/internal/workers"
 )
 
 // Config is what a caller asks of a top report; zero values are not defaults, use DefaultConfig.
@@ -196,6 +195,10 @@ func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.
 	}
 	if !filters.Empty() || cfg.TagRoot != "" || cfg.TagLeaf != "" {
 		p.Sample = st.Samples(p.Location)
+		// The samples now hold all that st does: nothing here refers to st any more, so that
+		// its memory can be taken again (by the stacks made below) once the caller's
+		// reference is gone too.
+		st, pr.stacks = nil, nil
 		// The label frames come before the filters, which can match them.
 		pr.warnings = addLabelFrames(p, cfg)
 		pr.warnings = append(pr.warnings, filters.Apply(p)...)
@@ -207,27 +210,8 @@ func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.
 	return pr, nil
 }
 
-// computeTotal is the denominator of a report's percentages over p's own samples, which
-// info states for each sample type (the reports take it over stacks: stackTotal): Σ|v| over
-// the samples (or over the diff-base samples when there are any), divided by Σ count under a
-// mean. Halves of a large profile are summed in parallel; integer sums do not depend on the
-// order.
-func computeTotal(p *profile.Profile, index int, mean bool) int64 {
-	var parts [2]totals
-	half := len(p.Sample) / 2
-	if half < 1<<16 {
-		parts[0] = sumSamples(p.Sample, index, mean)
-	} else {
-		var wg workers.Group
-		wg.Go(func() { parts[1] = sumSamples(p.Sample[half:], index, mean) })
-		parts[0] = sumSamples(p.Sample[:half], index, mean)
-		wg.Wait()
-	}
-	return parts[0].add(parts[1]).total()
-}
-
-// stackTotal is the denominator of the report's percentages (computeTotal) over samples
-// held as stacks.
+// stackTotal is the denominator of a report's percentages: Σ|v| over the samples (or over
+// the diff-base samples when there are any), divided by Σ count under a mean.
 func stackTotal(st *stacks.Stacks, index int, mean bool) int64 {
 	base := diffBaseSets(st)
 	var t totals
@@ -267,10 +251,6 @@ func (t totals) total() int64 {
 // totals are the sums behind a report total.
 type totals struct{ sum, div, baseSum, baseDiv int64 }
 
-func (t totals) add(u totals) totals {
-	return totals{t.sum + u.sum, t.div + u.div, t.baseSum + u.baseSum, t.baseDiv + u.baseDiv}
-}
-
 // add1 adds a sample with these values, a diff-base sample or not.
 func (t *totals) add1(values []int64, index int, mean, base bool) {
 	v := values[index]
@@ -287,14 +267,6 @@ func (t *totals) add1(values []int64, index int, mean, base bool) {
 		t.baseSum += v
 		t.baseDiv += d
 	}
-}
-
-func sumSamples(samples []*profile.Sample, index int, mean bool) totals {
-	var t totals
-	for _, s := range samples {
-		t.add1(s.Value, index, mean, len(s.Label) > 0 && s.DiffBaseSample())
-	}
-	return t
 }
 
 // aggregate merges frame details the granularity does not distinguish.
