@@ -198,8 +198,20 @@ func TestFoldedParse(t *testing.T) {
 		{"frame suffixes kept", "java;Foo.bar_[j];do_syscall_64_[k] 3\n", []string{"java;Foo.bar_[j];do_syscall_64_[k] 3"}, nil},
 		{"floats rounded", "a 1.5\nb 2.4\nc 3\n", []string{"a 2", "b 2", "c 3"},
 			[]string{"folded stacks: rounded 2 non-integer values to the nearest integer"}},
+		// The values of inferno's fractional-samples test (tests/data/flamegraph/fractional-samples),
+		// which inferno truncates (31, 6, 2, 274): profq rounds (docs/inputs.md says why).
+		{"floats rounded where inferno truncates", "cksum;main 31.23\ncksum;cksum 6.1\nnoploop;[unknown] 2.567\nnoploop;main 274.321\n",
+			[]string{"cksum;main 31", "cksum;cksum 6", "noploop;[unknown] 3", "noploop;main 274"},
+			[]string{"folded stacks: rounded 4 non-integer values to the nearest integer"}},
 		{"malformed lines", "# comment\na 1\nnovalue\n 5\na;b NaN\nb 0x10\nc 1e400\n",
-			[]string{"a 1"}, []string{`folded stacks: skipped 6 malformed lines (first: line 1: "# comment")`}},
+			[]string{"a 1"}, []string{`folded stacks: skipped 5 malformed lines (first: line 3: "novalue")`}},
+		// austin's header: "# key: value" lines, some ending with a number.
+		{"comment lines", "# austin: 3.3.0\n# interval: 100\n# mode: wall\n\nP1;T1;app.py:main:3 105\n  # indented 7\n#\n#\tx 2\n\n# duration: 23873\n",
+			[]string{"P1;T1;app.py:main:3 105"}, nil},
+		{"frames starting with #", "#<Class:Foo>.bar;baz 3\n#x 1\n##;y 2\n",
+			[]string{"#<Class:Foo>.bar;baz 3", "#x 1", "##;y 2"}, nil},
+		{"no value after #", "a 1\n#<Class:Foo>\n", []string{"a 1"},
+			[]string{`folded stacks: skipped 1 malformed line (first: line 2: "#<Class:Foo>")`}},
 		{"one malformed line", "a 1\nb;c\n", []string{"a 1"}, []string{`folded stacks: skipped 1 malformed line (first: line 2: "b;c")`}},
 	}
 	for _, tt := range tests {
@@ -275,7 +287,7 @@ func TestFoldedErrors(t *testing.T) {
 
 // TestFoldedGzip reads gzipped folded stacks through detection.
 func TestFoldedGzip(t *testing.T) {
-	p, inputs, err := Options{}.LoadBytes([]string{"f.gz"}, [][]byte{gzipBytes([]byte("a;b 3\n# x\n"))})
+	p, inputs, err := Options{}.LoadBytes([]string{"f.gz"}, [][]byte{gzipBytes([]byte("a;b 3\n# x 4\nx\n"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,6 +334,8 @@ func TestFoldedDetect(t *testing.T) {
 		"[unknown];main 3\n",
 		"main 10\nmain;f 2.5\n",
 		"# perf\nprog;main 1\nprog;main;f 2\ngarbage\n",
+		"# austin: 3.3.0\n# interval: 100\n# mode: wall\n\nP1;T1;app.py:main:3 105\n",
+		"#<Class:Foo>.bar;baz 3\n",
 		strings.Repeat("a;b 1\n", 20000) + strings.Repeat("x\n", 100),
 	}
 	for _, s := range texts {
@@ -334,6 +348,7 @@ func TestFoldedDetect(t *testing.T) {
 		[]byte("\n\n"),
 		[]byte("not a profile\n"),
 		[]byte("# only a comment 1\n"),
+		[]byte("# interval: 100\n# duration: 23873\n"),
 		[]byte("a 1\nb\nc\n"),
 		[]byte("goroutine profile: total 0\n"),
 		[]byte("threadcreation profile: total 12\n"),
@@ -387,6 +402,7 @@ func FuzzFolded(f *testing.F) {
 	for _, s := range []string{
 		"", "a 1", "a;b 1\na;b 2\n", "a 1.5\n", "a -3\n", "x\ty 2\n", ";; 1\n", "a 9223372036854775807\na 1\n",
 		"\ufeffa 1", "a 1e18\n", "a NaN\n", "goroutine profile: total 1\n",
+		"# austin: 3.3.0\n# interval: 100\na;b 1\n", "#<Class:Foo>.bar;baz 3\n#\n#\t2\n",
 	} {
 		f.Add([]byte(s))
 	}

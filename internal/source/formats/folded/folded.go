@@ -73,10 +73,11 @@ func Parse(o format.Options, data, raw []byte) (*profile.Profile, []string, erro
 	return Lines(o, &format.TextLines{Text: foldedText(raw)})
 }
 
-// Lines reads folded stacks line by line. Blank lines are passed over; lines that are
-// not "stack value" are skipped and counted in one warning, so that a comment or a
-// truncated last line does not lose the whole file. Identical stacks are merged by adding
-// their values, and every distinct frame text becomes one function and one location.
+// Lines reads folded stacks line by line. Blank lines and comment lines (isComment) are
+// passed over; lines that are not "stack value" are skipped and counted in one warning, so
+// that a header or a truncated last line does not lose the whole file. Identical stacks
+// are merged by adding their values, and every distinct frame text becomes one function
+// and one location.
 func Lines(o format.Options, src format.LineSource) (*profile.Profile, []string, error) {
 	st, err := ParseType(o.FoldedType)
 	if err != nil {
@@ -101,7 +102,7 @@ func Lines(o format.Options, src format.LineSource) (*profile.Profile, []string,
 			return nil, nil, fmt.Errorf("folded stacks: line %d: %w", n, err)
 		}
 		line = trimFoldedLine(line)
-		if len(line) == 0 {
+		if len(line) == 0 || isComment(line) {
 			continue
 		}
 		stack, value, exact, ok := splitFolded(line)
@@ -141,6 +142,16 @@ func Lines(o format.Options, src format.LineSource) (*profile.Profile, []string,
 	// result once more, as it checks every input, and a check here would only double the
 	// maps CheckValid builds, which for millions of frames is hundreds of megabytes.
 	return b.p, warnings, nil
+}
+
+// isComment says whether a line (trimmed) is a comment: '#' alone, or followed by a space
+// or a tab. austin's header lines ("# interval: 100", "# duration: 23873") are such
+// comments, which end with a number and would otherwise read as stacks; inferno passes
+// over lines starting with "# ". A line starting with '#' and anything else is a stack
+// like any other: frame names can start with '#' (Ruby's "#<Class:0x...>" for a method of
+// a singleton class), and "#<Class:Foo>.bar;baz 3" is such a stack.
+func isComment(line []byte) bool {
+	return len(line) > 0 && line[0] == '#' && (len(line) == 1 || line[1] == ' ' || line[1] == '\t')
 }
 
 // trimFoldedLine removes the blanks around a line: spaces, tabs and the CR of a CRLF line
@@ -325,7 +336,7 @@ const maxDetectBytes = 64 << 10
 
 // Looks tells whether decompressed input bytes are folded stacks: text without control
 // characters, not starting like one of pprof's legacy text formats, whose non-blank lines
-// (comment lines starting with '#' aside) are mostly "stack value". Files in the legacy
+// (comment lines aside: isComment) are mostly "stack value". Files in the legacy
 // formats end many lines with a number too ("goroutine profile: total 5", the 0 inode of
 // anonymous memory maps), so their headers are excluded outright.
 func Looks(raw []byte) bool {
@@ -364,7 +375,7 @@ func Looks(raw []byte) bool {
 				return false
 			}
 		}
-		if line[0] == '#' {
+		if isComment(line) {
 			continue
 		}
 		if _, _, _, ok := splitFolded(line); ok {
