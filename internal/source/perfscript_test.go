@@ -1,10 +1,8 @@
 package source
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,19 +24,29 @@ import (
 // FlameGraph's stackcollapse-perf.pl makes of FlameGraph's (testdata/perf/README.md).
 var perfDir = filepath.Join("..", "..", "testdata", "perf")
 
+// perfFiles are the perf script files of testdata/perf, the larger gzipped.
 func perfFiles(t testing.TB) []string {
 	files, err := filepath.Glob(filepath.Join(perfDir, "*.txt"))
-	if err != nil || len(files) < 11 {
-		t.Fatalf("perf script files: %v (%d)", err, len(files))
+	gz, gzErr := filepath.Glob(filepath.Join(perfDir, "*.txt.gz"))
+	files = append(files, gz...)
+	if err != nil || gzErr != nil || len(files) != 27 {
+		t.Fatalf("perf script files: %v %v (%d)", err, gzErr, len(files))
 	}
 	return files
 }
 
+// perfText is the text of a file perfFiles returns.
+func perfText(t testing.TB, file string) []byte {
+	t.Helper()
+	return readPerfTestdata(t, strings.TrimSuffix(filepath.Base(file), ".gz"))
+}
+
 // perfEventLine is an event header line as a test reads it, independently of the reader: a
-// line that starts with neither white space nor '#', with a thread ID ("tid" or "pid/tid"),
-// maybe a CPU ("[000]") and a time ("12.5:"), maybe a period, and the event ("cycles:") at
-// its end.
-var perfEventLine = regexp.MustCompile(`(?m)^[^\s#].*?\s\d+(?:/\d+)?\s+(?:\[\d+\]\s+)?(?:\d+\.\d+:\s+)?(?:(\d+)\s+)?(\S+):[ \t]*\r?$`)
+// line that starts with a comm (perf pads short ones with spaces), then a thread ID ("tid"
+// or "pid/tid"), maybe a CPU ("[000]") and a time ("12.5:"), maybe a period, and the event
+// ("cycles:"), at the end of the line or followed by the event's one frame (perf record
+// without -g: "addr symbol (dso)").
+var perfEventLine = regexp.MustCompile(`(?m)^[ \t]*[^\s#].*?\s\d+(?:/\d+)?\s+(?:\[\d+\]\s+)?(?:\d+\.\d+:\s+)?(?:(\d+)\s+)?(\S+?):(?:[ \t]+[0-9a-f]+ .*\))?[ \t]*\r?$`)
 
 // perfTotals counts the events of a perf script text and sums their periods (1 for an event
 // without one), by event name.
@@ -61,10 +69,7 @@ func perfTotals(text []byte) (events int, totals map[string]int64) {
 func TestPerfTotals(t *testing.T) {
 	for _, file := range perfFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			text, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			text := perfText(t, file)
 			wantEvents, wantTotals := perfTotals(text)
 			if wantEvents == 0 {
 				t.Fatal("the test's regexp finds no event")
@@ -94,134 +99,6 @@ func TestPerfTotals(t *testing.T) {
 				}
 				if diff := cmp.Diff(wantTotals, got); diff != "" {
 					t.Errorf("aggregate %t: totals by event (-want +got):\n%s", aggregate, diff)
-				}
-			}
-		})
-	}
-}
-
-// perfCollapsed renders p as stackcollapse-perf.pl does, from the profile itself: the first
-// event's samples, each stack rooted at the comm (with --pid, "comm-pid", "?" for a missing
-// pid; spaces written '_'), frames root first, values summed per stack. With annotate
-// (stackcollapse-perf.pl --all), kernel frames end in _[k], JIT frames (frame type "jit") in
-// _[j] and inlined frames (all lines of a location but its outermost) in _[i].
-func perfCollapsed(p *profile.Profile, frameTypes map[string]string, pid, annotate bool) map[string]int64 {
-	out := map[string]int64{}
-	for _, s := range p.Sample {
-		if s.Value[0] == 0 {
-			continue
-		}
-		root := strings.ReplaceAll(s.Label["comm"][0], " ", "_")
-		if pid {
-			root += "-?"
-			if v := s.NumLabel["pid"]; len(v) == 1 {
-				root = strings.TrimSuffix(root, "?") + strconv.FormatInt(v[0], 10)
-			}
-		}
-		frames := []string{root}
-		for i := len(s.Location) - 1; i >= 0; i-- {
-			l := s.Location[i]
-			for j := len(l.Line) - 1; j >= 0; j-- {
-				name := l.Line[j].Function.Name
-				if annotate {
-					switch {
-					case j < len(l.Line)-1:
-						name += "_[i]"
-					case l.Mapping != nil && frameTypes[l.Mapping.File] == "kernel":
-						name += "_[k]"
-					case l.Mapping != nil && frameTypes[l.Mapping.File] == "jit":
-						name += "_[j]"
-					}
-				}
-				frames = append(frames, name)
-			}
-		}
-		out[strings.Join(frames, ";")] += s.Value[0]
-	}
-	return out
-}
-
-// readCollapsed reads folded stacks into a map, summing repeated stacks.
-func readCollapsed(t *testing.T, text []byte) map[string]int64 {
-	t.Helper()
-	out := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseInt(line[i+1:], 10, 64)
-		if i < 0 || err != nil {
-			t.Fatalf("bad folded line %q", line)
-		}
-		out[line[:i]] += v
-	}
-	return out
-}
-
-// stackcollapseInput is what stackcollapse-perf.pl counts of a perf script text: an event
-// counts when a blank line ends it, so a last event that the end of the file ends is left
-// out. profq counts it; the comparison feeds profq the text without it.
-func stackcollapseInput(text []byte) []byte {
-	if bytes.HasSuffix(bytes.TrimRight(text, " \t\r"), []byte("\n\n")) || bytes.HasSuffix(text, []byte("\n\n")) {
-		return text
-	}
-	if i := bytes.LastIndex(text, []byte("\n\n")); i >= 0 {
-		return text[:i+2]
-	}
-	return nil
-}
-
-// javaPidQuirk undoes, in stackcollapse-perf.pl --pid output, a quirk of the script: it
-// drops the "L" of JVM class names only when the root it writes is exactly "java", which
-// "java-?" is not; profq drops it in every java process, as the script does without --pid.
-func javaPidQuirk(folded map[string]int64) map[string]int64 {
-	out := map[string]int64{}
-	for stack, v := range folded {
-		frames := strings.Split(stack, ";")
-		if strings.HasPrefix(frames[0], "java-") {
-			for i := 1; i < len(frames); i++ {
-				if strings.Contains(frames[i], "/") {
-					frames[i] = strings.TrimPrefix(frames[i], "L")
-				}
-			}
-		}
-		out[strings.Join(frames, ";")] += v
-	}
-	return out
-}
-
-// TestPerfStackcollapse checks profq's stacks and names against FlameGraph's own
-// regression output of stackcollapse-perf.pl --pid and --all.
-func TestPerfStackcollapse(t *testing.T) {
-	for _, name := range []string{"perf-dd-stacks-01", "perf-js-stacks-01", "perf-java-stacks-01", "perf-cycles-instructions-01"} {
-		t.Run(name, func(t *testing.T) {
-			text, err := os.ReadFile(filepath.Join(perfDir, "flamegraph-"+name+".txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := Options{}.decode(stackcollapseInput(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Format != perf.Name {
-				t.Fatalf("read as %q", d.Format)
-			}
-			for _, variant := range []string{"pid", "all"} {
-				want, err := os.ReadFile(filepath.Join(perfDir, "expected", name+"-collapsed-"+variant+".txt"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				expected := readCollapsed(t, want)
-				if variant == "pid" {
-					expected = javaPidQuirk(expected)
-				}
-				got := perfCollapsed(d.P, d.FrameTypes, variant == "pid", variant == "all")
-				if diff := cmp.Diff(expected, got); diff != "" {
-					t.Errorf("--%s (-stackcollapse-perf.pl +profq):\n%s", variant, diff)
 				}
 			}
 		})
@@ -354,7 +231,7 @@ this line is nothing
 	if s.Label["comm"][0] != "V8 WorkerThread" || s.NumLabel["pid"][0] != 100 || s.NumLabel["tid"][0] != 101 {
 		t.Errorf("labels %v %v", s.Label, s.NumLabel)
 	}
-	got := perfCollapsed(p, d.FrameTypes, false, true)
+	got := perfCollapsed(p, d.FrameTypes, collapseOptions{kernel: true, jit: true})
 	want := map[string]int64{"V8_WorkerThread;[[nf_conntrack]]_[k];net/http.(*Client).Do;std::vector<int>::push_back;outer;inner_[i] 250": 0}
 	for k := range want {
 		i := strings.LastIndexByte(k, ' ')
@@ -419,13 +296,19 @@ func TestPerfDetect(t *testing.T) {
 		{"a 1 cycles\n\t1 f (/x)\n", false},
 		{"heap profile: 3: 300 [3: 300] @ heap/1048576\n1: 100 [1: 100] @ 0x1000 0x2000\n", false},
 		{"--- contention:\ncycles/second=3000000000\n", false},
+		// perf record without -g: the frame on the header line, indented or not.
+		{"  dd 4152 75.0:   1 cycles:u:  d70 _start+0x0 (/usr/lib/ld-2.24.so)\n  dd 4152 75.1:   1 cycles:u:  d70 _start (/usr/lib/ld-2.24.so)\n", true},
+		{"app 4152 75.0: 1 cycles:  ffffffff9b201293 [unknown] ([unknown])\n", true},
+		// Frames at the start of their lines.
+		{"java 19983 cycles:\nffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n", true},
+		{"java 19983 cycles:\nffffffff8103d0ca native_write_msr_safe\n", false},
 	} {
 		if got := perf.Looks([]byte(c.text)); got != c.want {
 			t.Errorf("looksPerfScript(%q) = %t, want %t", c.text, got, c.want)
 		}
 	}
 	for _, file := range perfFiles(t) {
-		text, _ := os.ReadFile(file)
+		text := perfText(t, file)
 		if got := detect(text); got != perf.Name {
 			t.Errorf("%s detected as %s", file, got)
 		}
@@ -435,9 +318,130 @@ func TestPerfDetect(t *testing.T) {
 	}
 }
 
+// TestPerfShapes covers the shapes of perf script text beyond call chains under headers:
+// perf record without -g, frames that start their lines, frames without a symbol, an
+// input without events, frame types and Rust names perf demangled only in part.
+func TestPerfShapes(t *testing.T) {
+	// perf record without -g: one frame at the end of each header, no blank lines; a
+	// tracepoint's fields there are no frame; a comm that reads as hexadecimal is a comm.
+	const noG = `false 39654 19115.489713:          7 cycles:u:  ffffffff9b201293 [unknown] ([unknown])
+   dd 39654 19115.489719:          5 cycles:u:      7fa68b1f2d84 _dl_start+0x4 (/usr/lib/ld-2.31.so)
+app 7 3.000000: 1 sched:sched_switch: prev_comm=app prev_pid=7
+`
+	for _, o := range []Options{{}, {Format: perf.Name}} {
+		d, err := o.decode([]byte(noG))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Samples != 3 || len(d.Warnings) != 0 {
+			t.Fatalf("%d events, warnings %q", d.Samples, d.Warnings)
+		}
+		want := map[string]int64{"false;[unknown]": 7, "dd;_dl_start": 5}
+		if diff := cmp.Diff(want, perfCollapsed(d.P, d.FrameTypes, collapseOptions{})); diff != "" {
+			t.Errorf("without -g (-want +got):\n%s", diff)
+		}
+	}
+
+	// Frames that start their lines, read with the format detected or named (named, they
+	// were all skipped once).
+	const bare = `java 19983 cycles:
+ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])
+7f722d12e1d4 LBusy;::main (/tmp/perf-19982.map)
+7f72432b4e9a start_thread (/lib/x86_64-linux-gnu/libpthread-2.15.so)
+
+java 19983 cycles:
+7f72432b4e9a start_thread (/lib/x86_64-linux-gnu/libpthread-2.15.so)
+`
+	for _, o := range []Options{{}, {Format: perf.Name}} {
+		d, err := o.decode([]byte(bare))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{"java;start_thread;LBusy:::main_[j];native_write_msr_safe_[k]": 1, "java;start_thread": 1}
+		if diff := cmp.Diff(want, perfCollapsed(d.P, d.FrameTypes, collapseOptions{kernel: true, jit: true})); diff != "" || len(d.Warnings) != 0 {
+			t.Errorf("frames at the start of lines (-want +got):\n%s\nwarnings %q", diff, d.Warnings)
+		}
+	}
+
+	// No events: an empty input named perf, or comments alone, is refused with a message
+	// that says what it means.
+	for _, in := range []string{"", "# ========\n# captured on: Thu Aug 17 14:14:43 2017\n#\n"} {
+		_, _, err := Options{Format: perf.Name}.LoadData("in", []byte(in))
+		if !errors.Is(err, perf.ErrNoEvents) || in == "" && !errors.Is(err, ErrEmpty) {
+			t.Errorf("%q: %v, want %v", in, err, perf.ErrNoEvents)
+		}
+	}
+
+	// Frame types, by DSO, as stackcollapse-perf.pl and inferno annotate them; a frame
+	// perf printed without a symbol is named after its DSO.
+	const dsos = `app 1/2 1.0: 1 cycles:
+	1 a ([vdso])
+	2 b (/usr/lib/debug/boot/vmlinux-5.4.14-cloudflare-2020.1.11)
+	3 c (/lib/modules/5.4.14/kernel/drivers/net/mlx5_core.ko)
+	4 d (/lib/modules/6.8.0/kernel/fs/xfs/xfs.ko.zst)
+	5 e ([nf_conntrack])
+	6 f (/tmp/perf-1234.map)
+	7 g (/root/.debug/jit/java-jit-20240101/jitted-1234-17.so)
+	8 h ([heap])
+	9 i ([anon:v8])
+	a j (/usr/lib/libvmlinux-tool.so)
+	b  (/lib/libc-2.15.so)
+`
+	d, err := Options{}.decode([]byte(dsos))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTypes := map[string]string{
+		"[vdso]": "kernel", "/usr/lib/debug/boot/vmlinux-5.4.14-cloudflare-2020.1.11": "kernel",
+		"/lib/modules/5.4.14/kernel/drivers/net/mlx5_core.ko": "kernel", "/lib/modules/6.8.0/kernel/fs/xfs/xfs.ko.zst": "kernel",
+		"[nf_conntrack]": "kernel", "/tmp/perf-1234.map": "jit", "/root/.debug/jit/java-jit-20240101/jitted-1234-17.so": "jit",
+		"[heap]": "native", "[anon:v8]": "native", "/usr/lib/libvmlinux-tool.so": "native", "/lib/libc-2.15.so": "native",
+	}
+	if diff := cmp.Diff(wantTypes, d.FrameTypes); diff != "" {
+		t.Errorf("frame types (-want +got):\n%s", diff)
+	}
+	if got := perfCollapsed(d.P, d.FrameTypes, collapseOptions{}); got["app;[libc-2.15.so];j;i;h;g;f;e;d;c;b;a"] != 1 || len(d.Warnings) != 0 {
+		t.Errorf("stacks %v, warnings %q", got, d.Warnings)
+	}
+
+	// Rust names perf demangled only in part are repaired as inferno repairs them (the
+	// cases of inferno's fix_partially_demangled_rust_symbol tests); the system name keeps
+	// the hash; mangled and demangled names are left to --demangle.
+	var rust strings.Builder
+	rust.WriteString("rg 1 1.0: 1 cycles:\n")
+	repaired := map[string]string{
+		"std::sys::unix::fs::File::open::hb90e1c1c787080f0":                                                                                                           "std::sys::unix::fs::File::open",
+		"_$LT$std..fs..ReadDir$u20$as$u20$core..iter..traits..iterator..Iterator$GT$::next::hc14f1750ca79129b":                                                        "<std::fs::ReadDir as core::iter::traits::iterator::Iterator>::next",
+		"rg::search_parallel::_$u7b$$u7b$closure$u7d$$u7d$::_$u7b$$u7b$closure$u7d$$u7d$::h6e849b55a66fcd85":                                                          "rg::search_parallel::_{{closure}}::_{{closure}}",
+		"_$LT$$RF$std..fs..File$u20$as$u20$std..io..Read$GT$::read::h5d84059cf335c8e6":                                                                                "<&std::fs::File as std::io::Read>::read",
+		"_$LT$grep_searcher..searcher..glue..ReadByLine$LT$$u27$s$C$$u20$M$C$$u20$R$C$$u20$S$GT$$GT$::run::h30ecedc997ad7e32":                                         "<grep_searcher::searcher::glue::ReadByLine<'s, M, R, S>>::run",
+		"_$LT$std..collections..hash..map..HashMap$LT$K$C$$u20$V$GT$$u20$as$u20$core..iter..FromIterator$LT$$LP$K$C$$u20$V$RP$$GT$$GT$::from_iter::h3e3cdf90b15b4d33": "<std::collections::hash::map::HashMap<K, V> as core::iter::FromIterator<(K, V)>>::from_iter",
+		"<F as alloc::boxed::FnBox<A>>::call_box":                                                                                                                     "<F as alloc::boxed::FnBox<A>>::call_box",
+	}
+	syms := map[uint64]string{}
+	for sym := range repaired {
+		addr := uint64(len(syms) + 1)
+		syms[addr] = sym
+		fmt.Fprintf(&rust, "\t%x %s+0x1f (/bin/rg)\n", addr, sym)
+	}
+	d, err = Options{Demangle: DemangleNone}.decode([]byte(rust.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range d.P.Location {
+		sym, fn := syms[l.Address], l.Line[0].Function
+		if want := repaired[sym]; fn.Name != want {
+			t.Errorf("%s: name %q, want %q", sym, fn.Name, want)
+		}
+		if hash := sym[max(0, len(sym)-17):]; sym != fn.Name && fn.SystemName != fn.Name+"::"+hash {
+			t.Errorf("%s: system name %q, want the name and its hash", sym, fn.SystemName)
+		}
+	}
+}
+
 func FuzzPerf(f *testing.F) {
 	for _, file := range perfFiles(f) {
-		if text, err := os.ReadFile(file); err == nil && len(text) < 8<<10 {
+		if text := perfText(f, file); len(text) < 8<<10 {
 			f.Add(text)
 		}
 	}
@@ -445,6 +449,10 @@ func FuzzPerf(f *testing.F) {
 		"", "a 1 x:\n", "a 1/2 [000] 1.5: 9 ev:\n\t0 f+0x1 (/x)\n\n", "a 1 e:\n\tff g->h->i ((()\n",
 		"a 1 e:\n\t1 [unknown] ([unknown])\n\t2 (f) (/y)\n", "# ========\n# captured on\n",
 		"a 1 1.0: 9223372036854775807 e:\n\n a 1 1.0: 9223372036854775807 e:\n",
+		// perf record without -g, frames at the start of lines, no symbol, Rust repairs.
+		"  ab 1 1.0: 3 cycles:u:  ffff [unknown] ([unknown])\nab 2 e: 1 (/x)\n",
+		"java 1 e:\nffff f (/y)\n1 g->h ([vdso])\n\n",
+		"r 1 e:\n\t1  (/lib/x.ko)\n\t2 _$LT$a..b$u20$$GT$::c::h0123456789abcdef+0x1 (jitted-1-2.so)\n\t3 x$u7e$::h0123456789abcdef (vmlinux-5)\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -502,7 +502,11 @@ func (o Options) parseArg(arg string, rd argReader) (format.Decoded, error) {
 		}
 	}
 	if len(data) == 0 {
-		return format.Decoded{}, &inputError{"parsing " + arg, ErrEmpty}
+		err := ErrEmpty
+		if f := formatNamed(o.Format); f != nil && f.Empty != nil {
+			err = fmt.Errorf("%w: %w", ErrEmpty, f.Empty)
+		}
+		return format.Decoded{}, &inputError{"parsing " + arg, err}
 	}
 	d, err := o.decode(data)
 	if err != nil {

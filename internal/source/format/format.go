@@ -56,4 +56,7 @@ type Format struct {
 	// JSON says whether a JSON object (the start of one) is an input in this format, so
 	// that IsDocument does not take it for a document. nil: the format is not JSON.
 	JSON func(doc []byte) bool
+	// Empty says what an empty input is in this format, for the error when --input-format
+	// names it (an input of no format is "empty input" alone). nil: nothing more to say.
+	Empty error
 }

@@ -5,11 +5,14 @@
 //	comm pid/tid [cpu] time: period event:
 //
 // of which only the comm, a thread ID and the event name are always there, then the event's
-// call chain, one frame a line, leaf first, each indented:
+// call chain, one frame a line, leaf first, each indented (old perf and some Java agents
+// start them at the beginning of the line):
 //
 //	ffffffff8103ce3b native_safe_halt+0xb ([kernel.kallsyms])
 //
-// then a blank line. Lines starting with '#' (perf script --header) are comments.
+// then a blank line. A recording without call chains (perf record without -g) has the
+// event's one frame at the end of its header line, and no blank lines. Lines starting with
+// '#' (perf script --header) are comments.
 //
 // profq makes one sample type of each event name (cycles, instructions, cpu-clock...), in the
 // order the events first appear, the first one the default (FlameGraph's stackcollapse-perf.pl
@@ -20,15 +23,17 @@
 // process and thread IDs the numeric labels "pid" and "tid" (perf prints a lone number, its
 // default, for the thread).
 //
-// Function names are perf's symbols tidied as stackcollapse-perf.pl tidies them, so that
-// profq's folded stacks are its own: the "+0x..." offset cut, "[unknown]" named after its
-// DSO when perf knows that ("[libc.so.6]", "[[kernel.kallsyms]]"), C++ parameter lists cut, quotes dropped, ';'
-// written ':' and, in a java process, the "L" of JVM class names dropped. The system name
-// keeps the symbol as perf printed it (offset aside), so that --demangle demangles mangled
-// Rust and C++ names and --demangle=full shows perf's complete signatures. Each DSO is a
-// mapping, whose frames' type (Input.FrameTypes) is "kernel" for the kernel and its modules
-// (stackcollapse-perf.pl's _[k]), "jit" for the /tmp/perf-PID.map files JIT compilers write
-// (its _[j]) and "native" otherwise. perf's "a->b" inline chains become inlined frames.
+// Function names are perf's symbols tidied as stackcollapse-perf.pl and inferno tidy them,
+// so that profq's folded stacks are theirs: the "+0x..." offset cut, "[unknown]" named after
+// its DSO when perf knows that ("[libc.so.6]", "[[kernel.kallsyms]]"), parameter lists cut,
+// quotes dropped, ';' written ':', Rust names perf demangled only in part repaired and, in a
+// java process, the "L" of JVM class names dropped. The system name keeps the symbol as
+// perf printed it (offset aside; a repaired Rust name with its hash), so that --demangle
+// demangles mangled Rust and C++ names and --demangle=full shows perf's complete
+// signatures. Each DSO is a mapping, whose frames' type (Input.FrameTypes) is "kernel" for
+// the kernel, its modules and the vDSO (the peers' _[k]), "jit" for the perf map files and
+// jitted-*.so files of JIT compilers (their _[j]) and "native" otherwise (perfFrameType).
+// perf's "a->b" inline chains become inlined frames.
 package perf
 
 import (
@@ -87,7 +92,17 @@ type perfHeader struct {
 	hasPid, hasPeriod bool
 	period            int64
 	event             string
+	// tail is what follows the event on the line (a tracepoint's fields, or the one
+	// frame of perf record without -g), within the line read: valid until the next.
+	tail []byte
 }
+
+// ErrNoEvents is the error for perf script text without a single event, an empty input
+// included when --input-format names the format: what perf script prints for a recording
+// without samples, and what a failed perf script leaves in a pipe. profq refuses it, as
+// pprof refuses an empty profile and flamegraph.pl an input without stacks, rather than
+// report a total of 0 that would hide a broken capture.
+var ErrNoEvents = errors.New("perf script: no events in the input (perf recorded no samples, or perf script failed)")
 
 // perfFrame is one line of a call chain.
 type perfFrame struct {
@@ -166,6 +181,18 @@ func Lines(o format.Options, src format.LineSource) (format.Decoded, error) {
 		}
 		skipped++
 	}
+	frame := func(n int, line []byte) error {
+		f, ok := parsePerfFrame(line)
+		if !ok {
+			bad(n, line)
+			return nil
+		}
+		if len(frames) >= r.lim.Depth {
+			return &format.DepthLimitError{Limit: r.lim.Depth}
+		}
+		frames = append(frames, f)
+		return nil
+	}
 	for n := 1; ; n++ {
 		line, err := src.Next()
 		if err == io.EOF {
@@ -178,25 +205,28 @@ func Lines(o format.Options, src format.LineSource) (format.Decoded, error) {
 			return format.Decoded{}, fmt.Errorf("perf script: line %d: %w", n, err)
 		}
 		line = bytes.TrimRight(line, " \t\r")
+		indented := len(line) > 0 && (line[0] == ' ' || line[0] == '\t')
 		switch {
 		case len(line) == 0:
 			if err := flush(); err != nil {
 				return format.Decoded{}, err
 			}
 		case line[0] == '#':
-		case in && (line[0] == ' ' || line[0] == '\t') && isPerfFrame(line):
-			f, ok := parsePerfFrame(line)
-			if !ok {
-				bad(n, line)
-				continue
+		case in && indented && isPerfFrame(line):
+			if err := frame(n, line); err != nil {
+				return format.Decoded{}, err
 			}
-			if len(frames) >= r.lim.Depth {
-				return format.Decoded{}, &format.DepthLimitError{Limit: r.lim.Depth}
-			}
-			frames = append(frames, f)
 		default:
 			nh, ok := parsePerfHeader(line)
 			if !ok {
+				// Frames of an event may start the line (perf script of old perf,
+				// and Java agents' output): a frame, when the line is no header.
+				if in && !indented && isBareFrame(line) {
+					if err := frame(n, line); err != nil {
+						return format.Decoded{}, err
+					}
+					continue
+				}
 				bad(n, line)
 				continue
 			}
@@ -204,6 +234,15 @@ func Lines(o format.Options, src format.LineSource) (format.Decoded, error) {
 				return format.Decoded{}, err
 			}
 			h, frames, in = nh, frames[:0], true
+			// perf record without -g: the event's one frame ends its header line, and
+			// the next line is the next event's header.
+			if f, ok := parseTailFrame(nh.tail); ok {
+				frames = append(frames, f)
+				if err := flush(); err != nil {
+					return format.Decoded{}, err
+				}
+			}
+			h.tail = nil
 		}
 	}
 	if err := flush(); err != nil {
@@ -211,7 +250,7 @@ func Lines(o format.Options, src format.LineSource) (format.Decoded, error) {
 	}
 	if r.count == 0 {
 		if skipped == 0 {
-			return format.Decoded{}, errors.New("perf script: no events in the input")
+			return format.Decoded{}, ErrNoEvents
 		}
 		return format.Decoded{}, fmt.Errorf("perf script: no line is an event header (\"comm pid time: period event:\") (line %d: %s)", firstBad, firstLine)
 	}
@@ -361,15 +400,22 @@ func (r *perfReader) location(f perfFrame, java bool) (*profile.Location, error)
 	}
 	l.Line = make([]profile.Line, len(parts))
 	for i, part := range parts {
-		var name string
-		if part == "[unknown]" && f.dso != "" && f.dso != "[unknown]" {
+		name, system := part, part
+		if (part == "[unknown]" || part == "") && f.dso != "" && f.dso != "[unknown]" {
 			// As stackcollapse-perf.pl names it: "[kernel.kallsyms]" becomes
-			// "[[kernel.kallsyms]]". The DSO's name is not tidied.
+			// "[[kernel.kallsyms]]". The DSO's name is not tidied. A frame perf printed
+			// no symbol for is named so too, where the peers name it " ".
 			name = "[" + strings.ReplaceAll(path.Base(f.dso), ";", ":") + "]"
+		} else if part == "" {
+			name = "[unknown]"
 		} else {
-			name = perfTidy(part, java)
+			repaired, full, rust := repairRust(part)
+			if rust {
+				system = full
+			}
+			name = perfTidy(repaired, java, !rust)
 		}
-		l.Line[len(parts)-1-i].Function = r.function(name, part)
+		l.Line[len(parts)-1-i].Function = r.function(name, system)
 	}
 	r.p.Location = append(r.p.Location, l)
 	r.locs[k] = l
@@ -398,21 +444,24 @@ func (r *perfReader) finish() {
 	}
 }
 
-// perfFrameType is the frame type of a DSO as stackcollapse-perf.pl annotates its frames:
-// the kernel ("[kernel.kallsyms]", a vmlinux file) and its modules ("[nf_conntrack]") are
-// kernel, the perf map files of JIT compilers ("/tmp/perf-1234.map") jit. The other
-// bracketed names perf gives memory it has no file for ("[vdso]", "[heap]", "[anon:...]")
-// are user space, native.
+// perfFrameType is the frame type of a DSO as stackcollapse-perf.pl and inferno annotate its
+// frames: the kernel ("[kernel.kallsyms]", a vmlinux file, versioned or not), its modules
+// ("[nf_conntrack]", a .ko file) and the code it maps into processes ("[vdso]",
+// "[vsyscall]") are kernel (their _[k]); the perf map files of JIT compilers
+// ("/tmp/perf-1234.map") and the ELF files perf inject --jit writes ("jitted-1234-5.so")
+// jit (their _[j]). The bracketed names perf gives a process's own memory ("[heap]",
+// "[stack]", "[anon:...]", where JIT code often lives) are native, where the peers mark
+// every bracketed name but [unknown] kernel.
 func perfFrameType(dso string) string {
+	base := path.Base(dso)
 	switch {
-	case perfMapFile.MatchString(dso):
+	case perfMapFile.MatchString(dso), strings.HasPrefix(base, "jitted-") && strings.HasSuffix(base, ".so"):
 		return perfJIT
-	case strings.HasSuffix(dso, "vmlinux"):
+	case isVmlinux(dso), isKernelModule(base):
 		return perfKernel
 	case strings.HasPrefix(dso, "["):
 		switch {
-		case dso == "[vdso]", dso == "[vsyscall]", dso == "[heap]", dso == "[stack]",
-			strings.HasPrefix(dso, "[anon"), strings.HasPrefix(dso, "[stack:"):
+		case dso == "[heap]", dso == "[stack]", strings.HasPrefix(dso, "[anon"), strings.HasPrefix(dso, "[stack:"):
 			return perfNative
 		}
 		return perfKernel
@@ -422,25 +471,57 @@ func perfFrameType(dso string) string {
 
 var perfMapFile = regexp.MustCompile(`/tmp/perf-\d+\.map`)
 
-// goMethod matches Go method names such as "net/http.(*Client).Do", whose parentheses are
-// part of the name.
-var goMethod = regexp.MustCompile(`\.\(.*\)\.`)
-
-// perfTidy tidies a symbol as stackcollapse-perf.pl does: ';' becomes ':', everything from
-// the first '(' on is cut (C++ parameters, JavaScript regexps) unless the name is a Go
-// method's or the parenthesis opens "(anonymous namespace)", quotes are dropped and, in a
-// java process, the "L" that starts a JVM class name.
-func perfTidy(name string, java bool) string {
-	name = strings.ReplaceAll(name, ";", ":")
-	if !goMethod.MatchString(name) {
-		for i := 0; i < len(name); i++ {
-			if name[i] == '(' && !strings.HasPrefix(name[i:], "(anonymous namespace)") {
-				name = name[:i]
-				break
-			}
+// isVmlinux says whether dso is a kernel image: a file named "vmlinux", or "vmlinux"
+// followed by a version ("/usr/lib/debug/boot/vmlinux-5.4.14-cloudflare-2020.1.11"), as
+// inferno tells one (which takes "vmlinux" anywhere in the name).
+func isVmlinux(dso string) bool {
+	base, ok := strings.CutPrefix(path.Base(dso), "vmlinux")
+	if !ok {
+		return false
+	}
+	for _, c := range base {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
 		}
 	}
-	if strings.ContainsAny(name, `"'`) {
+	return true
+}
+
+// isKernelModule says whether a file name is a kernel module's, compressed or not.
+func isKernelModule(base string) bool {
+	for _, ext := range []string{".ko", ".ko.xz", ".ko.gz", ".ko.zst"} {
+		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// perfTidy tidies one function of a symbol as stackcollapse-perf.pl and inferno do: ';'
+// becomes ':', the parameter list is cut (from the first '(' outside <>, {}, [] and other
+// parentheses, which keeps C++ lambdas, std::function<void (int)> and Rust's <(K, V)>),
+// unless the '(' follows a '.' (Go methods: "net/http.(*Client).Do") or opens "(anonymous
+// namespace)", quotes are dropped (not those of names repairRust made: Rust lifetimes) and,
+// in a java process, the "L" that starts a JVM class name.
+func perfTidy(name string, java, quotes bool) string {
+	name = strings.ReplaceAll(name, ";", ":")
+	depth := 0
+cut:
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '<', '{', '[':
+			depth++
+		case '>', '}', ']', ')':
+			depth = max(depth-1, 0)
+		case '(':
+			if depth == 0 && (i == 0 || name[i-1] != '.') && !strings.HasPrefix(name[i:], "(anonymous namespace)") {
+				name = name[:i]
+				break cut
+			}
+			depth++
+		}
+	}
+	if quotes && strings.ContainsAny(name, `"'`) {
 		name = strings.Map(func(r rune) rune {
 			if r == '"' || r == '\'' {
 				return -1
@@ -452,6 +533,71 @@ func perfTidy(name string, java bool) string {
 		name = strings.TrimPrefix(name, "L")
 	}
 	return name
+}
+
+// rustHashLen is the length of the hash that ends a legacy Rust symbol: "h" and 16
+// hexadecimal digits.
+const rustHashLen = 17
+
+// repairRust repairs a legacy Rust symbol that perf demangled only in part, as inferno
+// repairs it: perf versions that demangle Rust with the C++ demangler leave the symbol's
+// escapes ("_$LT$std..fs..ReadDir$u20$as$u20$core..iter..Iterator$GT$::next::h0123...")
+// and every version leaves the hash ("std::fs::File::open::hb90e1c1c787080f0"). A symbol
+// that ends in such a hash gets its escapes decoded ("..", "::"; "$LT$", "<"; "$u20$", " "
+// ...) and loses the hash: name is "<std::fs::ReadDir as core::iter::Iterator>::next", full
+// the same with "::h0123..." after it (the system name, as a full demangling prints a
+// legacy Rust symbol). ok is false for any other symbol, left as it is.
+func repairRust(sym string) (name, full string, ok bool) {
+	if len(sym) < rustHashLen {
+		return sym, sym, false
+	}
+	hash := sym[len(sym)-rustHashLen:]
+	if hash[0] != 'h' || !isHex([]byte(hash[1:])) {
+		return sym, sym, false
+	}
+	rest := strings.TrimSuffix(sym[:len(sym)-rustHashLen], "::")
+	if strings.HasPrefix(rest, "_$") {
+		rest = rest[1:]
+	}
+	var b strings.Builder
+	for rest != "" {
+		switch {
+		case strings.HasPrefix(rest, ".."):
+			b.WriteString("::")
+			rest = rest[2:]
+		case rest[0] == '$':
+			end := strings.IndexByte(rest[1:], '$')
+			decoded, known := "", false
+			if end >= 0 {
+				decoded, known = rustEscapes[rest[:end+2]]
+			}
+			if !known {
+				b.WriteString(rest) // as inferno: the rest as it is
+				rest = ""
+				continue
+			}
+			b.WriteString(decoded)
+			rest = rest[end+2:]
+		default:
+			i := strings.IndexAny(rest[1:], "$.")
+			if i < 0 {
+				i = len(rest) - 1
+			}
+			b.WriteString(rest[:i+1])
+			rest = rest[i+1:]
+		}
+	}
+	name = b.String()
+	return name, name + "::" + hash, true
+}
+
+// rustEscapes are the escapes of legacy Rust symbols (rustc-demangle's, as inferno decodes
+// them).
+var rustEscapes = map[string]string{
+	"$SP$": "@", "$BP$": "*", "$RF$": "&", "$LT$": "<", "$GT$": ">", "$LP$": "(", "$RP$": ")",
+	"$C$": ",", "$u7e$": "~", "$u20$": " ", "$u27$": "'", "$u3d$": "=", "$u5b$": "[",
+	"$u5d$": "]", "$u7b$": "{", "$u7d$": "}", "$u3b$": ";", "$u2b$": "+", "$u21$": "!",
+	"$u22$": "\"",
 }
 
 // isPerfFrame says whether an indented line is a frame: a hexadecimal address, then a
@@ -470,6 +616,25 @@ func isPerfFrame(line []byte) bool {
 	return !header
 }
 
+// isBareFrame says whether a line that starts with no white space is a frame of an event
+// all the same, as old perf and some Java agents print them: an address, a symbol and a
+// DSO in parentheses ("ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])").
+func isBareFrame(line []byte) bool {
+	f, ok := parsePerfFrame(line)
+	return ok && f.dso != "" && isPerfFrame(line)
+}
+
+// parseTailFrame parses what follows the event on a header line as the one frame of perf
+// record without -g ("ffffffff8105c8ea native_write_msr+0xa ([kernel.kallsyms])"): an
+// address, a symbol and a DSO in parentheses, as inferno reads it. Anything else there (a
+// tracepoint's fields) is no frame.
+func parseTailFrame(tail []byte) (perfFrame, bool) {
+	if len(tail) == 0 || !isBareFrame(tail) {
+		return perfFrame{}, false
+	}
+	return parsePerfFrame(tail)
+}
+
 func isHex(b []byte) bool {
 	if len(b) == 0 || len(b) > 16 {
 		return false
@@ -482,7 +647,8 @@ func isHex(b []byte) bool {
 	return true
 }
 
-// parsePerfFrame parses a frame line: "addr symbol+0xoff (dso)", the DSO optional.
+// parsePerfFrame parses a frame line: "addr symbol+0xoff (dso)", the DSO optional, the
+// symbol too when the DSO is there ("7f1e2215d058  (/lib/libc-2.15.so)").
 func parsePerfFrame(line []byte) (perfFrame, bool) {
 	rest := bytes.TrimLeft(line, " \t")
 	a, sym, _ := bytes.Cut(rest, []byte(" "))
@@ -493,7 +659,8 @@ func parsePerfFrame(line []byte) (perfFrame, bool) {
 	sym = bytes.TrimLeft(sym, " \t")
 	var f perfFrame
 	f.addr = addr
-	// The DSO is in the last parentheses, which may nest ("(/tmp/x (deleted))").
+	// The DSO is in the last parentheses, which may nest ("(/tmp/x (deleted))"). perf
+	// prints no symbol at all for some addresses: then the DSO follows the address.
 	if n := len(sym); n > 0 && sym[n-1] == ')' {
 		depth := 0
 		for i := n - 1; i >= 0; i-- {
@@ -504,7 +671,7 @@ func parsePerfFrame(line []byte) (perfFrame, bool) {
 				depth--
 			}
 			if depth == 0 {
-				if i > 0 && sym[i-1] == ' ' {
+				if i == 0 || sym[i-1] == ' ' {
 					f.dso = string(sym[i+1 : n-1])
 					sym = bytes.TrimRight(sym[:i], " \t")
 				}
@@ -512,7 +679,7 @@ func parsePerfFrame(line []byte) (perfFrame, bool) {
 			}
 		}
 	}
-	if len(sym) == 0 {
+	if len(sym) == 0 && f.dso == "" {
 		return perfFrame{}, false
 	}
 	if i := bytes.LastIndex(sym, []byte("+0x")); i > 0 && isHex(sym[i+3:]) {
@@ -545,28 +712,31 @@ func parsePerfHeader(line []byte) (perfHeader, bool) {
 		}
 	}
 	for i := 1; i < n; i++ {
-		h, ok := perfHeaderFrom(fields[i], fields[i+1:n])
+		h, j, ok := perfHeaderFrom(fields[i], fields[i+1:n])
 		if !ok {
 			continue
 		}
 		h.comm = string(bytes.TrimSpace(line[:starts[i]]))
+		ev := i + 1 + j
+		h.tail = bytes.TrimLeft(line[starts[ev]+len(fields[ev]):], " \t")
 		return h, true
 	}
 	return perfHeader{}, false
 }
 
-// perfHeaderFrom reads a header from its thread field ("tid" or "pid/tid") on.
-func perfHeaderFrom(ids []byte, rest [][]byte) (perfHeader, bool) {
+// perfHeaderFrom reads a header from its thread field ("tid" or "pid/tid") on, and returns
+// where the event is among rest.
+func perfHeaderFrom(ids []byte, rest [][]byte) (perfHeader, int, bool) {
 	var h perfHeader
 	p, t, slash := bytes.Cut(ids, []byte("/"))
 	var err error
 	if h.tid, err = strconv.ParseInt(string(p), 10, 64); err != nil || p[0] == '+' || p[0] == '-' {
-		return h, false
+		return h, 0, false
 	}
 	if slash {
 		h.pid, h.hasPid = h.tid, true
 		if h.tid, err = strconv.ParseInt(string(t), 10, 64); err != nil || len(t) == 0 || t[0] == '+' || t[0] == '-' {
-			return h, false
+			return h, 0, false
 		}
 	}
 	j := 0
@@ -579,21 +749,21 @@ func perfHeaderFrom(ids []byte, rest [][]byte) (perfHeader, bool) {
 	if j < len(rest) && isDigits(rest[j]) {
 		v, err := strconv.ParseInt(string(rest[j]), 10, 64)
 		if err != nil {
-			return h, false
+			return h, 0, false
 		}
 		h.period, h.hasPeriod = v, true
 		j++
 	}
 	if j >= len(rest) {
-		return h, false
+		return h, 0, false
 	}
 	// An event name starts with a letter: "cycles", "cpu/event=0x3c/", "sched:sched_switch".
 	ev := rest[j]
 	if len(ev) < 2 || ev[len(ev)-1] != ':' || !(ev[0] >= 'a' && ev[0] <= 'z' || ev[0] >= 'A' && ev[0] <= 'Z') {
-		return h, false
+		return h, 0, false
 	}
 	h.event = string(ev[:len(ev)-1])
-	return h, true
+	return h, j, true
 }
 
 func isDigits(b []byte) bool {
@@ -619,7 +789,8 @@ func isPerfTime(b []byte) bool {
 
 // Looks says whether the decompressed start of an input is perf script text: perf's
 // header ("# ========" then "# captured on"), or, after comment and blank lines, an event
-// header followed by a frame, a blank line, another header or the end of head.
+// header followed by a frame (indented, or at the start of the line with its DSO in
+// parentheses), a blank line, another header or the end of head.
 func Looks(head []byte) bool {
 	if !format.IsText(head) {
 		return false
@@ -652,11 +823,13 @@ func Looks(head []byte) bool {
 		if len(line) == 0 {
 			return true
 		}
-		if line[0] == ' ' || line[0] == '\t' {
-			return isPerfFrame(line)
+		if (line[0] == ' ' || line[0] == '\t') && isPerfFrame(line) {
+			return true
 		}
+		// Another header (perf pads short comms with spaces), or a frame at the start
+		// of the line.
 		_, ok := parsePerfHeader(line)
-		return ok
+		return ok || isBareFrame(line)
 	}
 	return header
 }
@@ -670,4 +843,5 @@ var Format = format.Format{
 	Stream:    Stream,
 	Read:      Read,
 	Plausible: func(head []byte, text bool) bool { return text && Looks(head) },
+	Empty:     ErrNoEvents,
 }
