@@ -78,11 +78,11 @@ func NewTopByLabel(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Co
 			PeriodType:        p.PeriodType,
 			Period:            p.Period,
 		}
+		samples := g.stacks.Len()
 		top, err := buildTop(sub, g.stacks, inputs, groupCfg, topOptions{})
 		if err != nil {
 			return nil, err
 		}
-		samples := g.stacks.Len()
 		g.stacks = nil // done with: the next groups can use its memory
 		lg := LabelGroup{
 			HasLabel:       g.labelled,

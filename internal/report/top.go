@@ -92,8 +92,9 @@ func (c *Config) compile() (*filter.Set, error) {
 }
 
 // NewTop builds a top report from p, whose samples are st (stacks.FromProfile makes them of
-// a profile's samples; source.LoadStacks can read them so), and which it modifies: filters
-// and aggregation run in place. inputs describes the profiles p was made from. The steps
+// a profile's samples; source.LoadStacks can read them so). It modifies both, as every
+// report does: filters and aggregation run in place, and the stacks the filters leave take
+// st's memory; neither is to be used again. inputs describes the profiles p was made from. The steps
 // follow pprof: choose the sample value, take the total (before filtering unless
 // RelativePercentages), filter, aggregate to the granularity, build the graph, trim, sort.
 func NewTop(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg Config) (*Top, error) {
@@ -176,9 +177,9 @@ type prepared struct {
 // and filters the samples, in the order cfg.RelativePercentages asks for: the steps every
 // report takes before its own. The label frames of TagRoot and TagLeaf and the filters
 // change samples one by one, with pprof's own code: for them p is given its samples
-// (Stacks.Samples), and what is left of them is made stacks again (stacks.FromProfile), in
-// the result. It modifies p; st is left as it is, but for the labels that --tagshow and
-// --taghide remove from the label maps it shares with those samples.
+// (Stacks.Samples), and what is left of them is made stacks again, in st's arrays
+// (stacks.FromProfileReusing), in the result. It modifies p, and st when it filters: the
+// caller must not use st again.
 func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.Set) (prepared, error) {
 	index, err := sampleIndex(p, cfg.SampleIndex)
 	if err != nil {
@@ -195,14 +196,11 @@ func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.
 	}
 	if !filters.Empty() || cfg.TagRoot != "" || cfg.TagLeaf != "" {
 		p.Sample = st.Samples(p.Location)
-		// The samples now hold all that st does: nothing here refers to st any more, so that
-		// its memory can be taken again (by the stacks made below) once the caller's
-		// reference is gone too.
-		st, pr.stacks = nil, nil
 		// The label frames come before the filters, which can match them.
 		pr.warnings = addLabelFrames(p, cfg)
 		pr.warnings = append(pr.warnings, filters.Apply(p)...)
-		pr.stacks = stacks.FromProfile(p)
+		// The stacks left go where st's were: they take no memory beside the samples.
+		pr.stacks = stacks.FromProfileReusing(p, st)
 	}
 	if cfg.RelativePercentages {
 		pr.total = stackTotal(pr.stacks, index, cfg.Mean)

@@ -15,9 +15,24 @@ const segmentSamples = 1 << 16
 // p is left without samples, and its sample slice is cleared as the stacks are made, so
 // that the samples already converted can be freed while the rest are.
 func FromProfile(p *profile.Profile) *Stacks {
+	return FromProfileReusing(p, nil)
+}
+
+// FromProfileReusing is FromProfile writing the stacks into the arrays of old, as far as
+// they hold them, rather than into arrays of its own: old must not be used afterwards.
+// Samples made of old's (Samples) and then filtered, which drops samples and cuts stacks
+// but never adds to them, always fit, so that the filtered stacks take no memory beside
+// the samples and the stacks they were made of; what does not fit (frames added to every
+// sample, by --tagroot) gets arrays of its own. A nil old reuses nothing.
+func FromProfileReusing(p *profile.Profile, old *Stacks) *Stacks {
 	samples := p.Sample
 	p.Sample = nil
-	return fromSamples(p.Location, samples, len(p.SampleType), true)
+	var reuse []Segment
+	if old != nil && old.NumValues == len(p.SampleType) {
+		reuse = old.Segments
+		old.Segments, old.LabelSets = nil, nil
+	}
+	return fromSamples(p.Location, samples, len(p.SampleType), true, reuse)
 }
 
 // FromSamples makes the stacks of samples over the location table locations, numValues
@@ -26,48 +41,79 @@ func FromProfile(p *profile.Profile) *Stacks {
 // Samples that share their label maps share a label set, numbered in the order samples
 // first carry them; a sample without labels has none (set 0). The samples are not changed.
 func FromSamples(locations []*profile.Location, samples []*profile.Sample, numValues int) *Stacks {
-	return fromSamples(locations, samples, numValues, false)
+	return fromSamples(locations, samples, numValues, false, nil)
 }
 
-func fromSamples(locations []*profile.Location, samples []*profile.Sample, numValues int, clearSamples bool) *Stacks {
-	st := &Stacks{NumValues: numValues, Segments: make([]Segment, 0, (len(samples)+segmentSamples-1)/segmentSamples)}
+// fromSamples makes the stacks of samples, in the segments of reuse as far as they hold
+// them (each up to the lengths of its arrays), then in segments of their own; it clears
+// the samples it has converted when clearSamples.
+func fromSamples(locations []*profile.Location, samples []*profile.Sample, numValues int, clearSamples bool, reuse []Segment) *Stacks {
+	st := &Stacks{NumValues: numValues}
 	idx := NewLocationIndex(locations)
 	type maps struct{ label, numLabel, numUnit unsafe.Pointer }
 	sets := map[maps]int32{}
-	for lo := 0; lo < len(samples); lo += segmentSamples {
-		chunk := samples[lo:min(lo+segmentSamples, len(samples))]
-		frames := 0
-		for _, s := range chunk {
-			frames += len(s.Location)
-		}
-		seg := Segment{
-			Frames: make([]int32, 0, frames),
-			Ends:   make([]uint32, len(chunk)),
-			Values: make([]int64, len(chunk)*numValues),
-			Labels: make([]int32, len(chunk)),
-		}
-		for j, s := range chunk {
-			for _, l := range s.Location {
-				seg.Frames = append(seg.Frames, idx.Position(l))
+	var seg *Segment // the segment being filled
+	var frameCap int // how many frames it holds at most
+	cleared := 0     // the samples before are cleared
+	for i, s := range samples {
+		if seg == nil || len(seg.Ends) == cap(seg.Ends) || len(seg.Frames)+len(s.Location) > frameCap {
+			// The next reused segment the sample fits in, else one of its own.
+			for len(reuse) > 0 && (reuse[0].Len() == 0 || len(s.Location) > len(reuse[0].Frames)) {
+				reuse = reuse[1:]
 			}
-			seg.Ends[j] = uint32(len(seg.Frames))
-			copy(seg.Values[j*numValues:(j+1)*numValues], s.Value)
-			if len(s.Label) == 0 && len(s.NumLabel) == 0 && len(s.NumUnit) == 0 {
-				continue
+			if len(reuse) > 0 {
+				r := reuse[0]
+				reuse = reuse[1:]
+				st.Segments = append(st.Segments, Segment{
+					Frames: r.Frames[:0:len(r.Frames)],
+					Ends:   r.Ends[:0:len(r.Ends)],
+					Values: r.Values[: 0 : len(r.Ends)*numValues],
+					Labels: r.Labels[:0:len(r.Ends)],
+				})
+				frameCap = len(r.Frames)
+			} else {
+				// A segment of its own for the next segmentSamples samples, sized to them.
+				chunk := samples[i:min(i+segmentSamples, len(samples))]
+				frames := 0
+				for _, s := range chunk {
+					frames += len(s.Location)
+				}
+				st.Segments = append(st.Segments, Segment{
+					Frames: make([]int32, 0, frames),
+					Ends:   make([]uint32, 0, len(chunk)),
+					Values: make([]int64, 0, len(chunk)*numValues),
+					Labels: make([]int32, 0, len(chunk)),
+				})
+				frameCap = frames
 			}
+			seg = &st.Segments[len(st.Segments)-1]
+			if clearSamples {
+				// The samples before are in the segments already.
+				clear(samples[cleared:i])
+				cleared = i
+			}
+		}
+		for _, l := range s.Location {
+			seg.Frames = append(seg.Frames, idx.Position(l))
+		}
+		seg.Ends = append(seg.Ends, uint32(len(seg.Frames)))
+		j := len(seg.Values)
+		seg.Values = append(seg.Values, make([]int64, numValues)...)
+		copy(seg.Values[j:], s.Value)
+		var set int32
+		if len(s.Label) > 0 || len(s.NumLabel) > 0 || len(s.NumUnit) > 0 {
 			k := maps{mapPointer(s.Label), mapPointer(s.NumLabel), mapPointer(s.NumUnit)}
-			set, ok := sets[k]
-			if !ok {
+			var ok bool
+			if set, ok = sets[k]; !ok {
 				st.LabelSets = append(st.LabelSets, LabelSet{Label: s.Label, NumLabel: s.NumLabel, NumUnit: s.NumUnit})
 				set = int32(len(st.LabelSets))
 				sets[k] = set
 			}
-			seg.Labels[j] = set
 		}
-		st.Segments = append(st.Segments, seg)
-		if clearSamples {
-			clear(chunk)
-		}
+		seg.Labels = append(seg.Labels, set)
+	}
+	if clearSamples {
+		clear(samples[cleared:])
 	}
 	return st
 }

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/testkit/proftest"
@@ -124,5 +126,72 @@ func TestGroup(t *testing.T) {
 		if s := strings.Join(got, " "); s != want {
 			t.Errorf("group %d: samples %q, want %q", g, s, want)
 		}
+	}
+}
+
+// flat lists the samples of st as text: stack, values and labels' map, one line each.
+func flat(st *Stacks) []string {
+	var out []string
+	for _, seg := range st.Segments {
+		for j := range seg.Len() {
+			n := st.NumValues
+			var labels unsafe.Pointer
+			if set := seg.Labels[j]; set > 0 {
+				labels = mapPointer(st.LabelSets[set-1].Label)
+			}
+			out = append(out, fmt.Sprint(seg.Stack(j), seg.Values[j*n:(j+1)*n], labels))
+		}
+	}
+	return out
+}
+
+// TestFromProfileReusing converts filtered samples into the arrays of the stacks they were
+// made of: the same stacks FromSamples makes, in the old arrays; samples that grew fill the
+// old arrays, then arrays of their own.
+func TestFromProfileReusing(t *testing.T) {
+	text := strings.Repeat("main;a;b 1 10\nmain;c 2 20\nmain;a+d;e;f 3 30\n", 30_000) // two segments
+	for _, tc := range []struct {
+		name     string
+		filter   func(p *profile.Profile)
+		segments int // at least
+	}{
+		{"dropped and cut", func(p *profile.Profile) {
+			var kept []*profile.Sample
+			for i, s := range p.Sample {
+				if i%3 != 1 {
+					s.Location = s.Location[:len(s.Location)-1]
+					kept = append(kept, s)
+				}
+			}
+			p.Sample = kept
+		}, 1},
+		{"grown", func(p *profile.Profile) {
+			for _, s := range p.Sample {
+				s.Location = append(s.Location, p.Location[0])
+			}
+		}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
+			p.Sample[0].Label = map[string][]string{"k": {"v"}}
+			old := FromProfile(p)
+			if len(old.Segments) != 2 {
+				t.Fatalf("%d segments, want 2", len(old.Segments))
+			}
+			first := &old.Segments[0].Frames[0]
+			p.Sample = old.Samples(p.Location)
+			tc.filter(p)
+			want := flat(FromSamples(p.Location, p.Sample, 2))
+			got := FromProfileReusing(p, old)
+			if diff := cmp.Diff(want, flat(got)); diff != "" {
+				t.Fatalf("(-FromSamples +FromProfileReusing):\n%s", diff)
+			}
+			if &got.Segments[0].Frames[0] != first || len(got.Segments) < tc.segments {
+				t.Errorf("%d segments, the first one's frames new; want at least %d, in the old arrays", len(got.Segments), tc.segments)
+			}
+			if p.Sample != nil || old.Segments != nil {
+				t.Error("the samples or the old stacks are still there")
+			}
+		})
 	}
 }

@@ -17,7 +17,8 @@ import (
 //
 // The samples are in segments, one after another, in the input's order; a segment is what
 // one reader decoded at once (FromProfile: up to 65,536 samples), and what one worker of a
-// report walks. Nothing that reads stacks modifies them.
+// report walks. The graph does not modify stacks; a report that filters them writes what
+// the filters leave into their arrays (FromProfileReusing).
 type Stacks struct {
 	Segments []Segment
 	// LabelSets are the label sets samples refer to, LabelSets[i-1] for set i.
