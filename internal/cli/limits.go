@@ -11,7 +11,8 @@ import (
 )
 
 // addLimitFlags registers the limits on one input: its size after decompression, its
-// samples and the frames of each sample. Each flag leaves its source.Options field 0 (the
+// samples, the frames and labels of each sample, the entries of its tables and the bytes of
+// its strings. Each flag leaves its source.Options field 0 (the
 // default) unless it is given, so that an explicit --max-input-bytes, even of the default
 // value, turns off the decompression-bomb guard that only the default limit has.
 func addLimitFlags(fs *pflag.FlagSet, o *source.Options) {
@@ -25,6 +26,8 @@ func addLimitFlags(fs *pflag.FlagSet, o *source.Options) {
 		"refuse an input with a sample of more labels than this")
 	fs.Var(&limitFlag[int]{p: &o.MaxEntries, def: source.DefaultMaxEntries, max: 1 << 40}, "max-entries",
 		"refuse an input with more entries than this in one of its tables (strings, functions, locations, lines, mappings)")
+	fs.Var(&limitFlag[int64]{p: &o.MaxStringBytes, def: source.DefaultMaxStringBytes, max: source.MaxStringBytesLimit}, "max-string-bytes",
+		"refuse an input whose strings (names, file names, label keys and values) take more than this many bytes")
 }
 
 // limitFlag is a positive limit whose default is def while *p is 0, and at most max: far

@@ -46,6 +46,10 @@ type Options struct {
 	// MaxEntries bounds the entries of each table of one input (strings, functions,
 	// locations, lines, mappings); 0 means DefaultMaxEntries.
 	MaxEntries int
+	// MaxStringBytes bounds the bytes of the strings of one input (every entry of a string
+	// table, names, file names, label keys and values), its string-byte budget; 0 means
+	// DefaultMaxStringBytes.
+	MaxStringBytes int64
 	// Aggregate lets the pprof decoder make one sample of the samples of an input that have
 	// the same locations and labels, adding their values: for reports that only add values
 	// up (top, peek, graph, diff), it bounds memory by the distinct samples rather than by
@@ -98,6 +102,17 @@ const DefaultMaxLabels = 10_000
 // ten million entries takes about a gigabyte, while a megabyte of input encodes half a
 // million empty strings.
 const DefaultMaxEntries = 10_000_000
+
+// DefaultMaxStringBytes is the default string-byte budget of one input: the bytes its
+// strings may take. The string tables of real profiles take a few megabytes (function and
+// file names, and label values), and an input refused at the budget stays within the 256 MB
+// that a refusal may cost (docs/security.md), even where one string is held twice while it
+// is read (OTLP/JSON) or sixteen URLs are fetched ahead of it.
+const DefaultMaxStringBytes = 64 << 20
+
+// MaxStringBytesLimit is the largest string-byte budget: the pprof decoder points into its
+// string table with 32-bit offsets.
+const MaxStringBytesLimit = 1<<32 - 1
 
 // The decompression-bomb guard, on while the default MaxInputBytes is in force: a gzip
 // input that decompresses to more than bombFloor bytes may not decompress to more than
@@ -160,6 +175,9 @@ func (o Options) limits() format.Limits {
 	}
 	if l.Depth <= 0 {
 		l.Depth = DefaultMaxStackDepth
+	}
+	if l.Strings = min(o.MaxStringBytes, MaxStringBytesLimit); l.Strings <= 0 {
+		l.Strings = DefaultMaxStringBytes
 	}
 	return l
 }

@@ -113,6 +113,18 @@ func (e *EntryLimitError) Error() string {
 	return fmt.Sprintf("a table of the profile (strings, functions, locations, lines or mappings) has more than %d entries; raise the limit with %s", e.Limit, option.Flag("max-entries"))
 }
 
+// StringLimitError is an input whose strings (names, file names, label keys and values,
+// every entry of a string table) take more bytes than Options.MaxStringBytes allows, or
+// that has a field longer than that, which it would hold whole to read.
+type StringLimitError struct {
+	// Limit is the limit in bytes.
+	Limit int64
+}
+
+func (e *StringLimitError) Error() string {
+	return fmt.Sprintf("its strings (names, file names, label keys and values) take more than %d bytes; raise the limit with %s", e.Limit, option.Flag("max-string-bytes"))
+}
+
 // OverflowError is a profile whose values of one sample type add up, in absolute value,
 // beyond what an int64 holds: a total, a cumulative value or a merged sample could then
 // wrap around and be reported as a wrong number.
@@ -143,6 +155,8 @@ func (*LabelLimitError) overLimit() {}
 
 func (*EntryLimitError) overLimit() {}
 
+func (*StringLimitError) overLimit() {}
+
 func (*SampleSizeError) overLimit() {}
 
 // IsLimit says whether err is one of the limit errors, after which an input is not read
@@ -155,6 +169,50 @@ func IsLimit(err error) bool {
 // Limits are the limits the readers check as they go, per input; zero fields mean none.
 type Limits struct {
 	Samples, Depth, Labels, Entries int
+	// Strings is the string-byte budget: the bytes of the strings an input may hold.
+	Strings int64
+}
+
+// StringBudget counts the bytes of the strings an input holds against Limits.Strings, as
+// they are taken: what a string table holds, names, label keys and values. The zero value
+// has no limit.
+type StringBudget struct {
+	Limit int64 // 0: none
+	used  int64
+}
+
+// Budget is the string-byte budget of one input.
+func (l Limits) Budget() StringBudget { return StringBudget{Limit: l.Strings} }
+
+// Check fails with a StringLimitError when n more bytes would exceed the budget, before
+// they are read or kept; it takes nothing.
+func (b *StringBudget) Check(n uint64) error {
+	if b.Limit > 0 && n > uint64(b.Limit-b.used) {
+		return &StringLimitError{Limit: b.Limit}
+	}
+	return nil
+}
+
+// Left is what is left of the budget, and whether it has a limit.
+func (b *StringBudget) Left() (int64, bool) { return b.Limit - b.used, b.Limit > 0 }
+
+// Take counts n more bytes, failing as Check does beyond the budget.
+func (b *StringBudget) Take(n uint64) error {
+	if err := b.Check(n); err != nil {
+		return err
+	}
+	b.used += int64(n)
+	return nil
+}
+
+// Field fails with a StringLimitError for a field of n bytes that a reader would hold whole
+// to decode (a table entry, a resource): one longer than the whole budget cannot hold
+// strings within it, whatever else it holds.
+func (l Limits) Field(n uint64) error {
+	if l.Strings > 0 && n > uint64(l.Strings) {
+		return &StringLimitError{Limit: l.Strings}
+	}
+	return nil
 }
 
 // CheckEntries holds a table of entries entries to --max-entries as it grows, as

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"math/bits"
 )
 
@@ -169,6 +170,11 @@ type StreamFields struct {
 	// SampleField, when not 0, is the number of the fields that hold samples: one longer
 	// than a sample within Lim can be (Limits.MaxSampleBytes) is refused before it is read.
 	SampleField uint64
+	// Hold, when not nil, is asked about every length-delimited field once its length n is
+	// read, before its bytes are: it may refuse the field (an error), have its bytes
+	// written to w as they arrive (io.Discard passes over them), Next then returning the
+	// field without Data, or have them read into Data (w nil).
+	Hold func(num, n uint64) (w io.Writer, err error)
 }
 
 // StreamChunk bounds what is allocated for a length-delimited field before its bytes have
@@ -204,7 +210,24 @@ func (s *StreamFields) Next(f *Field) error {
 				return &SampleSizeError{Size: n, Lim: s.Lim}
 			}
 		}
-		f.Data, err = s.Read(n)
+		var w io.Writer
+		if s.Hold != nil {
+			if w, err = s.Hold(f.Num, n); err != nil {
+				return err
+			}
+		}
+		switch w {
+		case nil:
+			f.Data, err = s.Read(n)
+		case io.Discard:
+			err = s.discard(n)
+		default:
+			var k int64
+			k, err = io.CopyN(w, s.R, int64(min(n, math.MaxInt64)))
+			if err == nil && uint64(k) < n {
+				err = io.ErrUnexpectedEOF
+			}
+		}
 	default:
 		return ErrWireType
 	}
@@ -215,6 +238,18 @@ func (s *StreamFields) Next(f *Field) error {
 		err = ErrTruncated
 	}
 	return err
+}
+
+// discard reads past n bytes.
+func (s *StreamFields) discard(n uint64) error {
+	for n > 0 {
+		k, err := s.R.Discard(int(min(n, math.MaxInt32)))
+		n -= uint64(k)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // varint reads a varint as ReadVarint does: at most 10 bytes, bits beyond 64 dropped.

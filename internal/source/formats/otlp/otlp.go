@@ -63,10 +63,11 @@ func JSONDocument(doc []byte) bool {
 // pprof profile. The warnings are what the conversion passed over.
 func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 	lim := o.Limits
+	budget := lim.Budget()
 	var msgs []*otlpMessage
 	counted := 0 // the Profiles of the messages taken so far
 	take := func(data *otlppb.ProfilesData, repeats []*otlpRepeats) error {
-		m, err := otlpMessageOf(data, repeats, &counted, o.OTLPProfile, lim.Samples)
+		m, err := otlpMessageOf(data, repeats, &counted, o.OTLPProfile, lim, &budget)
 		msgs = append(msgs, m)
 		return err
 	}
@@ -104,12 +105,15 @@ func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 }
 
 // otlpMessageOf takes a message that proto.Unmarshal or protojson decoded for the converter:
-// the samples of each Profile are added up (otlpSamples) and let go. repeats are the
-// samples collapseOTLPSamples left, nil when none repeat. counted is the number of Profiles
-// of the messages before, which this message's add to; only the samples of the Profile
-// selected picks (all with 0) are added up, each Profile's distinct ones up to limit.
-func otlpMessageOf(data *otlppb.ProfilesData, repeats []*otlpRepeats, counted *int, selected, limit int) (*otlpMessage, error) {
-	m := &otlpMessage{dict: data.GetDictionary()}
+// the samples of each Profile are added up (otlpSamples) and let go, and the dictionary is
+// held as the streams hold it (tablesOf), its strings and entries counting against budget.
+// repeats are the samples collapseOTLPSamples left, nil when none repeat. counted is the
+// number of Profiles of the messages before, which this message's add to; only the samples
+// of the Profile selected picks (all with 0) are added up, each Profile's distinct ones up
+// to lim.Samples.
+func otlpMessageOf(data *otlppb.ProfilesData, repeats []*otlpRepeats, counted *int, selected int, lim format.Limits, budget *format.StringBudget) (*otlpMessage, error) {
+	m := &otlpMessage{}
+	limit := lim.Samples
 	var key []byte
 	for _, rp := range data.GetResourceProfiles() {
 		for _, sp := range rp.GetScopeProfiles() {
@@ -139,6 +143,26 @@ func otlpMessageOf(data *otlppb.ProfilesData, repeats []*otlpRepeats, counted *i
 					if key, err = op.samples.addSample(s, times, at, key); err != nil {
 						return nil, err
 					}
+				}
+			}
+		}
+	}
+	var err error
+	if m.dict, err = tablesOf(data.GetDictionary(), lim, budget); err != nil {
+		return nil, err
+	}
+	data.Dictionary = nil
+	// The resources and scopes count as the streams count them.
+	for _, rp := range data.GetResourceProfiles() {
+		if rp.Resource != nil {
+			if err := budget.Take(uint64(proto.Size(rp.Resource))); err != nil {
+				return nil, err
+			}
+		}
+		for _, sp := range rp.GetScopeProfiles() {
+			if sp.Scope != nil {
+				if err := budget.Take(uint64(proto.Size(sp.Scope))); err != nil {
+					return nil, err
 				}
 			}
 		}

@@ -101,7 +101,7 @@ const maxOTLPSampleTypes = 64
 // otlpMessage is one OTLP message as the converter takes it, whichever reader decoded it:
 // its dictionary and its Profiles in order, each with its samples added up (otlpSamples).
 type otlpMessage struct {
-	dict     *otlppb.ProfilesDictionary
+	dict     *otlpTables
 	profiles []*otlpProfile
 }
 
@@ -155,21 +155,25 @@ type otlpConverter struct {
 // so that each is made once, and only if something refers to it.
 type otlpDict struct {
 	c         *otlpConverter
-	d         *otlppb.ProfilesDictionary
+	d         *otlpTables
 	locations []*profile.Location
 	functions []*profile.Function
 	mappings  []*profile.Mapping
 	stacks    []otlpStack
+	// attrs are the entries of the attribute table decoded so far; nil until one is.
+	attrs []*otlppb.KeyValueAndUnit
 	// checked says which entries of the attribute table expanded without an error.
 	checked []bool
 }
 
 // otlpStack is an entry of the stack table as pprof locations, made once: the samples of a
-// stack share its slice in the profile convertOTLP merges, which copies them.
+// stack share its slice in the profile convertOTLP merges, which copies them. Until they
+// are made, entry is the entry decoded, once a sample refers to it.
 type otlpStack struct {
 	locs   []*profile.Location
 	frames int // the frames checkLimits counts: one per line, at least one per location
 	made   bool
+	entry  *otlppb.Stack
 }
 
 // convertOTLP converts decoded OTLP messages to one pprof profile, letting go of each message
@@ -225,10 +229,9 @@ func convertOTLP(msgs []*otlpMessage, selected, size int, lim format.Limits) (fo
 // checkEntries holds the tables of a dictionary to the limit on the entries of a table
 // (--max-entries), as the pprof decoder holds its own: the converter makes an array entry
 // for each, whether or not a sample refers to it.
-func (c *otlpConverter) checkEntries(d *otlppb.ProfilesDictionary) error {
-	for _, n := range []int{len(d.GetMappingTable()), len(d.GetLocationTable()), len(d.GetFunctionTable()),
-		len(d.GetLinkTable()), len(d.GetStringTable()), len(d.GetAttributeTable()), len(d.GetStackTable())} {
-		if err := c.lim.CheckEntries(n); err != nil {
+func (c *otlpConverter) checkEntries(d *otlpTables) error {
+	for _, num := range dictTables {
+		if err := c.lim.CheckEntries(d.len(num)); err != nil {
 			return err
 		}
 	}
@@ -245,11 +248,11 @@ func (c *otlpConverter) collect(msgs []*otlpMessage, selected int) ([]*otlpRef, 
 		if err := c.checkEntries(d.d); err != nil {
 			return nil, err
 		}
-		d.locations = make([]*profile.Location, len(d.d.GetLocationTable()))
-		d.functions = make([]*profile.Function, len(d.d.GetFunctionTable()))
-		d.mappings = make([]*profile.Mapping, len(d.d.GetMappingTable()))
-		d.stacks = make([]otlpStack, len(d.d.GetStackTable()))
-		d.checked = make([]bool, len(d.d.GetAttributeTable()))
+		d.locations = make([]*profile.Location, d.d.len(2))
+		d.functions = make([]*profile.Function, d.d.len(3))
+		d.mappings = make([]*profile.Mapping, d.d.len(1))
+		d.stacks = make([]otlpStack, d.d.len(7))
+		d.checked = make([]bool, d.d.len(6))
 		for _, op := range msg.profiles {
 			n++
 			if selected != 0 && n != selected {
@@ -662,17 +665,20 @@ func addTimestamps(ps *profile.Sample, ts []uint64) {
 // converted, so that a sample over them costs no more than the limits.
 func (d *otlpDict) sample(s *SampleFields, shared *labelSet, zero bool) (*profile.Sample, error) {
 	c := d.c
-	stacks := d.d.GetStackTable()
 	si := s.stack
-	if si < 0 || int(si) >= len(stacks) {
-		return nil, indexError("stack_table", si, len(stacks))
+	if n := len(d.stacks); si < 0 || int(si) >= n {
+		return nil, indexError("stack_table", si, n)
+	}
+	indices, err := d.stackLen(si)
+	if err != nil {
+		return nil, err
 	}
 	// The frames count whether or not the stack was made already: profile.Merge lists
 	// them anew for every sample.
-	if err := c.charge(len(stacks[si].GetLocationIndices())); err != nil {
+	if err := c.charge(indices); err != nil {
 		return nil, err
 	}
-	if !zero && c.lim.Depth > 0 && len(stacks[si].GetLocationIndices()) > c.lim.Depth {
+	if !zero && c.lim.Depth > 0 && indices > c.lim.Depth {
 		return nil, &format.DepthLimitError{Limit: c.lim.Depth}
 	}
 	st, err := d.stack(si)
@@ -698,8 +704,8 @@ func (d *otlpDict) sample(s *SampleFields, shared *labelSet, zero bool) (*profil
 			}
 			d.checked[i] = true
 		}
-		if li, links := s.link, d.d.GetLinkTable(); li != 0 && (li < 0 || int(li) >= len(links)) {
-			return nil, indexError("link_table", li, len(links))
+		if li, links := s.link, d.d.len(4); li != 0 && (li < 0 || int(li) >= links) {
+			return nil, indexError("link_table", li, links)
 		}
 		return nil, nil
 	}
@@ -715,14 +721,17 @@ func (d *otlpDict) sample(s *SampleFields, shared *labelSet, zero bool) (*profil
 		}
 	}
 	if li := s.link; li != 0 {
-		links := d.d.GetLinkTable()
-		if li < 0 || int(li) >= len(links) {
-			return nil, indexError("link_table", li, len(links))
+		if links := d.d.len(4); li < 0 || int(li) >= links {
+			return nil, indexError("link_table", li, links)
 		}
-		if id := links[li].GetTraceId(); !isZeroID(id) {
+		var link otlppb.Link
+		if err := d.d.entry(4, li, &link); err != nil {
+			return nil, err
+		}
+		if id := link.GetTraceId(); !isZeroID(id) {
 			ls.addStr(labelTraceID, hex.EncodeToString(id))
 		}
-		if id := links[li].GetSpanId(); !isZeroID(id) {
+		if id := link.GetSpanId(); !isZeroID(id) {
 			ls.addStr(labelSpanID, hex.EncodeToString(id))
 		}
 	}
@@ -749,13 +758,32 @@ func (d *otlpDict) sample(s *SampleFields, shared *labelSet, zero bool) (*profil
 	return ps, nil
 }
 
+// stackLen is the number of locations of entry i (in range) of the stack table.
+func (d *otlpDict) stackLen(i int32) (int, error) {
+	st := &d.stacks[i]
+	if st.made {
+		return len(st.locs), nil
+	}
+	if st.entry == nil {
+		e := &otlppb.Stack{}
+		if err := d.d.entry(7, i, e); err != nil {
+			return 0, err
+		}
+		st.entry = e
+	}
+	return len(st.entry.GetLocationIndices()), nil
+}
+
 // stack is the pprof locations of entry i (in range) of the stack table.
 func (d *otlpDict) stack(i int32) (*otlpStack, error) {
 	st := &d.stacks[i]
 	if st.made {
 		return st, nil
 	}
-	idx := d.d.GetStackTable()[i].GetLocationIndices()
+	if _, err := d.stackLen(i); err != nil {
+		return nil, err
+	}
+	idx := st.entry.GetLocationIndices()
 	locs := make([]*profile.Location, len(idx))
 	frames := 0
 	for j, li := range idx {
@@ -800,11 +828,10 @@ func indexError(table string, i int32, n int) error {
 
 // str is the string at index i of the string table.
 func (d *otlpDict) str(i int32) (string, error) {
-	strs := d.d.GetStringTable()
-	if i < 0 || int(i) >= len(strs) {
-		return "", indexError("string_table", i, len(strs))
+	if n := d.d.len(DictStrings); i < 0 || int(i) >= n {
+		return "", indexError("string_table", i, n)
 	}
-	return strs[i], nil
+	return d.d.str(i), nil
 }
 
 // valueType resolves a ValueType's strings.
@@ -819,11 +846,21 @@ func (d *otlpDict) valueType(vt *otlppb.ValueType) (profile.ValueType, error) {
 
 // attribute resolves entry i of the attribute table: its key, value and unit.
 func (d *otlpDict) attribute(i int32) (key string, v *common.AnyValue, unit string, err error) {
-	attrs := d.d.GetAttributeTable()
-	if i < 0 || int(i) >= len(attrs) {
-		return "", nil, "", indexError("attribute_table", i, len(attrs))
+	n := d.d.len(6)
+	if i < 0 || int(i) >= n {
+		return "", nil, "", indexError("attribute_table", i, n)
 	}
-	a := attrs[i]
+	if d.attrs == nil {
+		d.attrs = make([]*otlppb.KeyValueAndUnit, n)
+	}
+	a := d.attrs[i]
+	if a == nil {
+		a = &otlppb.KeyValueAndUnit{}
+		if err := d.d.entry(6, i, a); err != nil {
+			return "", nil, "", err
+		}
+		d.attrs[i] = a
+	}
 	if key, err = d.str(a.GetKeyStrindex()); err != nil {
 		return "", nil, "", err
 	}
@@ -968,7 +1005,10 @@ func (d *otlpDict) location(i int32) (*profile.Location, error) {
 	if l := d.locations[i]; l != nil {
 		return l, nil
 	}
-	src := d.d.GetLocationTable()[i]
+	src := &otlppb.Location{}
+	if err := d.d.entry(2, i, src); err != nil {
+		return nil, err
+	}
 	l := &profile.Location{ID: uint64(len(d.c.p.Location) + 1), Address: src.GetAddress()}
 	if mi := src.GetMappingIndex(); mi != 0 {
 		m, err := d.mapping(mi)
@@ -1033,7 +1073,10 @@ func (d *otlpDict) function(i int32) (*profile.Function, error) {
 	if f := d.functions[i]; f != nil {
 		return f, nil
 	}
-	src := d.d.GetFunctionTable()[i]
+	src := &otlppb.Function{}
+	if err := d.d.entry(3, i, src); err != nil {
+		return nil, err
+	}
 	f := &profile.Function{ID: uint64(len(d.c.p.Function) + 1), StartLine: src.GetStartLine()}
 	var err error
 	if f.Name, err = d.str(src.GetNameStrindex()); err != nil {
@@ -1058,7 +1101,10 @@ func (d *otlpDict) mapping(i int32) (*profile.Mapping, error) {
 	if m := d.mappings[i]; m != nil {
 		return m, nil
 	}
-	src := d.d.GetMappingTable()[i]
+	src := &otlppb.Mapping{}
+	if err := d.d.entry(1, i, src); err != nil {
+		return nil, err
+	}
 	m := &profile.Mapping{
 		ID:     uint64(len(d.c.p.Mapping) + 1),
 		Start:  src.GetMemoryStart(),

@@ -14,6 +14,7 @@ import (
 	"github.com/profq/profq/internal/source/format"
 
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -52,7 +53,7 @@ func StreamJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	if b, _ := r.Peek(len(format.UTF8BOM)); string(b) == format.UTF8BOM {
 		bom, _ = r.Discard(len(format.UTF8BOM))
 	}
-	d := &otlpJSONStream{s: &JSONScan{R: r}, lim: o.Limits, selected: o.OTLPProfile}
+	d := &otlpJSONStream{s: &JSONScan{R: r}, lim: o.Limits, selected: o.OTLPProfile, budget: o.Limits.Budget()}
 	s := d.s
 	for n := 1; ; n++ {
 		c, ok := s.Space()
@@ -124,8 +125,15 @@ type otlpJSONStream struct {
 	fields  SampleFields
 	values  []int64
 	key     []byte
-	discard otlppb.ProfilesDictionary // the entries of a table past --max-entries
+	discard otlpTables // the entries of a table past --max-entries
 	fixer   JSONFixer
+	// budget is the input's string-byte budget: the dictionaries count against it by the
+	// bytes they are held in, the other members held (resources, scopes) by their JSON.
+	budget format.StringBudget
+	// entries are the entries of each table of the dictionary, decoded to be checked and
+	// encoded for otlpTables, and enc an encoding.
+	entries [8]proto.Message
+	enc     []byte
 }
 
 // The levels of the messages decoded on their own in a ProfilesData, which is level 1 (as
@@ -276,10 +284,13 @@ func (d *otlpJSONStream) list(p *jsonPart, f *jsonField, want byte, elem func() 
 // returned, with what ends the reading: the input's syntax or its end, a read error.
 func (d *otlpJSONStream) object(msg *JSONMsg, into proto.Message, level int, parent *jsonPart, key string, read func(p *jsonPart, f *jsonField, key string) error) error {
 	p := newJSONPart()
+	// A resource and a scope are held until the input is converted.
+	sch := JSONSchema()
+	held := msg == sch.ResourceProfiles || msg == sch.ScopeProfiles
 	err := d.s.Members(func(name *JSONName) error {
 		f := msg.field(name)
 		if f == nil || !f.Streamed {
-			return p.member(d.s, name, f)
+			return d.member(p, name, f, held)
 		}
 		key := p.replace(name)
 		if bit := uint64(1) << f.Num; f.Num >= 64 || p.nums&bit != 0 {
@@ -310,15 +321,43 @@ func (d *otlpJSONStream) object(msg *JSONMsg, into proto.Message, level int, par
 	return nil
 }
 
+// member reads a member of p gathered for protojson (jsonPart.member), holding it only up
+// to what is left of the string-byte budget: a longer one is read on without being held, and
+// refused. A member held until the input is converted takes its bytes from the budget.
+func (d *otlpJSONStream) member(p *jsonPart, name *JSONName, f *jsonField, held bool) error {
+	at, n := len(p.obj), p.n
+	left, ok := d.budget.Left()
+	if ok {
+		d.s.LimitKeep(&p.obj, int(min(left, math.MaxInt32)))
+	}
+	err := p.member(d.s, name, f)
+	limited := d.s.Limited()
+	d.s.LimitKeep(nil, 0)
+	switch {
+	case err != nil:
+		return err
+	case limited:
+		p.obj, p.n = p.obj[:at], n
+		p.fail(string(name.Text), &format.StringLimitError{Limit: d.budget.Limit})
+	case held:
+		if err := d.budget.Take(uint64(len(p.obj) - at)); err != nil {
+			p.obj, p.n = p.obj[:at], n
+			p.fail(string(name.Text), err)
+		}
+	}
+	return nil
+}
+
 // message reads one ProfilesData object.
 func (d *otlpJSONStream) message() error {
-	m := &otlpMessage{dict: &otlppb.ProfilesDictionary{}}
+	m := &otlpMessage{dict: newOTLPTables(&d.budget)}
 	err := d.object(JSONSchema().ProfilesData, &otlppb.ProfilesData{}, levelJSONData, nil, "", func(p *jsonPart, f *jsonField, key string) error {
 		if f.Num == 1 { // resource_profiles
 			m.profiles = m.profiles[:0]
 			return d.list(p, f, '{', func() error { return d.resourceProfiles(m, p, key) })
 		}
-		m.dict = &otlppb.ProfilesDictionary{}
+		m.dict.release()
+		m.dict = newOTLPTables(&d.budget)
 		if c, ok := d.s.Space(); ok && c == '{' {
 			p.obj = append(p.obj, "{}"...)
 			return d.dictionary(m.dict, p, key)
@@ -410,9 +449,9 @@ func (d *otlpJSONStream) releasePart() {
 
 // dictionary reads the ProfilesDictionary object of a message into dict, one table entry at
 // a time; each table is held to --max-entries as it grows.
-func (d *otlpJSONStream) dictionary(dict *otlppb.ProfilesDictionary, parent *jsonPart, key string) error {
+func (d *otlpJSONStream) dictionary(dict *otlpTables, parent *jsonPart, key string) error {
 	return d.object(JSONSchema().Dictionary, &otlppb.ProfilesDictionary{}, levelJSONDict, parent, key, func(p *jsonPart, f *jsonField, key string) error {
-		clearDictTable(dict, f.Num)
+		dict.reset(protowire.Number(f.Num))
 		want := byte('{')
 		if f.Num == DictStrings {
 			want = '"'
@@ -422,47 +461,71 @@ func (d *otlpJSONStream) dictionary(dict *otlppb.ProfilesDictionary, parent *jso
 }
 
 // entry reads an entry of the table of field f of dict: a string, or an object of that
-// table's message. What is wrong with it is an error of member key of p.
-func (d *otlpJSONStream) entry(dict *otlppb.ProfilesDictionary, f *jsonField, p *jsonPart, key string) error {
+// table's message. What is wrong with it is an error of member key of p. An entry is held
+// as it is read only up to what is left of the string-byte budget (and a string as written,
+// escapes and quotes included): a longer one is read on without being held, and refused.
+func (d *otlpJSONStream) entry(dict *otlpTables, f *jsonField, p *jsonPart, key string) error {
 	s := d.s
 	if p.broken(key) {
 		return s.Skip()
 	}
 	if p.failed(key) {
 		// Past the limit: checked, and not kept.
-		d.discard = otlppb.ProfilesDictionary{}
+		d.discard = otlpTables{}
 		dict = &d.discard
 	}
+	num := protowire.Number(f.Num)
 	d.part = d.part[:0]
-	var entries int
-	if f.Num == DictStrings {
+	if left, ok := d.budget.Left(); ok {
+		s.LimitKeep(&d.part, int(min(left+2, math.MaxInt32))) // a string's quotes too
+	}
+	var err error
+	if num == DictStrings {
 		s.startKeep(&d.part, 0)
-		err := s.str()
+		err = s.str()
 		s.endKeep()
-		if err != nil {
-			return err
-		}
+	} else {
+		err = s.value(&d.part, jsonCtx{kind: kindMessage, msg: f.ctx.msg})
+	}
+	limited := s.Limited()
+	s.LimitKeep(nil, 0)
+	switch {
+	case err != nil:
+		return err
+	case limited:
+		d.releasePart()
+		p.fail(key, &format.StringLimitError{Limit: d.budget.Limit})
+		return nil
+	}
+	var entries int
+	if num == DictStrings {
 		// What protojson makes of the string once JSONFixer has rewritten it.
 		text := d.part[1 : len(d.part)-1]
-		str := string(text)
 		if bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
-			str = jsonUnquote(text)
+			entries, err = dict.addString(jsonUnquote(text))
+		} else {
+			entries, err = dict.add(num, text)
 		}
-		dict.StringTable = append(dict.StringTable, str)
-		entries = len(dict.StringTable)
 	} else {
-		if err := s.value(&d.part, jsonCtx{kind: kindMessage, msg: f.ctx.msg}); err != nil {
-			return err
+		e := d.entries[num]
+		if e == nil {
+			e = newDictEntry(num)
+			d.entries[num] = e
 		}
-		var err error
-		entries, err = addDictEntry(dict, f.Num, func(e proto.Message) error { return d.fixer.UnmarshalJSONAt(d.part, e, levelDictionary) })
-		if err != nil {
+		proto.Reset(e)
+		if err := d.fixer.UnmarshalJSONAt(d.part, e, levelDictionary); err != nil {
 			p.fail(key, err)
 			return nil
 		}
+		if d.enc, err = (proto.MarshalOptions{}).MarshalAppend(d.enc[:0], e); err == nil {
+			entries, err = dict.add(num, d.enc)
+		}
 	}
 	d.releasePart()
-	if err := d.lim.CheckEntries(entries); err != nil {
+	if err == nil {
+		err = d.lim.CheckEntries(entries)
+	}
+	if err != nil {
 		p.fail(key, err)
 	}
 	return nil

@@ -35,6 +35,13 @@ type JSONScan struct {
 	mark    int
 	keepMax int
 	over    bool
+	// limit, when not nil, bounds what is kept in it to limitMax bytes past its first
+	// limitBase, whatever keeps it: past them, what it holds beyond limitBase is dropped and
+	// limited set (LimitKeep).
+	limit     *[]byte
+	limitBase int
+	limitMax  int
+	limited   bool
 	// stack is the arrays (false) and objects (true) that skip has open.
 	stack []bool
 	// name is the member name last read, tok its token as read.
@@ -85,7 +92,24 @@ func (s *JSONScan) flush() {
 		*s.keep = b[:copy(b, b[len(b)-nameTail:])]
 		s.over = true
 	}
+	if s.keep == s.limit && len(*s.keep)-s.limitBase > s.limitMax {
+		*s.keep = (*s.keep)[:s.limitBase]
+		s.limited = true
+	}
 }
+
+// LimitKeep bounds what the values read next keep in dst, past what it holds now, to max
+// bytes: a value that would keep more is read on without being held, and Limited then says
+// so. LimitKeep(nil, 0) ends the bound.
+func (s *JSONScan) LimitKeep(dst *[]byte, max int) {
+	s.limit, s.limitMax, s.limited = dst, max, false
+	if dst != nil {
+		s.limitBase = len(*dst)
+	}
+}
+
+// Limited says whether the value read since LimitKeep was longer than its bound.
+func (s *JSONScan) Limited() bool { return s.limited }
 
 // startKeep keeps the bytes read from now on in dst, up to max (0: all).
 func (s *JSONScan) startKeep(dst *[]byte, max int) {

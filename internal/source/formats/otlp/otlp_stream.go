@@ -46,7 +46,7 @@ import (
 // StreamProto reads OTLP protobuf (LooksProto) from r as it arrives and converts it as
 // Parse converts it.
 func StreamProto(o format.Options, r *bufio.Reader) (format.Decoded, error) {
-	d := &otlpStream{s: protoStream{f: format.StreamFields{R: r}}, lim: o.Limits, selected: o.OTLPProfile}
+	d := &otlpStream{s: protoStream{f: format.StreamFields{R: r}}, lim: o.Limits, selected: o.OTLPProfile, budget: o.Limits.Budget()}
 	if err := d.messages(); err != nil {
 		return format.Decoded{}, err
 	}
@@ -140,6 +140,12 @@ type otlpStream struct {
 	selected int // the Profile --otlp-profile picks, 0 for all
 	counted  int // the Profiles met so far, in every message
 	msgs     []*otlpMessage
+	// budget is the input's string-byte budget: the dictionaries, resources and scopes
+	// count against it by their bytes.
+	budget format.StringBudget
+	// entries are the entries of each table of the dictionary, decoded to be checked, and
+	// let go: the dictionary holds their bytes (otlpTables).
+	entries [8]proto.Message
 	// The sample being read, as read, as its layout reads it, and its key.
 	sample rawSample
 	fields SampleFields
@@ -204,7 +210,7 @@ func (d *otlpStream) messages() error {
 
 // message reads one ProfilesData (or ExportProfilesServiceRequest) ending at end.
 func (d *otlpStream) message(end int64) error {
-	m := &otlpPending{msg: &otlpMessage{dict: &otlppb.ProfilesDictionary{}}}
+	m := &otlpPending{msg: &otlpMessage{dict: newOTLPTables(&d.budget)}}
 	err := d.s.fields(end, func(num protowire.Number, typ protowire.Type, n int64) error {
 		if (num != 1 && num != 2) || typ != protowire.BytesType {
 			return errNotOTLP // as in isOTLPMessage
@@ -232,6 +238,9 @@ func (d *otlpStream) resourceProfiles(m *otlpPending, end int64) error {
 			if rp.Resource == nil {
 				rp.Resource = &resource.Resource{}
 			}
+			if err := d.budget.Take(uint64(n)); err != nil {
+				return err
+			}
 			return d.s.unmarshal(n, rp.Resource, levelResource)
 		case num == 2 && typ == protowire.BytesType:
 			return d.scopeProfiles(m, rp, d.s.pos+n)
@@ -249,6 +258,9 @@ func (d *otlpStream) scopeProfiles(m *otlpPending, rp *otlppb.ResourceProfiles, 
 		case num == 1 && typ == protowire.BytesType:
 			if sp.Scope == nil {
 				sp.Scope = &common.InstrumentationScope{}
+			}
+			if err := d.budget.Take(uint64(n)); err != nil {
+				return err
 			}
 			return d.s.unmarshal(n, sp.Scope, levelScope)
 		case num == 2 && typ == protowire.BytesType:
@@ -348,30 +360,41 @@ func (d *otlpStream) addSample(m *otlpPending, pp *pendingProfile, n int64) erro
 }
 
 // dictionary reads a ProfilesDictionary ending at end into the message's, one table entry at
-// a time; each table is held to --max-entries as it grows, as checkEntries holds it.
+// a time; each table is held to --max-entries as it grows, as checkEntries holds it, and
+// its entries to the string-byte budget, each refused before it is read when it is longer
+// than what is left of it.
 func (d *otlpStream) dictionary(m *otlpPending, end int64) error {
 	dict := m.msg.dict
 	return d.s.fields(end, func(num protowire.Number, typ protowire.Type, n int64) error {
 		if typ != protowire.BytesType || num < 1 || num > 7 {
 			return d.s.skip(num, typ, n, end)
 		}
+		if err := d.lim.CheckEntries(dict.len(num) + 1); err != nil {
+			return err
+		}
+		if err := dict.check(num, n); err != nil {
+			return err
+		}
 		b, err := d.s.bytes(n)
 		if err != nil {
 			return err
 		}
-		var entries int
 		if num == DictStrings {
 			if !utf8.Valid(b) {
 				return errOTLPUTF8
 			}
-			dict.StringTable = append(dict.StringTable, string(b))
-			entries = len(dict.StringTable)
 		} else {
-			entries, err = addDictEntry(dict, num, func(e proto.Message) error { return unmarshalAt(b, e, levelDictionary) })
+			e := d.entries[num]
+			if e == nil {
+				e = newDictEntry(num)
+				d.entries[num] = e
+			}
+			proto.Reset(e)
+			if err := unmarshalAt(b, e, levelDictionary); err != nil {
+				return err
+			}
 		}
-		if err == nil {
-			err = d.lim.CheckEntries(entries)
-		}
+		_, err = dict.add(num, b)
 		return err
 	})
 }
@@ -379,25 +402,6 @@ func (d *otlpStream) dictionary(m *otlpPending, end int64) error {
 // DictStrings is the number of the string table among the tables of a ProfilesDictionary,
 // numbered 1 to 7; the others hold messages.
 const DictStrings = 5
-
-// addDictEntry appends an entry to table num (1 to 7, but not the strings) of dict, decoded
-// by decode; entries is the table's length then.
-func addDictEntry(dict *otlppb.ProfilesDictionary, num protowire.Number, decode func(proto.Message) error) (entries int, err error) {
-	m := dict.ProtoReflect()
-	list := m.Mutable(m.Descriptor().Fields().ByNumber(num)).List()
-	e := list.NewElement()
-	if err := decode(e.Message().Interface()); err != nil {
-		return 0, err
-	}
-	list.Append(e)
-	return list.Len(), nil
-}
-
-// clearDictTable empties table num (1 to 7) of dict.
-func clearDictTable(dict *otlppb.ProfilesDictionary, num protowire.Number) {
-	m := dict.ProtoReflect()
-	m.Clear(m.Descriptor().Fields().ByNumber(num))
-}
 
 // unmarshalAt decodes b into msg (merging, as a field given again is merged) as
 // proto.Unmarshal decodes it where it sits, level deep in a ProfilesData.

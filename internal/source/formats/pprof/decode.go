@@ -94,12 +94,13 @@ func parsePprof(data, raw []byte, lim format.Limits, warnings *[]string) (*profi
 	return profile.ParseData(raw)
 }
 
-// prescanLimits counts, in an encoded profile.proto, the samples and each sample's location
-// IDs and labels, and fails with the limit error of the first that is over its limit. Input
+// prescanLimits counts, in an encoded profile.proto, the samples, each sample's location
+// IDs and labels and the bytes of the string table, and fails with the limit error of the first that is over its limit. Input
 // that is not protobuf at its top level (a legacy text format) passes: pprof's text parsers
 // read it line by line.
 func prescanLimits(raw []byte, lim format.Limits) error {
 	samples := 0
+	budget := lim.Budget()
 	var f, g format.Field
 	for i := 0; i < len(raw); {
 		next, err := format.ReadField(raw, i, &f)
@@ -107,6 +108,11 @@ func prescanLimits(raw []byte, lim format.Limits) error {
 			return nil
 		}
 		i = next
+		if f.Num == FieldStringTable && f.Wire == format.WireBytes {
+			if err := budget.Take(uint64(len(f.Data))); err != nil {
+				return err
+			}
+		}
 		if f.Num != FieldSample || f.Wire != format.WireBytes {
 			continue
 		}
@@ -210,6 +216,11 @@ func (s *SliceFields) Next(f *format.Field) error {
 // mode says. The result's samples is how many samples the input holds.
 func DecodeFields(src fieldSource, lim format.Limits, mode DecodeMode) (format.Decoded, error) {
 	d := &decoder{p: &profile.Profile{}, lim: lim, DecodeMode: mode}
+	d.budget = lim.Budget()
+	d.strTable.Budget = &d.budget
+	if s, ok := src.(*format.StreamFields); ok && s.Hold == nil {
+		s.Hold = d.hold
+	}
 	defer d.stopStream()
 	var f format.Field
 	for {
@@ -253,6 +264,49 @@ func DecodeFields(src fieldSource, lim format.Limits, mode DecodeMode) (format.D
 	// values other than the sample types'. (CheckValid would build a map of every table
 	// and read every sample once more: a fifth of the time of decoding a large profile.)
 	return format.Decoded{P: d.p, Stacks: d.stacks, Samples: d.samples, Warnings: d.warnings}, nil
+}
+
+// hold decides what becomes of a length-delimited field of n bytes read from a stream,
+// before its bytes are read (format.StreamFields.Hold). A field profile.proto does not have
+// is passed over, never held: pprof's decoder ignores it. A string that the string table
+// cannot take (past --max-entries or --max-string-bytes) is refused, and a long one written
+// into its own block of the table as it arrives. Any other field longer than the whole
+// string budget is refused: only fields unknown to the decoder inside a message could
+// make it so long, and the message is held whole to be decoded. (Samples are held to
+// Limits.MaxSampleBytes by StreamFields.)
+func (d *decoder) hold(num, n uint64) (io.Writer, error) {
+	switch num {
+	case FieldSample:
+		return nil, nil
+	case FieldStringTable:
+		if err := d.checkString(n); err != nil {
+			return nil, err
+		}
+		if n >= format.OwnBlock {
+			d.streamed = true
+			return d.strTable.Begin(n), nil
+		}
+		return nil, nil
+	case FieldSampleType, FieldMapping, FieldLocation, FieldFunction, FieldPeriodType, FieldComment:
+		return nil, d.lim.Field(n)
+	}
+	// A number profile.proto does not have, or one of its numbers given the wrong type,
+	// which readProfileField refuses without looking at the bytes.
+	return io.Discard, nil
+}
+
+// checkString fails for a string of n bytes that the string table cannot take: its first
+// entry, which must be empty, or one past --max-entries, --max-string-bytes or 4 GiB in all
+// (format.ErrTableTooLarge, which only an input decoded without a budget can reach, and
+// profile.ParseData then reads).
+func (d *decoder) checkString(n uint64) error {
+	if d.strTable.Len() == 0 && n != 0 {
+		return errStringTable
+	}
+	if err := d.entry(d.strTable.Len()); err != nil {
+		return err
+	}
+	return d.strTable.Check(n)
 }
 
 // streamStacks starts decoding the samples into stacks as they arrive (stackStream) once
@@ -334,10 +388,13 @@ type decoder struct {
 	lim format.Limits
 	DecodeMode
 
-	// Every entry of the string table, in one string.
-	strBuf  strings.Builder
-	strEnds []uint32 // within strBuf, which an input's limit keeps below 4 GiB
-	strs    []string
+	// The string table as it is read, within the string-byte budget, then its entries.
+	strTable format.StringTable
+	budget   format.StringBudget
+	strs     []string
+	// streamed says that the string field being read was written into strTable as it
+	// arrived (hold).
+	streamed bool
 
 	// The tables, as values: finishTables points the profile at them once they stop
 	// growing. lines holds the lines of every location, in order.
@@ -461,14 +518,7 @@ func (d *decoder) finishTables() {
 		}
 	}
 
-	blob := d.strBuf.String()
-	d.strs = make([]string, len(d.strEnds))
-	start := uint32(0)
-	for i, end := range d.strEnds {
-		d.strs[i] = blob[start:end]
-		start = end
-	}
-	d.strEnds = nil
+	d.strs = d.strTable.Strings()
 }
 
 // appendDoubling appends v to s, doubling the capacity when s is full. append grows large
@@ -511,20 +561,16 @@ func (d *decoder) readProfileField(f *format.Field) error {
 	case FieldFunction:
 		err = d.readFunction(f)
 	case FieldStringTable:
+		if d.streamed {
+			d.streamed = false
+			return d.strTable.End()
+		}
 		var s []byte
 		if s, err = f.Bytes(); err == nil {
-			if len(d.strEnds) == 0 && len(s) != 0 {
-				return errStringTable
-			}
-			if err := d.entry(len(d.strEnds)); err != nil {
+			if err := d.checkString(uint64(len(s))); err != nil {
 				return err
 			}
-			if free := d.strBuf.Cap() - d.strBuf.Len(); free < len(s) {
-				// Doubled, as the tables are (appendDoubling).
-				d.strBuf.Grow(max(len(s), d.strBuf.Cap()))
-			}
-			d.strBuf.Write(s)
-			d.strEnds = appendDoubling(d.strEnds, uint32(d.strBuf.Len()))
+			err = d.strTable.Add(s)
 		}
 	case FieldDropFrames:
 		d.dropFramesX, err = f.Int64()
@@ -546,6 +592,11 @@ func (d *decoder) readProfileField(f *format.Field) error {
 	case FieldPeriod:
 		p.Period, err = f.Int64()
 	case FieldComment:
+		// Each comment is an entry of a table, 8 bytes once read: a packed field of a
+		// gigabyte would be 8 GB.
+		if err := d.entry(len(d.commentX) + format.CountVarints(f) - 1); err != nil {
+			return err
+		}
 		d.commentX, err = format.AppendVarints(d.commentX, f)
 	case FieldDefaultSampleType:
 		d.defaultX, err = f.Int64()
