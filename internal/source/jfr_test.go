@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -372,6 +373,41 @@ func TestJFRMalformed(t *testing.T) {
 	}
 }
 
+// sameJFRStream checks that reading data as a stream (jfr.Stream, a chunk at a time) gives
+// what jfr.Parse gave reading it whole: the same profile, or an error too.
+func sameJFRStream(t *testing.T, o format.Options, data []byte, p *profile.Profile, err error) {
+	t.Helper()
+	d, serr := jfr.Stream(o, bufio.NewReaderSize(bytes.NewReader(data), 16))
+	switch {
+	case err != nil && serr == nil:
+		t.Fatalf("read whole: %v; as a stream: no error", err)
+	case err == nil && serr != nil:
+		t.Fatalf("read whole: no error; as a stream: %v", serr)
+	case err == nil && d.P.String() != p.String():
+		t.Fatalf("as a stream:\n%s\nread whole:\n%s", d.P, p)
+	}
+}
+
+// TestJFRStreamAsWhole reads the test recordings, one of several chunks and broken ones, as
+// a stream a chunk at a time and whole, which must agree.
+func TestJFRStreamAsWhole(t *testing.T) {
+	inputs := map[string][]byte{}
+	for _, name := range []string{"cortex-dev-01__kafka-0__cpu__0.jfr.gz", "dump1.jfr.gz", "example.jfr.gz", "nativemem.jfr.gz", "new_spancontext.jfr.gz", "wall.jfr.gz", "speedscope-heavy.jfr"} {
+		inputs[name] = jfrRead(t, name)
+	}
+	wall, cpu := inputs["wall.jfr.gz"], inputs["cortex-dev-01__kafka-0__cpu__0.jfr.gz"]
+	inputs["three chunks"] = slices.Concat(wall, cpu, wall)
+	inputs["a chunk cut short"] = slices.Concat(wall, cpu[:len(cpu)/2])
+	inputs["a few bytes after a chunk"] = slices.Concat(wall, []byte("FLR\x00\x00\x02"))
+	for name, data := range inputs {
+		t.Run(name, func(t *testing.T) {
+			o := Options{}.reader()
+			p, _, err := jfr.Parse(o, data)
+			sameJFRStream(t, o, data, p, err)
+		})
+	}
+}
+
 func TestJFRDurations(t *testing.T) {
 	for s, want := range map[string]int64{"20 ms": 20e6, "1 s": 1e9, "10 us": 10e3, "5 ns": 5} {
 		if got, ok := jfr.ParseDuration(s); !ok || got != want {
@@ -408,7 +444,9 @@ func FuzzJFR(f *testing.F) {
 		if jfr.Looks(data) != (detect(data) == jfr.Name) {
 			t.Fatal("detection and the magic disagree")
 		}
-		p, _, err := jfr.Parse((Options{MaxEntries: 100_000, MaxSamples: 100_000}).reader(), data)
+		o := (Options{MaxEntries: 100_000, MaxSamples: 100_000}).reader()
+		p, _, err := jfr.Parse(o, data)
+		sameJFRStream(t, o, data, p, err)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error on several lines: %q", err)

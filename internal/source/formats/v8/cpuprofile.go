@@ -137,6 +137,9 @@ func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 		}
 		err = b.addTrace(trace.TraceEvents)
 	default:
+		if err := checkSampleCount(raw, o.Limits); err != nil {
+			return format.Decoded{}, err
+		}
 		var vp v8Profile
 		if err = json.Unmarshal(raw, &vp); err != nil {
 			return format.Decoded{}, fmt.Errorf("reading V8 CPU profile: %w", err)
@@ -637,6 +640,52 @@ func Looks(data []byte) bool {
 		return found
 	}
 	return false
+}
+
+// checkSampleCount refuses a .cpuprofile of more samples than the limit from the count of
+// its samples, timeDeltas and timestamps, before they are decoded: decoded and weighed, a
+// sample takes some 80 bytes, and ten million and one samples (20 MB of input) took 600 MB
+// before the limit refused them.
+func checkSampleCount(raw []byte, lim format.Limits) error {
+	if lim.Samples <= 0 {
+		return nil
+	}
+	var err error
+	s := jsonCursor{b: raw}
+	s.members(func(name string) bool {
+		switch name {
+		case "samples", "timeDeltas", "timestamps":
+			if s.elements() > lim.Samples {
+				err = &format.SampleLimitError{Limit: lim.Samples}
+				return false
+			}
+		}
+		return true
+	})
+	return err
+}
+
+// elements counts the elements of the array at the cursor, as far as they are JSON, and
+// leaves the cursor at its start.
+func (s *jsonCursor) elements() int {
+	start := s.i
+	defer func() { s.i = start }()
+	if s.peek() != '[' {
+		return 0
+	}
+	s.i++
+	if s.peek() == ']' {
+		return 0
+	}
+	n := 0
+	for s.skip() {
+		n++
+		if s.peek() != ',' {
+			break
+		}
+		s.i++
+	}
+	return n
 }
 
 // jsonHasMember says whether the JSON object data has a member name at its top level,
