@@ -1,6 +1,10 @@
 package report
 
-import "github.com/google/pprof/profile"
+import (
+	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/stacks"
+)
 
 // FilterProfile applies the filters of cfg (focus, ignore, hide, show, show-from, prune-from,
 // tagfocus, tagignore), after the label frames of tagroot and tagleaf, to p in place, in the
@@ -14,6 +18,12 @@ func FilterProfile(p *profile.Profile, cfg Config) ([]string, error) {
 		return nil, err
 	}
 	// pprof adds the label frames first, and the filters can match them.
-	warnings := addLabelFrames(p, cfg)
+	var warnings []string
+	if cfg.TagRoot != "" || cfg.TagLeaf != "" {
+		// They are added to stacks: the samples go there and back.
+		var st *stacks.Stacks
+		st, warnings = addLabelFrames(p, stacks.FromProfile(p), cfg)
+		p.Sample = st.Samples(p.Location)
+	}
 	return append(warnings, filters.Apply(p)...), nil
 }

@@ -7,19 +7,23 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/units"
 )
 
-// addLabelFrames gives every sample of p a frame for each label key of cfg.TagRoot at its
-// root and of cfg.TagLeaf below its leaf, as pprof's -tagroot and -tagleaf do, before any
-// filter: the frame's function is named by the sample's values of the key (comma-joined,
-// numbers scaled to cfg.LabelUnit) and its file is the key; a sample without the label gets
-// a frame with an empty name. The first root key is outermost, the last leaf key the new
-// leaf. It returns a warning for each option whose keys no sample has.
-func addLabelFrames(p *profile.Profile, cfg Config) []string {
+// addLabelFrames gives every sample of p, whose samples are st, a frame for each label key
+// of cfg.TagRoot at its root and of cfg.TagLeaf below its leaf, as pprof's -tagroot and
+// -tagleaf do, before any filter: the frame's function is named by the sample's values of
+// the key (comma-joined, numbers scaled to cfg.LabelUnit) and its file is the key; a sample
+// without the label gets a frame with an empty name. The first root key is outermost, the
+// last leaf key the new leaf. The frames' locations and functions are added to p's tables
+// in the order the samples first need them; a sample's frames follow from its label set,
+// so they are named once per set. It returns the stacks with the frames (st itself when
+// there are no keys) and a warning for each option whose keys no sample has.
+func addLabelFrames(p *profile.Profile, st *stacks.Stacks, cfg Config) (*stacks.Stacks, []string) {
 	rootKeys, leafKeys := labelKeys(cfg.TagRoot), labelKeys(cfg.TagLeaf)
 	if len(rootKeys)+len(leafKeys) == 0 {
-		return nil
+		return st, nil
 	}
 	var maxLoc, maxFunc uint64
 	for _, l := range p.Location {
@@ -29,23 +33,23 @@ func addLabelFrames(p *profile.Profile, cfg Config) []string {
 		maxFunc = max(maxFunc, f.ID)
 	}
 	type key struct{ name, file string }
-	frames := map[key]*profile.Location{}
-	frame := func(k key) *profile.Location {
-		if l := frames[k]; l != nil {
-			return l
+	frames := map[key]int32{} // the position of each frame's location in p.Location
+	frame := func(k key) int32 {
+		if pos, ok := frames[k]; ok {
+			return pos
 		}
 		maxFunc++
 		f := &profile.Function{ID: maxFunc, Name: k.name, Filename: k.file}
 		p.Function = append(p.Function, f)
 		maxLoc++
-		l := &profile.Location{ID: maxLoc, Line: []profile.Line{{Function: f}}}
-		p.Location = append(p.Location, l)
-		frames[k] = l
-		return l
+		p.Location = append(p.Location, &profile.Location{ID: maxLoc, Line: []profile.Line{{Function: f}}})
+		pos := int32(len(p.Location) - 1)
+		frames[k] = pos
+		return pos
 	}
-	// labelFrames are the frames of keys for s, the last key's first: the order in which
-	// they go on a stack that is leaf first.
-	labelFrames := func(s *profile.Sample, keys []string) (out []*profile.Location, matched bool) {
+	// labelFrames are the frames of keys for the labels s, the last key's first: the order
+	// in which they go on a stack that is leaf first.
+	labelFrames := func(s *profile.Sample, keys []string) (out []int32, matched bool) {
 		for i := len(keys) - 1; i >= 0; i-- {
 			values := labelValues(s, keys[i], cfg.LabelUnit)
 			matched = matched || len(values) > 0
@@ -53,14 +57,26 @@ func addLabelFrames(p *profile.Profile, cfg Config) []string {
 		}
 		return out, matched
 	}
+	// The frames of each label set (set 0: no labels), named when a sample first has it.
+	roots, leaves := make([][]int32, len(st.LabelSets)+1), make([][]int32, len(st.LabelSets)+1)
+	named := make([]bool, len(st.LabelSets)+1)
 	var rootMatched, leafMatched bool
-	for _, s := range p.Sample {
-		roots, rm := labelFrames(s, rootKeys)
-		leaves, lm := labelFrames(s, leafKeys)
-		rootMatched, leafMatched = rootMatched || rm, leafMatched || lm
-		stack := make([]*profile.Location, 0, len(leaves)+len(s.Location)+len(roots))
-		stack = append(append(append(stack, leaves...), s.Location...), roots...)
-		s.Location = stack
+	for k := range st.Segments {
+		for _, set := range st.Segments[k].Labels {
+			if named[set] {
+				continue
+			}
+			named[set] = true
+			s := &profile.Sample{}
+			if set > 0 {
+				ls := &st.LabelSets[set-1]
+				s = &profile.Sample{Label: ls.Label, NumLabel: ls.NumLabel, NumUnit: ls.NumUnit}
+			}
+			var rm, lm bool
+			roots[set], rm = labelFrames(s, rootKeys)
+			leaves[set], lm = labelFrames(s, leafKeys)
+			rootMatched, leafMatched = rootMatched || rm, leafMatched || lm
+		}
 	}
 	var warnings []string
 	for _, o := range []struct {
@@ -71,7 +87,7 @@ func addLabelFrames(p *profile.Profile, cfg Config) []string {
 			warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples", option.Flag(o.name), o.value))
 		}
 	}
-	return warnings
+	return st.WithFrames(leaves, roots), warnings
 }
 
 // labelKeys are the comma-separated keys of a --tagroot or --tagleaf value.

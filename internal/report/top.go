@@ -175,11 +175,11 @@ type prepared struct {
 
 // prepare chooses the sample value of p, whose samples are st, then takes the report total
 // and filters the samples, in the order cfg.RelativePercentages asks for: the steps every
-// report takes before its own. The label frames of TagRoot and TagLeaf and the filters
-// change samples one by one, with pprof's own code: for them p is given its samples
-// (Stacks.Samples), and what is left of them is made stacks again, in st's arrays
-// (stacks.FromProfileReusing), in the result. It modifies p, and st when it filters: the
-// caller must not use st again.
+// report takes before its own. The label frames of TagRoot and TagLeaf are added to the
+// stacks (addLabelFrames); the filters change samples one by one, with pprof's own code:
+// for them p is given its samples (Stacks.Samples), and what is left of them is made stacks
+// again, in the arrays of the stacks they were made of (stacks.FromProfileReusing), in the
+// result. It modifies p, and st when it filters: the caller must not use st again.
 func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.Set) (prepared, error) {
 	index, err := sampleIndex(p, cfg.SampleIndex)
 	if err != nil {
@@ -194,14 +194,15 @@ func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.
 		// The label frames change no value: the total is the input's.
 		pr.total = stackTotal(st, index, cfg.Mean)
 	}
-	if !filters.Empty() || cfg.TagRoot != "" || cfg.TagLeaf != "" {
+	// The label frames come before the filters, which can match them.
+	st, pr.warnings = addLabelFrames(p, st, cfg)
+	if !filters.Empty() {
 		p.Sample = st.Samples(p.Location)
-		// The label frames come before the filters, which can match them.
-		pr.warnings = addLabelFrames(p, cfg)
 		pr.warnings = append(pr.warnings, filters.Apply(p)...)
 		// The stacks left go where st's were: they take no memory beside the samples.
-		pr.stacks = stacks.FromProfileReusing(p, st)
+		st = stacks.FromProfileReusing(p, st)
 	}
+	pr.stacks = st
 	if cfg.RelativePercentages {
 		pr.total = stackTotal(pr.stacks, index, cfg.Mean)
 	}

@@ -195,3 +195,19 @@ func TestFromProfileReusing(t *testing.T) {
 		})
 	}
 }
+
+// TestWithFrames adds frames below the leaf and above the root of each sample by its label
+// set, leaving the stacks it was given as they were.
+func TestWithFrames(t *testing.T) {
+	p := proftest.MustFolded([]string{"samples/count"}, "main;a 1\nmain;b 2\n")
+	p.Sample[1].Label = map[string][]string{"k": {"v"}}
+	st := FromSamples(p.Location, p.Sample, 1)
+	got := st.WithFrames([][]int32{{7}, {8, 9}}, [][]int32{nil, {10}})
+	want := []string{"[7 0 1] [1] <nil>", fmt.Sprintf("[8 9 2 1 10] [2] %p", p.Sample[1].Label)}
+	if diff := cmp.Diff(want, flat(got)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"[0 1] [1] <nil>", fmt.Sprintf("[2 1] [2] %p", p.Sample[1].Label)}, flat(st)); diff != "" {
+		t.Errorf("the stacks given changed (-want +got):\n%s", diff)
+	}
+}

@@ -184,3 +184,30 @@ func (st *Stacks) Group(groups [][]int, n int) []*Stacks {
 	}
 	return out
 }
+
+// WithFrames returns stacks whose samples are st's with frames added by label set: a
+// sample of set s (0 for none) gets the locations at positions leaf[s] below its leaf and
+// root[s] above its root, each leaf first as stacks are. st is left as it is; its label
+// sets, and its arrays of values and label sets, are shared.
+func (st *Stacks) WithFrames(leaf, root [][]int32) *Stacks {
+	out := &Stacks{LabelSets: st.LabelSets, NumValues: st.NumValues, Segments: make([]Segment, len(st.Segments))}
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		added := 0
+		for _, set := range seg.Labels {
+			added += len(leaf[set]) + len(root[set])
+		}
+		to := Segment{
+			Frames: make([]int32, 0, len(seg.Frames)+added),
+			Ends:   make([]uint32, seg.Len()),
+			Values: seg.Values,
+			Labels: seg.Labels,
+		}
+		for j, set := range seg.Labels {
+			to.Frames = append(append(append(to.Frames, leaf[set]...), seg.Stack(j)...), root[set]...)
+			to.Ends[j] = uint32(len(to.Frames))
+		}
+		out.Segments[k] = to
+	}
+	return out
+}
