@@ -28,7 +28,7 @@ func TestLocationIndex(t *testing.T) {
 	for i, l := range sparse.Location {
 		l.ID = uint64(i)*1_000_003 + 7
 	}
-	for name, locs := range map[string][]*profile.Location{"decoded": pointers(decoded), "copied": p.Copy().Location, "sparse": sparse.Location} {
+	for name, locs := range map[string][]*profile.Location{"decoded": Pointers(decoded), "copied": p.Copy().Location, "sparse": sparse.Location} {
 		x := NewLocationIndex(locs)
 		if name == "decoded" && x.base == 0 {
 			t.Errorf("%s: the decoded table is not seen as one array", name)

@@ -75,9 +75,9 @@ func (st *Stacks) Len() int {
 func (st *Stacks) Samples(locations []*profile.Location) []*profile.Sample {
 	n := st.Len()
 	samples := make([]profile.Sample, n)
-	out := pointers(samples)
-	var locs shared[*profile.Location]
-	var vals shared[int64]
+	out := Pointers(samples)
+	var locs Shared[*profile.Location]
+	var vals Shared[int64]
 	i := 0
 	for k := range st.Segments {
 		seg := &st.Segments[k]
@@ -85,7 +85,7 @@ func (st *Stacks) Samples(locations []*profile.Location) []*profile.Sample {
 			s := &samples[i]
 			i++
 			stack := seg.Stack(j)
-			s.Location = locs.take(len(stack))
+			s.Location = locs.Take(len(stack))
 			f := 0
 			for _, pos := range stack {
 				if pos >= 0 {
@@ -95,7 +95,7 @@ func (st *Stacks) Samples(locations []*profile.Location) []*profile.Sample {
 			}
 			s.Location = s.Location[:f:f]
 			if st.NumValues > 0 {
-				s.Value = vals.take(st.NumValues)
+				s.Value = vals.Take(st.NumValues)
 				copy(s.Value, seg.Values[j*st.NumValues:])
 			}
 			if set := seg.Labels[j]; set > 0 {
@@ -107,8 +107,8 @@ func (st *Stacks) Samples(locations []*profile.Location) []*profile.Sample {
 	return out
 }
 
-// pointers returns pointers to the elements of objs, nil for none.
-func pointers[T any](objs []T) []*T {
+// Pointers returns pointers to the elements of objs, nil for none.
+func Pointers[T any](objs []T) []*T {
 	if len(objs) == 0 {
 		return nil
 	}
@@ -119,23 +119,25 @@ func pointers[T any](objs []T) []*T {
 	return ps
 }
 
-// The arrays that samples share hold from minShared to maxShared elements, as the pprof
-// decoder's do.
+// The arrays that samples share hold from minShared to maxShared elements: each array
+// twice as many as the one before, so that small profiles get small arrays, and large
+// ones few arrays, with little left unused at the end of each.
 const (
 	minShared = 64
 	maxShared = 1 << 16
 )
 
-// shared hands out slices of arrays that many samples share, as the pprof decoder does.
-// Each slice's capacity is its length, so that appending to it moves it elsewhere rather
-// than overwrite the next slice.
-type shared[T any] struct {
+// Shared hands out slices of arrays that many samples share, instead of allocating each
+// slice on its own: the readers' samples, and those Samples makes. Each slice's capacity is
+// its length, so that appending to it moves it elsewhere rather than overwrite the next
+// slice.
+type Shared[T any] struct {
 	free []T // what is left of the current array
 	size int // how many elements the current array holds
 }
 
-// take returns a slice of n zero elements, never nil.
-func (b *shared[T]) take(n int) []T {
+// Take returns a slice of n zero elements, never nil.
+func (b *Shared[T]) Take(n int) []T {
 	if n > len(b.free) || b.free == nil {
 		b.size = min(max(2*b.size, minShared), maxShared)
 		b.free = make([]T, max(n, b.size))

@@ -18,45 +18,6 @@ func AddValues(dst, src []int64) bool {
 	return true
 }
 
-// Pointers returns pointers to the elements of objs, nil for none.
-func Pointers[T any](objs []T) []*T {
-	if len(objs) == 0 {
-		return nil
-	}
-	ps := make([]*T, len(objs))
-	for i := range objs {
-		ps[i] = &objs[i]
-	}
-	return ps
-}
-
-// The arrays that samples share hold from minShared to maxShared elements: each array
-// twice as many as the one before, so that small profiles get small arrays, and large
-// ones few arrays, with little left unused at the end of each.
-const (
-	minShared = 64
-	maxShared = 1 << 16
-)
-
-// Shared hands out slices of arrays that many samples share, instead of allocating
-// each slice on its own. Each slice's capacity is its length, so that appending to it
-// moves it elsewhere rather than overwrite the next slice.
-type Shared[T any] struct {
-	free []T // what is left of the current array
-	size int // how many elements the current array holds
-}
-
-// Take returns a slice of n zero elements, never nil.
-func (b *Shared[T]) Take(n int) []T {
-	if n > len(b.free) || b.free == nil {
-		b.size = min(max(2*b.size, minShared), maxShared)
-		b.free = make([]T, max(n, b.size))
-	}
-	s := b.free[:n:n]
-	b.free = b.free[n:]
-	return s
-}
-
 // HashIndex finds entries by their hash: an open-addressing table whose slots hold the
 // upper half of an entry's hash beside its position, eight bytes a slot with at most half
 // of them used, so that a probe looks at an entry only when the hashes agree. Entries are

@@ -40,6 +40,7 @@ import (
 	"strings"
 
 	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/pprof/profile"
 
@@ -112,9 +113,6 @@ func ReadLines(o format.Options, src format.LineSource) (*Reader, error) {
 			}
 			return nil, fmt.Errorf("callgrind: line %d: %w", r.n, err)
 		}
-		if len(line) > MaxLine {
-			return nil, r.errorf("a line longer than %d bytes", MaxLine)
-		}
 		if err := r.read(trimBlanks(line)); err != nil {
 			return nil, err
 		}
@@ -176,10 +174,10 @@ type Reader struct {
 	multi  map[cgCostKey]int32
 	// The arrays that locations, their lines, functions and values are cut from, many to
 	// an array, rather than allocated one by one.
-	values  format.Shared[int64]
-	locArr  format.Shared[profile.Location]
-	lineArr format.Shared[profile.Line]
-	funcArr format.Shared[profile.Function]
+	values  stacks.Shared[int64]
+	locArr  stacks.Shared[profile.Location]
+	lineArr stacks.Shared[profile.Line]
+	funcArr stacks.Shared[profile.Function]
 
 	scratch [][]byte
 	line    []uint64 // the costs of the cost line being read
@@ -1047,8 +1045,8 @@ func (r *Reader) fullValues(c *cgCost) []int64 {
 func (r *Reader) selfSamples() error {
 	byLoc := make([]*profile.Sample, len(r.p.Location)+1) // by location ID
 	var (
-		stacks  format.Shared[*profile.Location]
-		samples format.Shared[profile.Sample]
+		frames  stacks.Shared[*profile.Location]
+		samples stacks.Shared[profile.Sample]
 	)
 	for i := range r.order {
 		c := &r.order[i]
@@ -1059,7 +1057,7 @@ func (r *Reader) selfSamples() error {
 			continue
 		}
 		s := &samples.Take(1)[0]
-		s.Location, s.Value = stacks.Take(1), r.fullValues(c)
+		s.Location, s.Value = frames.Take(1), r.fullValues(c)
 		s.Location[0] = c.loc
 		byLoc[c.loc.ID] = s
 		r.p.Sample = append(r.p.Sample, s)
@@ -1073,7 +1071,7 @@ func (r *Reader) contextSamples() error {
 	callers := map[string]*profile.Location{}
 	byStack := map[string]*profile.Sample{}
 	var (
-		stacks format.Shared[*profile.Location]
+		stacks stacks.Shared[*profile.Location]
 		key    []byte
 	)
 	for i := range r.order {

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/stacks"
 
 	"github.com/profq/profq/internal/text"
 
@@ -206,12 +207,12 @@ type foldedBuilder struct {
 	frames   []string                     // scratch: the frames of the current stack
 	// The arrays that samples, locations, functions and their slices are cut from, many to
 	// an array, rather than allocated one by one.
-	sampleArr   format.Shared[profile.Sample]
-	locationArr format.Shared[profile.Location]
-	functionArr format.Shared[profile.Function]
-	lineArr     format.Shared[profile.Line]
-	stackArr    format.Shared[*profile.Location]
-	valueArr    format.Shared[int64]
+	sampleArr   stacks.Shared[profile.Sample]
+	locationArr stacks.Shared[profile.Location]
+	functionArr stacks.Shared[profile.Function]
+	lineArr     stacks.Shared[profile.Line]
+	stackArr    stacks.Shared[*profile.Location]
+	valueArr    stacks.Shared[int64]
 	// lim holds the stacks (samples) and their frames to the input limits as they are
 	// added, before a stack of millions of frames is split.
 	lim format.Limits

@@ -263,14 +263,12 @@ func parseKind(o format.Options, head []byte, src format.LineSource) (*profile.P
 // of ten thousand frames (the default depth limit) is under 200 kB.
 const maxGoroutineLine = format.MaxLine
 
-// nextLine is src.next without the CR of a CRLF line end, refusing lines too long for a dump.
+// nextLine is src.next without the CR of a CRLF line end (src refuses lines longer than
+// maxGoroutineLine).
 func nextLine(src format.LineSource) ([]byte, error) {
 	line, err := src.Next()
 	if err != nil {
 		return nil, err
-	}
-	if len(line) > maxGoroutineLine {
-		return nil, fmt.Errorf("a line longer than %d bytes", maxGoroutineLine)
 	}
 	return bytes.TrimRight(line, "\r"), nil
 }

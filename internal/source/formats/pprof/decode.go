@@ -441,11 +441,11 @@ type decoder struct {
 // samples at once (readSamples).
 type sampleReader struct {
 	d         *decoder
-	locs      format.Shared[*profile.Location]
-	vals      format.Shared[int64]
-	strVals   format.Shared[string]
-	numVals   format.Shared[int64]
-	unitVals  format.Shared[string]
+	locs      stacks.Shared[*profile.Location]
+	vals      stacks.Shared[int64]
+	strVals   stacks.Shared[string]
+	numVals   stacks.Shared[int64]
+	unitVals  stacks.Shared[string]
 	ids       []uint64
 	values    []int64
 	rawLabels []labelX
@@ -507,10 +507,10 @@ func (l labelX) kind() labelKind {
 // input has none of its entries.
 func (d *decoder) finishTables() {
 	p := d.p
-	p.SampleType = format.Pointers(d.valueTypes)
-	p.Mapping = format.Pointers(d.mappings)
-	p.Function = format.Pointers(d.functions)
-	p.Location = format.Pointers(d.locations)
+	p.SampleType = stacks.Pointers(d.valueTypes)
+	p.Mapping = stacks.Pointers(d.mappings)
+	p.Function = stacks.Pointers(d.functions)
+	p.Location = stacks.Pointers(d.locations)
 	for i, l := range p.Location {
 		// ParseData leaves Line nil for a location without lines.
 		if x := d.locationX[i]; x.end > x.start {
@@ -981,7 +981,7 @@ func (d *decoder) readSamples() error {
 func (d *decoder) readAggregated() error {
 	agg := &aggregator{}
 	r := &sampleReader{d: d}
-	var arr format.Shared[profile.Sample]
+	var arr stacks.Shared[profile.Sample]
 	for c := range d.arena.chunks {
 		err := d.arena.eachIn(c, func(msg []byte) error {
 			saved, locs, vals := arr, r.locs, r.vals
