@@ -212,6 +212,8 @@ type hostileRow struct {
 	code  int
 	msg   string
 	check func(t *testing.T, stdout []byte)
+	// long marks a row of seconds of work, which make test runs and -short leaves out.
+	long bool
 }
 
 // runHostile runs one row and checks what every row must: the exit code, no panic, and a
@@ -355,7 +357,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "gzip cut in the middle", args: top(file("cut.pb.gz", cpu[:len(cpu)/2])), code: ExitInput, msg: "unexpected EOF"},
 		{name: "gzip of garbage", args: top(file("garbage.gz", gzipped(t, random))), code: ExitInput, msg: "not a profile: its first bytes are no protobuf message and no text"},
 		{name: "gzip bomb", args: top(writeBomb(t, dir, "bomb.gz", 4096, false)), code: ExitInput, msg: "as decompression bombs do; set --max-input-bytes"},
-		{name: "gzip bomb, explicit limit", args: top("--max-input-bytes", "100000000", dir+"/bomb.gz"), code: ExitInput, msg: "larger than 100000000 bytes (after decompression); raise the limit with --max-input-bytes"},
+		{name: "gzip bomb, explicit limit", long: true, args: top("--max-input-bytes", "100000000", dir+"/bomb.gz"), code: ExitInput, msg: "larger than 100000000 bytes (after decompression); raise the limit with --max-input-bytes"},
 		// Only one layer of gzip is removed, as pprof does: the inner bomb is bytes that no
 		// format reads (pprof's legacy text reader gives up on its first "line").
 		{name: "gzip bomb inside gzip", args: top(writeBomb(t, dir, "nested.gz", 4096, true)), code: ExitInput, msg: "parsing " + dir + "/nested.gz: "},
@@ -419,13 +421,13 @@ func TestHostileInputs(t *testing.T) {
 		{name: "merge summing past int64 max", args: top(file("half1.pb", values(half, 0)), file("half2.pb", values(half, 0))), code: ExitInput, msg: "combining profiles " + dir + "/half1.pb and " + dir + "/half2.pb: the values of sample type samples/count add up"},
 		{name: "base subtraction past int64 max", args: top("--base", dir+"/half1.pb", dir+"/half2.pb"), code: ExitInput, msg: "add up to more than"},
 		{name: "100,000 frames", args: top(file("deep.pb", deepProfile(100_000))), code: ExitInput, msg: "more than 10000 frames; raise the limit with --max-stack-depth"},
-		{name: "100,000 frames, limit raised", args: top("--max-stack-depth", "100000", dir+"/deep.pb"), code: ExitOK, check: func(t *testing.T, stdout []byte) {
+		{name: "100,000 frames, limit raised", long: true, args: top("--max-stack-depth", "100000", dir+"/deep.pb"), code: ExitOK, check: func(t *testing.T, stdout []byte) {
 			wantRows(7, report.Row{Name: "f0", Flat: 7, Cum: 7})(t, stdout)
 			if got := decodeTop(t, stdout).CandidateNodes; got != 100_000 {
 				t.Errorf("%d nodes, want 100000", got)
 			}
 		}},
-		{name: "million-node graph", args: top("--nodecount", "80", file("wide.pb", wideProfile(200_000, 5))), code: ExitOK, check: func(t *testing.T, stdout []byte) {
+		{name: "million-node graph", long: true, args: top("--nodecount", "80", file("wide.pb", wideProfile(200_000, 5))), code: ExitOK, check: func(t *testing.T, stdout []byte) {
 			top := decodeTop(t, stdout)
 			if top.Total != 200_000 || top.CandidateNodes != 1_000_000 || len(top.Rows) != 80 {
 				t.Errorf("total %d, %d nodes, %d rows; want 200000, 1000000, 80", top.Total, top.CandidateNodes, len(top.Rows))
@@ -460,7 +462,12 @@ func TestHostileInputs(t *testing.T) {
 		{name: "negative limit", args: top("--max-samples", "-1", dir+"/neg.pb"), code: ExitUsage, msg: "must be positive"},
 	}
 	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) { runHostile(t, r) })
+		t.Run(r.name, func(t *testing.T) {
+			if r.long && testing.Short() {
+				t.Skip("seconds of work: make test runs it")
+			}
+			runHostile(t, r)
+		})
 	}
 }
 
