@@ -1,26 +1,18 @@
 package parity
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/pproforacle"
 )
-
-// pprofMu serializes runs of pprof's driver. The driver keeps its current configuration in a
-// package variable that each run reads, overwrites and reads again, so two concurrent runs
-// would see each other's options.
-var pprofMu sync.Mutex
 
 // asPprofReads reads profiles for profq as the oracle runs, with -symbolize=none: names as
 // the profile records them, not demangled. (A race-built test binary's profiles hold the
@@ -33,142 +25,11 @@ var asPprofReads = source.Options{Demangle: source.DemangleNone}
 // stack and labels (source.Options.Aggregate), and leave them compact (LoadStacks).
 var asTopReads = source.Options{Demangle: source.DemangleNone, Aggregate: true}
 
-// configDefaults are the defaults of pprof's configuration flags (internal/driver/config.go:
-// defaultConfig). The driver uses the previous run's values as flag defaults, so oracleFlags
-// substitutes these to make every run start from the command-line defaults.
-var configDefaults = map[string]string{
-	"output":               "",
-	"call_tree":            "false",
-	"relative_percentages": "false",
-	"unit":                 "minimum",
-	"compact_labels":       "false",
-	"source_path":          "",
-	"trim_path":            "",
-	"intel_syntax":         "false",
-	"mean":                 "false",
-	"sample_index":         "",
-	"divide_by":            "1",
-	"normalize":            "false",
-	"tagroot":              "",
-	"tagleaf":              "",
-	"drop_negative":        "false",
-	"nodecount":            "-1",
-	"nodefraction":         "0.005",
-	"edgefraction":         "0.001",
-	"trim":                 "true",
-	"focus":                "",
-	"ignore":               "",
-	"prune_from":           "",
-	"hide":                 "",
-	"show":                 "",
-	"show_from":            "",
-	"tagfocus":             "",
-	"tagignore":            "",
-	"tagshow":              "",
-	"taghide":              "",
-	"noinlines":            "false",
-	"showcolumns":          "false",
-}
-
-// Choice groups are boolean flags whose unset state means "keep the previous value", so the
-// oracle always sets one flag of each group.
+// The choice groups of pprof's flags: a run sets one flag of each (see pproforacle.Run).
 var (
-	granularityFlags = []string{"functions", "filefunctions", "files", "lines", "addresses"}
-	sortFlags        = []string{"flat", "cum"}
+	granularityFlags = pproforacle.GranularityFlags
+	sortFlags        = pproforacle.SortFlags
 )
-
-// oracleFlags implements driver.FlagSet over a standard flag.FlagSet and a fixed argument list.
-type oracleFlags struct {
-	fs   *flag.FlagSet
-	args []string
-	err  error
-}
-
-func newOracleFlags(args []string) *oracleFlags {
-	fs := flag.NewFlagSet("pprof", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return &oracleFlags{fs: fs, args: args}
-}
-
-func (f *oracleFlags) def(name, def string) string {
-	if d, ok := configDefaults[name]; ok {
-		return d
-	}
-	return def
-}
-
-func (f *oracleFlags) Bool(name string, def bool, usage string) *bool {
-	d, err := strconv.ParseBool(f.def(name, strconv.FormatBool(def)))
-	if err != nil {
-		panic(err)
-	}
-	return f.fs.Bool(name, d, usage)
-}
-
-func (f *oracleFlags) Int(name string, def int, usage string) *int {
-	d, err := strconv.Atoi(f.def(name, strconv.Itoa(def)))
-	if err != nil {
-		panic(err)
-	}
-	return f.fs.Int(name, d, usage)
-}
-
-func (f *oracleFlags) Float64(name string, def float64, usage string) *float64 {
-	d, err := strconv.ParseFloat(f.def(name, strconv.FormatFloat(def, 'g', -1, 64)), 64)
-	if err != nil {
-		panic(err)
-	}
-	return f.fs.Float64(name, d, usage)
-}
-
-func (f *oracleFlags) String(name, def, usage string) *string {
-	return f.fs.String(name, f.def(name, def), usage)
-}
-
-func (f *oracleFlags) StringList(name, def, usage string) *[]*string {
-	return &[]*string{f.fs.String(name, f.def(name, def), usage)}
-}
-
-func (f *oracleFlags) ExtraUsage() string   { return "" }
-func (f *oracleFlags) AddExtraUsage(string) {}
-func (f *oracleFlags) Parse(func()) []string {
-	if err := f.fs.Parse(f.args); err != nil {
-		f.err = err
-		return nil
-	}
-	return f.fs.Args()
-}
-
-// oracleUI records what pprof prints to the user; it never reads input.
-type oracleUI struct{ msgs bytes.Buffer }
-
-func (u *oracleUI) ReadLine(string) (string, error)     { return "", io.EOF }
-func (u *oracleUI) Print(args ...any)                   { fmt.Fprintln(&u.msgs, args...) }
-func (u *oracleUI) PrintErr(args ...any)                { fmt.Fprintln(&u.msgs, args...) }
-func (u *oracleUI) IsTerminal() bool                    { return false }
-func (u *oracleUI) WantBrowser() bool                   { return false }
-func (u *oracleUI) SetAutoComplete(func(string) string) {}
-
-// oracleWriter hands pprof one in-memory file, whatever name it asks for.
-type oracleWriter struct{ buf bytes.Buffer }
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
-
-func (w *oracleWriter) Open(string) (io.WriteCloser, error) { return nopCloser{&w.buf}, nil }
-
-// noObjTool stands in for pprof's binutils: the oracle never reads binaries, and the default
-// tool probes for objdump and friends by running them on every call.
-type noObjTool struct{}
-
-func (noObjTool) Open(file string, start, limit, offset uint64, relocationSymbol string) (driver.ObjFile, error) {
-	return nil, fmt.Errorf("%s: the parity oracle does not open binaries", file)
-}
-
-func (noObjTool) Disasm(file string, start, end uint64, intelSyntax bool) ([]driver.Inst, error) {
-	return nil, fmt.Errorf("%s: the parity oracle does not disassemble", file)
-}
 
 // pprofTop runs `pprof -top -symbolize=none` in-process on the sources with the given extra
 // flags, forcing an unscaled output unit, and parses the report.
@@ -199,26 +60,16 @@ func pprofTop(flags []string, sources []string) (*table, string, error) {
 // runPprof runs pprof in-process as `pprof -symbolize=none ARGS... SOURCES...` and returns
 // what it wrote for the report, and the equivalent command line for failure messages. ARGS
 // must name the report (-top, -peek=RE, -traces, -tags, ...); every configuration flag not in
-// ARGS starts from pprof's command-line default (see configDefaults), but the choice groups
+// ARGS starts from pprof's command-line default (see pproforacle.Defaults), but the choice groups
 // (granularity, sort) keep the previous run's choice unless ARGS sets one.
 func runPprof(args, sources []string) (out, cmdline string, err error) {
 	args = append(append([]string{"-symbolize=none"}, args...), sources...)
 	cmdline = "pprof " + strings.Join(args, " ")
-
-	// -output makes the driver write through oracleWriter instead of to os.Stdout.
-	fs := newOracleFlags(append([]string{"-output=report"}, args...))
-	ui := &oracleUI{}
-	w := &oracleWriter{}
-	pprofMu.Lock()
-	err = driver.PProf(&driver.Options{Flagset: fs, UI: ui, Writer: w, Obj: noObjTool{}})
-	pprofMu.Unlock()
-	if fs.err != nil {
-		return "", cmdline, fmt.Errorf("%s: parsing flags: %w", cmdline, fs.err)
-	}
+	report, _, err := pproforacle.Run(args...)
 	if err != nil {
-		return "", cmdline, fmt.Errorf("%s: %w\n%s", cmdline, err, ui.msgs.String())
+		return "", cmdline, fmt.Errorf("%s: %w", cmdline, err)
 	}
-	return w.buf.String(), cmdline, nil
+	return string(report), cmdline, nil
 }
 
 func hasAnyFlag(flags, names []string) bool {

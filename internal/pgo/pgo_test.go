@@ -2,9 +2,7 @@ package pgo
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,9 +13,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
+
 	"github.com/profq/profq/internal/source"
+	"github.com/profq/profq/internal/testkit/pproforacle"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // ppEdge is one call edge as go tool preprofile prints what the compiler reads of a
@@ -75,16 +75,12 @@ func runPGO(t *testing.T, args []string, po Options) (string, Result) {
 func pprofMerge(t *testing.T, paths []string) string {
 	t.Helper()
 	t.Setenv("PPROF_BINARY_PATH", t.TempDir())
-	out := &memWriter{}
-	ui := &quietUI{}
-	fs := &flagSet{FlagSet: flag.NewFlagSet("pprof", flag.ContinueOnError),
-		args: append([]string{"-proto", "-symbolize=none", "-output=merged.pb.gz"}, paths...)}
-	fs.SetOutput(io.Discard)
-	if err := driver.PProf(&driver.Options{Flagset: fs, Writer: out, UI: ui}); err != nil {
-		t.Fatalf("pprof -proto: %v\n%s", err, ui.errs.String())
+	out, _, err := pproforacle.Run(append([]string{"-proto", "-symbolize=none"}, paths...)...)
+	if err != nil {
+		t.Fatalf("pprof -proto: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "pprof-merged.pb.gz")
-	if err := os.WriteFile(path, out.buf.Bytes(), 0o666); err != nil {
+	if err := os.WriteFile(path, out, 0o666); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -500,7 +496,7 @@ func TestPGOFromParca(t *testing.T) {
 	if res.SampleType != pgoCPU || res.Edges == 0 {
 		t.Fatalf("sample type %v, %d edges", res.SampleType, res.Edges)
 	}
-	if diff := cmp.Diff(preprofile(t, parcaAnswerProfile(t, answer)), preprofile(t, path)); diff != "" {
+	if diff := cmp.Diff(preprofile(t, proftest.ParcaAnswerProfile(t, answer)), preprofile(t, path)); diff != "" {
 		t.Errorf("edges differ (-Parca's profile +pgo):\n%s", diff)
 	}
 }

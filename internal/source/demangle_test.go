@@ -1,16 +1,14 @@
 package source
 
 import (
-	"errors"
-	"flag"
-	"io"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/testkit/pproforacle"
 )
 
 // mangledFunction is a function of the demangling test profile: its system name, and the
@@ -161,26 +159,11 @@ func TestDemangleAgainstPprof(t *testing.T) {
 func pprofRawSymbolized(t *testing.T, symbolize string, args ...string) string {
 	t.Helper()
 	t.Setenv("PPROF_BINARY_PATH", t.TempDir())
-	out := &memWriter{}
-	ui := &quietUI{}
-	fs := &flagSet{FlagSet: flag.NewFlagSet("pprof", flag.ContinueOnError),
-		args: append([]string{"-raw", "-symbolize=" + symbolize, "-output=raw.txt"}, args...)}
-	fs.SetOutput(io.Discard)
-	if err := driver.PProf(&driver.Options{Flagset: fs, Writer: out, UI: ui, Obj: noBinaries{}}); err != nil {
-		t.Fatalf("pprof %q: %v\n%s", args, err, ui.errs.String())
+	out, _, err := pproforacle.Run(append([]string{"-raw", "-symbolize=" + symbolize}, args...)...)
+	if err != nil {
+		t.Fatalf("pprof %q: %v", args, err)
 	}
-	return out.buf.String()
-}
-
-// noBinaries is pprof's object tool when no binary is available.
-type noBinaries struct{}
-
-func (noBinaries) Open(string, uint64, uint64, uint64, string) (driver.ObjFile, error) {
-	return nil, errors.New("no binaries in this test")
-}
-
-func (noBinaries) Disasm(string, uint64, uint64, bool) ([]driver.Inst, error) {
-	return nil, errors.New("no binaries in this test")
+	return string(out)
 }
 
 // TestDemangleUnlikePprof pins down where profq and pprof's default part ways: pprof cuts

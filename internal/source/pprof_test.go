@@ -1,17 +1,15 @@
 package source
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/testkit/pproforacle"
 )
 
 // pprofRaw runs pprof in-process as `pprof -raw -symbolize=none args...` and returns what
@@ -22,18 +20,14 @@ func pprofRaw(t *testing.T, args ...string) string {
 	t.Helper()
 	// Keep pprof from looking for binaries in $HOME/pprof/binaries.
 	t.Setenv("PPROF_BINARY_PATH", t.TempDir())
-	out := &memWriter{}
-	ui := &quietUI{}
-	fs := &flagSet{FlagSet: flag.NewFlagSet("pprof", flag.ContinueOnError),
-		args: append([]string{"-raw", "-symbolize=none", "-output=raw.txt"}, args...)}
-	fs.SetOutput(io.Discard)
-	if err := driver.PProf(&driver.Options{Flagset: fs, Writer: out, UI: ui}); err != nil {
-		t.Fatalf("pprof %q: %v\n%s", args, err, ui.errs.String())
+	out, msgs, err := pproforacle.Run(append([]string{"-raw", "-symbolize=none"}, args...)...)
+	if err != nil {
+		t.Fatalf("pprof %q: %v", args, err)
 	}
-	if strings.Contains(ui.errs.String(), "Fetched") {
-		t.Fatalf("pprof did not fetch every source:\n%s", ui.errs.String())
+	if strings.Contains(msgs, "Fetched") {
+		t.Fatalf("pprof did not fetch every source:\n%s", msgs)
 	}
-	return out.buf.String()
+	return string(out)
 }
 
 // TestAgainstPprof compares Load with pprof's own fetching on real and synthetic inputs,
@@ -138,46 +132,4 @@ func TestAgainstPprof(t *testing.T) {
 			}
 		})
 	}
-}
-
-// flagSet adapts a flag.FlagSet with fixed arguments to pprof's driver.FlagSet.
-type flagSet struct {
-	*flag.FlagSet
-	args []string
-}
-
-func (f *flagSet) StringList(name, def, usage string) *[]*string {
-	return &[]*string{f.String(name, def, usage)}
-}
-
-func (f *flagSet) ExtraUsage() string { return "" }
-
-func (f *flagSet) AddExtraUsage(string) {}
-
-func (f *flagSet) Parse(usage func()) []string {
-	f.Usage = usage
-	if err := f.FlagSet.Parse(f.args); err != nil {
-		return nil
-	}
-	return f.Args()
-}
-
-// memWriter collects pprof's -output in memory.
-type memWriter struct{ buf bytes.Buffer }
-
-func (w *memWriter) Open(string) (io.WriteCloser, error) { return nopCloser{&w.buf}, nil }
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
-
-// quietUI records pprof's messages instead of printing them.
-type quietUI struct{ errs bytes.Buffer }
-
-func (*quietUI) ReadLine(string) (string, error) { return "", io.EOF }
-func (*quietUI) Print(...any)                    {}
-func (u *quietUI) PrintErr(args ...any)          { fmt.Fprintln(&u.errs, args...) }
-func (*quietUI) IsTerminal() bool                { return false }
-func (*quietUI) WantBrowser() bool               { return false }
-func (*quietUI) SetAutoComplete(func(string) string) {
 }

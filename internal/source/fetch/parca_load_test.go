@@ -20,24 +20,8 @@ import (
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/source/format"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
-
-// parcaAnswerProfile writes the profile a recorded query answer holds to a file, as it is,
-// and returns the file's path.
-func parcaAnswerProfile(t *testing.T, answer []byte) string {
-	t.Helper()
-	var a struct {
-		Pprof []byte `json:"pprof"`
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "answer.pb.gz")
-	if err := os.WriteFile(path, a.Pprof, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // fakeParca answers Parca's API paths from a table and records the requests.
 type fakeParca struct {
@@ -107,7 +91,7 @@ func TestParcaQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := source.Options{}.Load([]string{parcaAnswerProfile(t, answer)})
+	want, _, err := source.Options{}.Load([]string{proftest.ParcaAnswerProfile(t, answer)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +342,7 @@ func TestParcaReplay(t *testing.T) {
 			}
 			continue
 		}
-		want, _, werr := source.Options{}.Load([]string{parcaAnswerProfile(t, body)})
+		want, _, werr := source.Options{}.Load([]string{proftest.ParcaAnswerProfile(t, body)})
 		if errors.Is(werr, source.ErrEmpty) || (werr == nil && len(want.Sample) == 0) {
 			if err == nil || !strings.Contains(err.Error(), "the server has no profiles for "+query) {
 				t.Errorf("%s: %s: err = %v, want no profiles", rec.Body, arg, err)

@@ -1,6 +1,7 @@
 package proftest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,4 +15,17 @@ func WriteFile(tb testing.TB, dir, name string, data []byte) string {
 		tb.Fatal(err)
 	}
 	return path
+}
+
+// ParcaAnswerProfile writes the profile a recorded Parca query answer (its JSON, whose pprof
+// member holds the profile) holds to a file, as it is, and returns the file's path.
+func ParcaAnswerProfile(tb testing.TB, answer []byte) string {
+	tb.Helper()
+	var a struct {
+		Pprof []byte `json:"pprof"`
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		tb.Fatal(err)
+	}
+	return WriteFile(tb, tb.TempDir(), "answer.pb.gz", a.Pprof)
 }
