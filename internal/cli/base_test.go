@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,16 +16,7 @@ import (
 func writeFolded(t *testing.T, dir, name, text string) string {
 	t.Helper()
 	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
-	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return proftest.WriteProfile(t, dir, name, p)
 }
 
 func runJSON(t *testing.T, args ...string) *report.Top {

@@ -24,18 +24,7 @@ func writeWideProfile(t *testing.T) string {
 		fmt.Fprintf(&text, "runtime.main;main.main;main.handler%d;main.leaf%d 1 10000000\n", i%50, i%4000)
 	}
 	p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text.String())
-	path := filepath.Join(t.TempDir(), "wide.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return proftest.WriteProfile(t, t.TempDir(), "wide.pb.gz", p)
 }
 
 // TestClosedStdoutPipe runs the profq binary (installed in $PATH by testscript.Main) with its

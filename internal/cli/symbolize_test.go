@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/report"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // symbolizeProgram is a Go program whose functions call one another.
@@ -82,16 +83,7 @@ func addressOnlyProfile(t *testing.T, noFile bool) (string, string) {
 		stack = append(stack, l)
 	}
 	p.Sample = []*profile.Sample{{Location: stack, Value: []int64{7}}}
-	path := filepath.Join(dir, "addresses.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	return path, bin
+	return proftest.WriteProfile(t, dir, "addresses.pb.gz", p), bin
 }
 
 func TestSymbolizeFlags(t *testing.T) {

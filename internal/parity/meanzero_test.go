@@ -3,8 +3,6 @@ package parity
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,16 +29,7 @@ func zeroMeanHeap(t *testing.T) string {
 		fmt.Fprintf(&b, "main.main;main.small%d 100 6400 1 64\n", i)
 	}
 	p := proftest.MustFolded([]string{"alloc_objects/count", "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"}, b.String())
-	path := filepath.Join(t.TempDir(), "heap.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return proftest.WriteProfile(t, t.TempDir(), "heap.pb.gz", p)
 }
 
 // TestParityMeanZeroTotalDropped checks the nodes dropped under --mean when the mean total

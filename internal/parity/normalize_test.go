@@ -2,8 +2,6 @@ package parity
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,16 +23,7 @@ func roundingPair(t *testing.T) (src, base string) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
-		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := p.Write(f); err != nil {
-			t.Fatal(err)
-		}
-		return path
+		return proftest.WriteProfile(t, dir, name, p)
 	}
 	var b strings.Builder
 	for i := range 1000 {

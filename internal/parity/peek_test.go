@@ -3,8 +3,6 @@ package parity
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -475,16 +473,7 @@ func cancellingPair(t *testing.T) (src, base string) {
 	t.Helper()
 	write := func(name, text string) string {
 		p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
-		path := filepath.Join(t.TempDir(), name)
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := p.Write(f); err != nil {
-			t.Fatal(err)
-		}
-		return path
+		return proftest.WriteProfile(t, t.TempDir(), name, p)
 	}
 	src = write("new.pb.gz", `
 main.main;main.a;main.d;main.b 1 10

@@ -1,27 +1,12 @@
 package pgo
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/google/pprof/profile"
-
-	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // The helpers source's tests have, for the tests of PGO, which moved out of source.
-
-// writeProfile writes p, gzipped, to dir/name and returns its path.
-func writeProfile(t testing.TB, dir, name string, p *profile.Profile) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
-		t.Fatalf("writing profile: %v", err)
-	}
-	return proftest.WriteFile(t, dir, name, buf.Bytes())
-}
 
 // parcaDir holds answers recorded from a real Parca server (README.md there says how).
 const parcaDir = "../source/fetch/testdata/parca"

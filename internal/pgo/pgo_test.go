@@ -67,7 +67,7 @@ func runPGO(t *testing.T, args []string, po Options) (string, Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writeProfile(t, t.TempDir(), "default.pgo", p), res
+	return proftest.WriteProfile(t, t.TempDir(), "default.pgo", p), res
 }
 
 // pprofMerge merges the profiles at paths with pprof itself, in-process, as users make a
@@ -93,7 +93,7 @@ func mergeFiles(t *testing.T, paths []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writeProfile(t, t.TempDir(), "merged.pb.gz", p)
+	return proftest.WriteProfile(t, t.TempDir(), "merged.pb.gz", p)
 }
 
 var fleetCaptures = func() []string {
@@ -212,7 +212,7 @@ func TestPGOEdgeSemantics(t *testing.T) {
 	if err := p.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
-	in := writeProfile(t, t.TempDir(), "in.pb.gz", p)
+	in := proftest.WriteProfile(t, t.TempDir(), "in.pb.gz", p)
 	want := preprofile(t, in)
 	if len(want) < 5 {
 		t.Fatalf("the toolchain read only %v", want)
@@ -374,7 +374,7 @@ func TestPGOSampleTypes(t *testing.T) {
 		for _, s := range p.Sample {
 			s.Value = s.Value[idx : idx+1]
 		}
-		return writeProfile(t, dir, name, p)
+		return proftest.WriteProfile(t, dir, name, p)
 	}
 	cpu, count := only("cpu.pb.gz", "cpu"), only("count.pb.gz", "samples")
 	if _, _, err := Build(source.Options{}, []string{cpu, count}, Options{}); !errors.Is(err, ErrNoType) ||
@@ -409,12 +409,12 @@ func TestPGORefusals(t *testing.T) {
 	for _, f := range p.Function {
 		f.StartLine = 0
 	}
-	noStart := writeProfile(t, dir, "nostart.pb.gz", p)
+	noStart := proftest.WriteProfile(t, dir, "nostart.pb.gz", p)
 	if _, _, err := Build(source.Options{}, []string{noStart}, Options{}); !errors.Is(err, ErrNoStartLines) {
 		t.Errorf("no start lines: %v", err)
 	}
 	p.Sample[0].Value[0] = -1
-	negative := writeProfile(t, dir, "negative.pb.gz", p)
+	negative := proftest.WriteProfile(t, dir, "negative.pb.gz", p)
 	if _, _, err := Build(source.Options{}, []string{negative}, Options{}); err == nil || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("negative values: %v", err)
 	}

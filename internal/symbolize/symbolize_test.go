@@ -1,7 +1,6 @@
 package symbolize
 
 import (
-	"bytes"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
+
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // goProgram allocates through a chain of calls, one of them inlined, and writes its allocs
@@ -238,15 +239,7 @@ func isFile(path string) bool {
 // writeProfile writes p to a file in a temporary directory.
 func writeProfile(t *testing.T, p *profile.Profile) string {
 	t.Helper()
-	var b bytes.Buffer
-	if err := p.Write(&b); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "addresses.pb.gz")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return proftest.WriteProfile(t, t.TempDir(), "addresses.pb.gz", p)
 }
 
 // symbolizeLocal symbolizes p with an empty search path.

@@ -1,10 +1,13 @@
 package proftest
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
 // WriteFile writes data to name in dir and returns the path; a failure fails the test.
@@ -28,4 +31,15 @@ func ParcaAnswerProfile(tb testing.TB, answer []byte) string {
 		tb.Fatal(err)
 	}
 	return WriteFile(tb, tb.TempDir(), "answer.pb.gz", a.Pprof)
+}
+
+// WriteProfile writes p, gzipped as profile.Write writes it, to name in dir and returns the
+// path; a failure fails the test.
+func WriteProfile(tb testing.TB, dir, name string, p *profile.Profile) string {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	return WriteFile(tb, dir, name, buf.Bytes())
 }
