@@ -118,11 +118,23 @@ func (s *Side) Scaled(raw []int64, factors []float64) []int64 {
 	return out
 }
 
-// Change is what a rule reads of a value's change (a node's flat or cum, or the total):
-// report.Change's medians and shares.
+// Change is what a rule reads of a value's change (a node's flat or cum, or the total): its
+// values on each side and their shares. A report's Change and a Violation carry it.
 type Change struct {
-	Base, New, Delta                            int64
-	DeltaPct, BaseShare, NewShare, ShareDeltaPP *float64
+	// Base and New are the value on each side: the capture's value, or with several captures
+	// the median (rounded to an integer). Under --normalize, New (and each capture) is scaled
+	// to the base's total.
+	Base int64 `json:"base"`
+	New  int64 `json:"new"`
+	// Delta is New - Base.
+	Delta int64 `json:"delta"`
+	// DeltaPct is 100*Delta/|Base|, or null when Base is 0.
+	DeltaPct *float64 `json:"delta_pct"`
+	// BaseShare and NewShare are 100*value/total on each side (null when that total is 0).
+	BaseShare *float64 `json:"base_share"`
+	NewShare  *float64 `json:"new_share"`
+	// ShareDeltaPP is NewShare - BaseShare in percentage points, or null when either is null.
+	ShareDeltaPP *float64 `json:"share_delta_pp"`
 }
 
 // Node is one node the rules may watch: its name, its index in the Comparison's values,
@@ -843,9 +855,7 @@ func (t *test) nodeName() *string {
 func (t *test) violation() Violation {
 	ch := t.change
 	v := Violation{
-		Rule: *t.rule, Node: t.nodeName(), Metric: t.metric,
-		Base: ch.Base, New: ch.New, Delta: ch.Delta, DeltaPct: ch.DeltaPct,
-		BaseShare: ch.BaseShare, NewShare: ch.NewShare, ShareDeltaPP: ch.ShareDeltaPP,
+		Rule: *t.rule, Node: t.nodeName(), Metric: t.metric, Change: *ch,
 		Threshold: t.threshold, Exact: t.exact, RunToRun: t.runToRun,
 	}
 	if t.hasEstimate {

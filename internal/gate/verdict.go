@@ -61,15 +61,8 @@ type Violation struct {
 	Node *string `json:"node"`
 	// Metric is "total", "flat" or "cum": the value the rule watched.
 	Metric string `json:"metric"`
-	// Base, New, Delta, DeltaPct, BaseShare, NewShare and ShareDeltaPP are the watched
-	// value's Change fields.
-	Base         int64    `json:"base"`
-	New          int64    `json:"new"`
-	Delta        int64    `json:"delta"`
-	DeltaPct     *float64 `json:"delta_pct"`
-	BaseShare    *float64 `json:"base_share"`
-	NewShare     *float64 `json:"new_share"`
-	ShareDeltaPP *float64 `json:"share_delta_pp"`
+	// Change is the watched value's change; its fields are the violation's own in JSON.
+	Change
 	// Estimate is the change the rule measures, in its unit (percent for total, flat>N% and
 	// cum>N%; percentage points for flat>Npp and cum>Npp; the node's share of the new total in
 	// percent for new>N%), as the test estimated it; Low and High are its confidence bounds

@@ -444,7 +444,7 @@ func diffMarkdownTable(b *bytes.Buffer, d *report.Diff, c diffCell, rows []repor
 
 // violationChange formats a violation's change: relative, and in points of the total for nodes.
 func violationChange(x *report.Violation) string {
-	ch := report.Change{Base: x.Base, New: x.New, Delta: x.Delta, DeltaPct: x.DeltaPct}
+	ch := report.Change{Change: gate.Change{Base: x.Base, New: x.New, Delta: x.Delta, DeltaPct: x.DeltaPct}}
 	s := relative(&ch)
 	if x.Rule.Subject == gate.New {
 		s = "new" // a node absent from every base capture: what new>N% watches

@@ -406,10 +406,7 @@ func (s *side) has(present [][]bool, n int) bool {
 }
 
 // gateChange is what the gate reads of a change.
-func gateChange(c *Change) gate.Change {
-	return gate.Change{Base: c.Base, New: c.New, Delta: c.Delta, DeltaPct: c.DeltaPct,
-		BaseShare: c.BaseShare, NewShare: c.NewShare, ShareDeltaPP: c.ShareDeltaPP}
-}
+func gateChange(c *Change) gate.Change { return c.Change }
 
 // gateNodes are the candidates as the gate sees them, in their order.
 func gateNodes(cands []candidate) []gate.Node {
@@ -689,7 +686,7 @@ type comparer struct {
 }
 
 func (c comparer) change(base, new []int64) Change {
-	ch := Change{Base: medianInt(base), New: medianInt(new)}
+	ch := Change{Change: gate.Change{Base: medianInt(base), New: medianInt(new)}}
 	ch.Delta = num.Sub(ch.New, ch.Base)
 	ch.DeltaPct = relative(ch.Delta, ch.Base)
 	ch.BaseShare, ch.NewShare = percent(ch.Base, c.baseTotal), percent(ch.New, c.newTotal)

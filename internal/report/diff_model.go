@@ -125,20 +125,9 @@ type DiffRow struct {
 
 // Change compares one value between the base and the new side.
 type Change struct {
-	// Base and New are the value on each side: the capture's value, or with several captures
-	// the median (rounded to an integer). Under --normalize, New (and each capture) is scaled
-	// to the base's total.
-	Base int64 `json:"base"`
-	New  int64 `json:"new"`
-	// Delta is New - Base.
-	Delta int64 `json:"delta"`
-	// DeltaPct is 100*Delta/|Base|, or null when Base is 0.
-	DeltaPct *float64 `json:"delta_pct"`
-	// BaseShare and NewShare are 100*value/total on each side (null when that total is 0).
-	BaseShare *float64 `json:"base_share"`
-	NewShare  *float64 `json:"new_share"`
-	// ShareDeltaPP is NewShare - BaseShare in percentage points, or null when either is null.
-	ShareDeltaPP *float64 `json:"share_delta_pp"`
+	// Change is the values on each side and their shares (base, new, delta, delta_pct,
+	// base_share, new_share, share_delta_pp in JSON), what the gate's rules read.
+	gate.Change
 	// Stats is the significance test over the captures, or null unless Diff.Statistics.
 	Stats *Stats `json:"stats"`
 	// Effect is the change estimated from every capture with its confidence interval, as the

@@ -94,7 +94,7 @@ func TestDiffRows(t *testing.T) {
 	if d.Kind != KindDiff || d.SchemaVersion != SchemaVersion || d.SampleType != (SampleType{"cpu", "nanoseconds"}) {
 		t.Errorf("header %q %d %+v", d.Kind, d.SchemaVersion, d.SampleType)
 	}
-	wantTotal := Change{Base: 100, New: 120, Delta: 20, DeltaPct: f64(20), BaseShare: f64(100), NewShare: f64(100), ShareDeltaPP: f64(0),
+	wantTotal := Change{Change: gate.Change{Base: 100, New: 120, Delta: 20, DeltaPct: f64(20), BaseShare: f64(100), NewShare: f64(100), ShareDeltaPP: f64(0)},
 		Effect: &Effect{Pct: 20, LowPct: 20, HighPct: 20, Confidence: 1, Exact: true}}
 	if diff := cmp.Diff(wantTotal, d.Total); diff != "" {
 		t.Errorf("total (-want +got):\n%s", diff)
@@ -105,7 +105,7 @@ func TestDiffRows(t *testing.T) {
 	}
 	share := func(v, total int64) *float64 { return f64(float64(v) / float64(total) * 100) }
 	change := func(b, n int64) Change {
-		c := Change{Base: b, New: n, Delta: n - b, BaseShare: share(b, 100), NewShare: share(n, 120)}
+		c := Change{Change: gate.Change{Base: b, New: n, Delta: n - b, BaseShare: share(b, 100), NewShare: share(n, 120)}}
 		if b != 0 {
 			c.DeltaPct = f64(float64(n-b) / float64(b) * 100)
 			// Exact values: the change is its own estimate.
@@ -270,7 +270,7 @@ func TestDiffViolationCarriesTheChange(t *testing.T) {
 	d := diffOf(t, baseText, newText, func(c *DiffConfig) { c.Rules = rules(t, "cum>50%") })
 	want := []Violation{{
 		Rule: *rules(t, "cum>50%")[0], Node: func() *string { s := "a"; return &s }(), Metric: MetricCum,
-		Base: 30, New: 60, Delta: 30, DeltaPct: f64(100), BaseShare: f64(30), NewShare: f64(50), ShareDeltaPP: f64(20),
+		Change: gate.Change{Base: 30, New: 60, Delta: 30, DeltaPct: f64(100), BaseShare: f64(30), NewShare: f64(50), ShareDeltaPP: f64(20)},
 		Estimate: f64(100), Low: f64(100), High: f64(100), Threshold: 50, Exact: true,
 	}}
 	if diff := cmp.Diff(want, d.Verdict.Violations, cmp.Comparer(func(a, b gate.Rule) bool { return a.String() == b.String() })); diff != "" {
