@@ -270,7 +270,7 @@ func TestDiffViolationCarriesTheChange(t *testing.T) {
 	d := diffOf(t, baseText, newText, func(c *DiffConfig) { c.Rules = rules(t, "cum>50%") })
 	want := []Violation{{
 		Rule: *rules(t, "cum>50%")[0], Node: func() *string { s := "a"; return &s }(), Metric: MetricCum,
-		Change: gate.Change{Base: 30, New: 60, Delta: 30, DeltaPct: f64(100), BaseShare: f64(30), NewShare: f64(50), ShareDeltaPP: f64(20)},
+		Change:   gate.Change{Base: 30, New: 60, Delta: 30, DeltaPct: f64(100), BaseShare: f64(30), NewShare: f64(50), ShareDeltaPP: f64(20)},
 		Estimate: f64(100), Low: f64(100), High: f64(100), Threshold: 50, Exact: true,
 	}}
 	if diff := cmp.Diff(want, d.Verdict.Violations, cmp.Comparer(func(a, b gate.Rule) bool { return a.String() == b.String() })); diff != "" {
