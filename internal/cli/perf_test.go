@@ -33,7 +33,7 @@ import (
 // class names under roots "java-PID", which it drops otherwise, so the java names of its
 // --pid output are compared without that "L". Every FlameGraph input is compared but
 // perf-vertx-stacks-01, whose frames without a symbol the script names " " and profq after
-// their DSO (source's TestPerfConformance allows for that, from the profile).
+// their DSO (the conformance suite, source's TestConformance, allows for that, from the profile).
 func TestPerfFoldedMatchesStackcollapse(t *testing.T) {
 	dir := t.TempDir()
 	perf := filepath.Join("..", "..", "testdata", "perf")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -479,4 +480,17 @@ func TestV8MissingNodes(t *testing.T) {
 	if len(input.Warnings) != 1 || !strings.Contains(input.Warnings[0], "1 nodes of a parent and 1 children") || !strings.Contains(input.Warnings[0], "2 samples of a node it does not hold") {
 		t.Errorf("warnings %q", input.Warnings)
 	}
+}
+
+// v8File reads a file of testdata/v8, decompressed.
+func v8File(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(v8Dir, name))
+	if err == nil && path.Ext(name) == ".gz" {
+		data, err = format.Gunzip(data)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

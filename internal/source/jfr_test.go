@@ -256,56 +256,6 @@ func jfrCollapsed(p *profile.Profile, i int) map[string]int64 {
 	return out
 }
 
-// jfrExpectedCollapsed reads an expected file: "stack [value]" lines.
-func jfrExpectedCollapsed(t *testing.T, name string) map[string]int64 {
-	t.Helper()
-	out := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(jfrRead(t, name)))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		i := strings.LastIndex(line, " [")
-		v, err := strconv.ParseInt(strings.TrimSuffix(line[i+2:], "]"), 10, 64)
-		if i < 0 || err != nil {
-			t.Fatalf("bad expected line %q", line)
-		}
-		out[line[:i]] += v
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func TestJFRExpectedCollapsed(t *testing.T) {
-	tests := []struct{ jfr, sampleType, expected string }{
-		{"example.jfr.gz", "cpu", "example_3_process_cpu_cpu__nanoseconds_expected_collapsed.txt.gz"},
-		{"wall.jfr.gz", "wall", "wall_1_wall_wall__nanoseconds_expected_collapsed.txt.gz"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.jfr, func(t *testing.T) {
-			p, _, err := Options{}.Load([]string{filepath.Join(jfrTestdata, tc.jfr)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			i, err := p.SampleIndexByName(tc.sampleType)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := jfrExpectedCollapsed(t, tc.expected)
-			if len(want) == 0 {
-				t.Fatal("empty expected file")
-			}
-			if diff := cmp.Diff(want, jfrCollapsed(p, i)); diff != "" {
-				t.Errorf("collapsed stacks (-expected +profq):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestJFRLimits(t *testing.T) {
 	path := filepath.Join(jfrTestdata, "example.jfr.gz")
 	var (

@@ -3,7 +3,6 @@ package source
 import (
 	"bufio"
 	"bytes"
-	stdcmp "cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,28 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/source/format"
-	"github.com/profq/profq/internal/source/formats/perf"
 )
 
-// perfCase is one conformance case of the perf reader: a peer's own input, the options the
-// peer ran with and the output it expects, all copied into testdata/perf (its README.md
-// says from where, under which license). diff says how the comparison allows for a
-// difference profq makes on purpose (docs/inputs.md lists them), "" for none.
-type perfCase struct {
-	peer, input, opts, want, diff string
-}
-
-// Peers whose expected outputs the perf reader is held to.
-const (
-	peerFlameGraph = "FlameGraph stackcollapse-perf.pl"
-	peerInferno    = "inferno collapse-perf"
-)
-
-// Allowances for differences profq makes on purpose.
+// Allowances for differences profq makes on purpose in the perf cases of the conformance
+// suite (conformance_test.go); testdata/conformance/manifest.json says why of each.
 const (
 	// The last event of a file that ends without a blank line: stackcollapse-perf.pl
 	// leaves it out, profq (as inferno) counts it. The input is cut after its last blank
@@ -50,51 +34,49 @@ const (
 	// peers name it " ", profq after its DSO ("[libc-2.15.so]"), as an [unknown] frame.
 	// profq's name is written " " for the comparison.
 	diffNoSymbol = "no-symbol"
+	// An input without events: inferno writes nothing, profq refuses it ("no events").
+	diffNoEvents = "no-events"
+	// speedscope gives the nodes of the legacy V8 head tree, which have no column, column
+	// 1; profq leaves the column unknown (0). Columns are not compared.
+	diffLegacyColumn = "legacy-column"
+	// V8 samples out of time order (negative timeDeltas): profq puts them in order, as
+	// DevTools does; speedscope keeps their order and moves each one's time up to the
+	// latest before it. Time moves between the frames of the samples around them, never
+	// more than twice the negative deltas add up to: each frame is compared within that.
+	diffOutOfOrder = "out-of-order"
+	// pprof refuses a .NET profiler's file whose functions all have ID 0; profq reads it
+	// as Pyroscope does (docs/pprof-compatibility.md).
+	diffDotnetIDs = "dotnet-function-ids"
+	// jfr-parser gives lock and park durations in ticks; profq in nanoseconds.
+	diffJFRTicks = "jfr-ticks"
+	// jfr-parser weighs a JDK execution sample with its caller's rate, profq with the
+	// period the recording states: compared as sample counts.
+	diffJFRPeriod = "jfr-period"
+	// An event without a stack trace: jfr-parser leaves it out, profq counts it without
+	// frames.
+	diffJFRNoStack = "jfr-no-stack"
+	// speedscope makes stacks of callgrind's calls; profq reads self costs alone (calls
+	// are not stacks): only self weights are compared.
+	diffCallgrindSelf = "callgrind-self"
+	// speedscope reads '*' in a cost column of callgrind as the previous line's cost;
+	// callgrind's format has it for positions only, and profq refuses it.
+	diffCallgrindStarCost = "callgrind-star-cost"
+	// A callgrind file whose call costs say more than the callee's own costs: speedscope
+	// builds its stacks from the calls, profq takes each function's own cost. Only the
+	// frames are compared.
+	diffCallgrindCallCosts = "callgrind-call-costs"
+	// xdebug's event names state a unit ("Time_(10ns)"), which speedscope applies and
+	// profq does not: only the frames are compared.
+	diffCallgrindUnits = "callgrind-units"
+	// speedscope weighs a perf sample by the time to its thread's next sample, profq by
+	// the event's period, as FlameGraph and inferno do: only the frames are compared.
+	diffPerfTimeWeights = "perf-time-weights"
+	// speedscope writes a JFR frame "java.util.Arrays:sort", profq "java/util/Arrays.sort".
+	diffJFRNames = "jfr-names"
+	// speedscope refuses an evented profile whose frames are still open at its end; profq
+	// closes them at endValue.
+	diffOpenFrames = "open-frames"
 )
-
-// perfConformance lists every case: FlameGraph's regression tests of stackcollapse-perf.pl
-// (test/*.txt against test/results, --pid, --tid, --all and --addrs), and inferno's own
-// cases of collapse-perf (tests/data/collapse-perf), including its results for FlameGraph's
-// Rust input, whose half-demangled names stackcollapse-perf.pl leaves as they are.
-func perfConformance() []perfCase {
-	var cases []perfCase
-	for _, name := range []string{
-		"perf-cycles-instructions-01", "perf-dd-stacks-01", "perf-funcab-cmd-01",
-		"perf-funcab-pid-01", "perf-iperf-stacks-pidtid-01", "perf-java-faults-01",
-		"perf-java-stacks-01", "perf-java-stacks-02", "perf-js-stacks-01",
-		"perf-mirageos-stacks-01", "perf-numa-stacks-01", "perf-vertx-stacks-01",
-	} {
-		for _, opts := range []string{"pid", "tid", "all", "addrs"} {
-			diff := diffLastEvent
-			if opts == "pid" || opts == "tid" {
-				diff += "," + diffJavaL
-			}
-			if name == "perf-vertx-stacks-01" {
-				diff += "," + diffNoSymbol
-			}
-			cases = append(cases, perfCase{peerFlameGraph, "flamegraph-" + name + ".txt", opts, name + "-collapsed-" + opts + ".txt", diff})
-		}
-	}
-	for _, opts := range []string{"pid", "tid", "all", "addrs"} {
-		cases = append(cases, perfCase{peerInferno, "flamegraph-perf-rust-Yamakaky-dcpu.txt", opts, "inferno-perf-rust-Yamakaky-dcpu-collapsed-" + opts + ".txt", ""})
-	}
-	for _, c := range []struct{ name, opts, diff string }{
-		{"single-line-stacks", "", diffEventName},
-		{"single-event", "", ""},
-		{"versioned-vmlinux", "kernel", ""},
-		{"sourcepawn-jitdump", "jit", ""},
-		{"cpp-stacks-std-function", "", ""},
-		{"go-stacks", "", ""},
-		{"java-inline", "", ""},
-	} {
-		want := "inferno-" + c.name + "-collapsed.txt"
-		if c.opts != "" {
-			want = "inferno-" + c.name + "-collapsed-" + c.opts + ".txt"
-		}
-		cases = append(cases, perfCase{peerInferno, "inferno-" + c.name + ".txt", c.opts, want, c.diff})
-	}
-	return cases
-}
 
 // readPerfTestdata reads a file of testdata/perf, the name without ".gz": the larger files
 // are stored gzipped.
@@ -111,54 +93,6 @@ func readPerfTestdata(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return data
-}
-
-// TestPerfConformance runs the perf reader on every peer case and compares the stacks it
-// makes, written as the peer writes them (perfCollapsed), with the peer's expected output:
-// as multisets of (stack, value), the values of one stack summed.
-func TestPerfConformance(t *testing.T) {
-	cases := perfConformance()
-	matched := map[string]int{}
-	for _, c := range cases {
-		t.Run(strings.TrimSuffix(c.input, ".txt")+"/"+stdcmp.Or(c.opts, "default"), func(t *testing.T) {
-			text := readPerfTestdata(t, c.input)
-			if strings.Contains(c.diff, diffLastEvent) {
-				text = stackcollapseInput(text)
-			}
-			d, err := Options{}.decode(text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Format != perf.Name {
-				t.Fatalf("read as %q", d.Format)
-			}
-			o := collapseOptions{
-				pid: c.opts == "pid", tid: c.opts == "tid", addrs: c.opts == "addrs",
-				kernel: c.opts == "kernel" || c.opts == "all", jit: c.opts == "jit" || c.opts == "all",
-				allEvents: strings.Contains(c.diff, diffEventName), noSymbol: strings.Contains(c.diff, diffNoSymbol),
-			}
-			got := perfCollapsed(d.P, d.FrameTypes, o)
-			want := readCollapsed(t, readPerfTestdata(t, filepath.Join("expected", c.want)))
-			if strings.Contains(c.diff, diffJavaL) {
-				want = javaPidQuirk(want)
-			}
-			if c.peer == peerFlameGraph {
-				// stackcollapse-perf.pl drops quotes from names; so does profq.
-				want = stripQuotes(want)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("%s %s (-%s +profq):\n%s", c.peer, c.want, c.peer, diff)
-				return
-			}
-			matched[c.peer]++
-		})
-	}
-	for peer, n := range matched {
-		t.Logf("%s: %d cases match", peer, n)
-	}
-	if len(cases) != 59 {
-		t.Errorf("%d cases, want 59 (update the count in docs/inputs.md)", len(cases))
-	}
 }
 
 // collapseOptions are the peers' options perfCollapsed writes by.
