@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -117,7 +119,12 @@ func runServe(stdio IO, cmd *cobra.Command, o *ServeOptions, args []string) erro
 	base := serve.URL(ln, loopback)
 	srv := serve.HTTPServer(serve.New(*opts))
 	if !loopback {
-		fmt.Fprintf(stdio.Err, "profq: WARNING: serving on %s, which is not a loopback address: anyone who can reach it can read these profiles and the source files they name\n", ln.Addr())
+		host, _, _ := net.SplitHostPort(o.HTTP)
+		addr := ln.Addr().String()
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+			addr = net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+		}
+		fmt.Fprintf(stdio.Err, "profq: WARNING: serving on %s, which is not a loopback address: anyone who can reach it can read these profiles and the source files they name\n", addr)
 	}
 	fmt.Fprintf(stdio.Err, "profq: serving %s at %s (Ctrl-C to stop)\n", opts.Title, base)
 	var hooks serveHooks
@@ -148,6 +155,9 @@ func runServe(stdio IO, cmd *cobra.Command, o *ServeOptions, args []string) erro
 // given, as the page's own form would write them.
 func serveFirstPage(cmd *cobra.Command, o *ServeOptions) (string, error) {
 	if err := o.Report.Validate(); err != nil {
+		return "", err
+	}
+	if err := serve.CheckAddr(o.HTTP); err != nil {
 		return "", err
 	}
 	q := url.Values{}

@@ -98,9 +98,9 @@ func HTTPServer(h http.Handler) *http.Server {
 // it, an empty port any free one. loopback says whether every address it listens on is a
 // loopback one.
 func Listen(addr string) (ln net.Listener, loopback bool, err error) {
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := splitAddr(addr)
 	if err != nil {
-		return nil, false, option.Errorf("http", "%q is not host:port: %v", addr, err)
+		return nil, false, err
 	}
 	if host == "" {
 		host = "localhost"
@@ -114,6 +114,23 @@ func Listen(addr string) (ln net.Listener, loopback bool, err error) {
 	}
 	tcp, ok := ln.Addr().(*net.TCPAddr)
 	return ln, ok && tcp.IP.IsLoopback(), nil
+}
+
+// CheckAddr checks that addr is host:port, before anything is read.
+func CheckAddr(addr string) error {
+	_, _, err := splitAddr(addr)
+	return err
+}
+
+func splitAddr(addr string) (host, port string, err error) {
+	host, port, err = net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", option.Errorf("http", "%q is not host:port: %v", addr, err)
+	}
+	if p, err := strconv.Atoi(port); port != "" && (err != nil || p < 0 || p > 65535) {
+		return "", "", option.Errorf("http", "%q: the port %q is not a number from 0 to 65535", addr, port)
+	}
+	return host, port, nil
 }
 
 // URL is the address of a listener for a browser: a loopback listener as localhost.

@@ -240,7 +240,8 @@ func (s *Server) build(rq *request) (*result, error) {
 		}
 		base.Config = cfg
 		// As profq flame computes it from --min-width's default, to the last bit.
-		base.MinWidth = report.DefaultFlameMinWidth * report.FlameNominalWidth / report.FlameNominalWidth
+		px := float64(report.DefaultFlameMinWidth * report.FlameNominalWidth)
+		base.MinWidth = px / report.FlameNominalWidth
 		if v := rq.params.Get(paramReverse); v != "" {
 			if base.Reverse, err = strconv.ParseBool(v); err != nil {
 				return nil, usagef("reverse=%s: not true or false", v)
