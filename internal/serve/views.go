@@ -56,9 +56,12 @@ var viewParams = map[string][]string{
 	viewDiff:   {paramSort, paramNodeCount, paramNodeFraction},
 }
 
-// pprofParams are the parameter names of pprof's web UI, read as profq's.
+// pprofParams are the parameter names of pprof's web UI (its config.go), read as profq's,
+// so that a pprof URL's query works.
 var pprofParams = map[string]string{
-	"f": "focus", "i": "ignore", "h": "hide", "s": "show", "sf": "show_from", "t": "tagfocus", "si": paramSampleIndex,
+	"f": "focus", "i": "ignore", "h": "hide", "s": "show", "sf": "show_from", "prunefrom": "prune_from",
+	"tf": "tagfocus", "ti": "tagignore", "ts": "tagshow", "th": "taghide",
+	"si": paramSampleIndex, "g": paramGranularity, "n": paramNodeCount, "nf": paramNodeFraction,
 }
 
 // request is a view's URL read: its parameters, set ones only, in profq's names.
