@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,6 +193,7 @@ func loadServeData(stdio IO, o *ServeOptions, args []string) (*serve.Options, er
 	}
 	bases := slices.Concat(o.base.diffBase, o.base.base)
 	if len(bases) == 0 {
+		freeLoadGarbage()
 		return opts, nil
 	}
 	all := slices.Concat(bases, args)
@@ -217,6 +219,7 @@ func loadServeData(stdio IO, o *ServeOptions, args []string) (*serve.Options, er
 		return nil, err
 	}
 	opts.Base, opts.New = captures[:len(bases)], captures[len(bases):]
+	freeLoadGarbage()
 	return opts, nil
 }
 
@@ -243,3 +246,7 @@ func redactAll(args []string) []string {
 	}
 	return out
 }
+
+// freeLoadGarbage gives the memory that reading the profiles used and left back to the
+// system before serving: the server runs for long, and reading takes more than it keeps.
+func freeLoadGarbage() { debug.FreeOSMemory() }
