@@ -7,6 +7,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/profq/profq/internal/option"
+	"github.com/profq/profq/internal/report"
 	"github.com/profq/profq/internal/stacks"
 )
 
@@ -90,4 +91,30 @@ func TestParseRequest(t *testing.T) {
 	if _, err := parseRequest(viewGraph, q); err != nil {
 		t.Errorf("graph?format=svg: %v", err)
 	}
+}
+
+// FuzzParseRequest checks that any query of any view is read or refused with a usage
+// error, never a panic, and that what is read makes a report config or a usage error.
+func FuzzParseRequest(f *testing.F) {
+	for _, seed := range []string{"", "focus=main&sort=cum", "f=a&si=1&g=lines&n=3&nf=0.1", "re=%28", "format=dot", "nodecount=-1", "noinlines=maybe", "focus=a&focus=b", "%zz"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		for _, v := range views {
+			rq, err := parseRequest(v.name, q)
+			if err != nil {
+				if !option.IsUsage(err) {
+					t.Fatalf("%s?%s: %v is not a usage error", v.name, raw, err)
+				}
+				continue
+			}
+			if _, err := rq.config(report.DefaultConfig(), &Options{}); err != nil && !option.IsUsage(err) {
+				t.Fatalf("%s?%s: config: %v is not a usage error", v.name, raw, err)
+			}
+		}
+	})
 }
