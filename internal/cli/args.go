@@ -178,7 +178,9 @@ func pprofReportArgs(args []string) (rewritten []string, ok bool, err error) {
 		return nil, false, nil
 	}
 	rewritten = slices.Clone(report.command)
-	if report.value {
+	if report.valueFlag != "" {
+		rewritten = append(rewritten, "--"+report.valueFlag+"="+value)
+	} else if report.value {
 		if strings.HasPrefix(value, "-") {
 			return nil, false, usageErrorf("pprof's -%s=%s: a REGEX that starts with - is written profq %s [flags] -- %s PROFILE...", report.name, value, report.command[0], value)
 		}

@@ -63,6 +63,9 @@ type runState struct {
 	// (setTestHook). profq itself never does, so no input or environment of a user's can
 	// reach it.
 	hook func(point string)
+	// serving, when set, is told where profq serve listens and stops it (serveHooks);
+	// only tests set it, and then no browser opens.
+	serving serveHooks
 }
 
 // testHook calls the run's test hook, if any, at point.

@@ -42,15 +42,14 @@ type pprofFlag struct {
 	sampleType string
 	mean       bool
 	// command is the profq command line that writes a pprofReport flag's report; the flag's
-	// value, when it takes one (-peek=RE), is the command's first argument.
-	command []string
+	// value, when it takes one (-peek=RE), is the command's first argument, or the value of
+	// the command's flag valueFlag when that is set (-http=:8080 is serve --http=:8080).
+	command   []string
+	valueFlag string
 	// instead says, for a pprofMissing flag, what profq offers instead: a clause that
 	// follows "pprof's -name is not offered: ".
 	instead string
 }
-
-// webUI is what profq offers for pprof's -http.
-const webUI = "profq has no web UI; profq flame writes an interactive flame graph (HTML), profq graph --web opens the call graph in a browser, and top, peek, tree and list print pprof's text reports"
 
 // pprofFlags are all the flags of pprof's command line, as the pprof in go.mod defines them:
 // internal/driver/cli.go (parseFlags), config.go (configFields, with one flag per choice of
@@ -75,8 +74,8 @@ var pprofFlags = []pprofFlag{
 	{name: "contentions", kind: pprofSampleType, sampleType: "contentions"},
 	{name: "mean_delay", kind: pprofSampleType, sampleType: "delay", mean: true},
 	{name: "tools", value: true, kind: pprofMissing, instead: "profq runs no binutils; --symbolize local reads ELF binaries itself"},
-	{name: "http", value: true, kind: pprofMissing, instead: webUI},
-	{name: "no_browser", kind: pprofMissing, instead: webUI},
+	{name: "http", value: true, kind: pprofReport, command: []string{"serve"}, valueFlag: "http"},
+	{name: "no_browser"},
 
 	// config.go: the report options.
 	{name: "output", value: true},
@@ -303,6 +302,9 @@ func pprofFlagError(root, cmd *cobra.Command, f pprofFlag, value string, hasValu
 // pprofCommandLine is how profq writes the report of pprof's report flag f, for messages.
 func pprofCommandLine(f pprofFlag) string {
 	s := strings.Join(f.command, " ")
+	if f.valueFlag != "" {
+		return s + " --" + f.valueFlag + " HOST:PORT"
+	}
 	if f.value {
 		s += " REGEX"
 	}

@@ -38,8 +38,17 @@ type FlameStyle struct {
 
 // Flame writes f to w in the format o.Format. The bytes depend on f and o only.
 func Flame(w io.Writer, f *report.Flame, o Options) error {
+	o, err := flameOptions(f, o)
+	if err != nil {
+		return err
+	}
+	return write(w, report.KindFlame, f, o)
+}
+
+// flameOptions checks f and resolves o's colour scheme and title for it.
+func flameOptions(f *report.Flame, o Options) (Options, error) {
 	if f == nil || len(f.Frames) == 0 {
-		return fmt.Errorf("rendering flame: no report")
+		return o, fmt.Errorf("rendering flame: no report")
 	}
 	colors := o.Flame.Colors
 	switch colors {
@@ -48,16 +57,16 @@ func Flame(w io.Writer, f *report.Flame, o Options) error {
 	case FlameColorsPackage, FlameColorsFrameType:
 	case FlameColorsDiff:
 		if !f.Options.Diff {
-			return option.Errorf("colors", "diff needs a differential flame graph (%s)", option.Flag("diff-base"))
+			return o, option.Errorf("colors", "diff needs a differential flame graph (%s)", option.Flag("diff-base"))
 		}
 	default:
-		return option.Errorf("colors", "unknown colour scheme %q (want one of %s)", o.Flame.Colors, strings.Join(FlameColorSchemes(), ", "))
+		return o, option.Errorf("colors", "unknown colour scheme %q (want one of %s)", o.Flame.Colors, strings.Join(FlameColorSchemes(), ", "))
 	}
 	o.Flame.Colors = colors
 	if o.Flame.Title == "" {
 		o.Flame.Title = defaultFlameTitle(f)
 	}
-	return write(w, report.KindFlame, f, o)
+	return o, nil
 }
 
 // autoColors is the scheme --colors auto picks for f.

@@ -106,6 +106,53 @@ func newFlameData(f *report.Flame, o Options) *flameData {
 	return d
 }
 
+// FlameStyleSheet returns the style sheet of the HTML flame graph, for a page that holds
+// FlameFragment (profq serve).
+func FlameStyleSheet() string { return flameCSS }
+
+// FlameScript returns the script of the HTML flame graph, which draws the graph a
+// FlameFragment holds; a page loads it after the fragment.
+func FlameScript() string { return flameJS }
+
+// FlameFragment writes the body of the HTML flame graph page without its script: the
+// controls, the chart, the details and the graph's data, for a page of its own that loads
+// FlameStyleSheet and FlameScript (profq serve). The standalone page is this fragment inside
+// a document with the style and script inline.
+func FlameFragment(w io.Writer, f *report.Flame, o Options) error {
+	o, err := flameOptions(f, o)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	if err := flameFragment(bw, f, o); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// flameFragment writes the page's controls, chart and data: what the script reads.
+func flameFragment(bw *bufio.Writer, f *report.Flame, o Options) error {
+	title := html.EscapeString(cleanText(o.Flame.Title))
+	fmt.Fprintf(bw, `<div id="controls">
+<input id="search" type="search" placeholder="Search: regexp or text" autocomplete="off" spellcheck="false" aria-label="Search frames">
+<button id="reset" type="button" title="Reset zoom (Escape)">Reset zoom</button>
+<span id="matched" aria-live="polite"></span>
+</div>
+</header>
+<main id="chart"><div id="flame" role="img" aria-label="%s"></div></main>
+<div id="details" aria-live="polite"></div>
+<div id="tooltip" hidden></div>
+<script type="application/json" id="flame-data">`, title)
+	// Encoded with HTML escaping: <, > and & become \u003c..., so no name can end the
+	// script element; U+2028 and U+2029 are escaped as well.
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(newFlameData(f, o)); err != nil {
+		return fmt.Errorf("writing flame data: %w", err)
+	}
+	fmt.Fprint(bw, "</script>\n")
+	return nil
+}
+
 // flameHTML writes one self-contained page: inline style, inline script, and the graph as
 // JSON in a script element. The script lays the frames out from the x, depth and value
 // computed here, so the page and the SVG agree.
@@ -130,22 +177,10 @@ func flameHTML(w io.Writer, f *report.Flame, o Options) error {
 <header>
 <h1 id="title">%s</h1>
 <p id="subtitle">%s</p>
-<div id="controls">
-<input id="search" type="search" placeholder="Search: regexp or text" autocomplete="off" spellcheck="false" aria-label="Search frames">
-<button id="reset" type="button" title="Reset zoom (Escape)">Reset zoom</button>
-<span id="matched" aria-live="polite"></span>
-</div>
-</header>
-<main id="chart"><div id="flame" role="img" aria-label="%s"></div></main>
-<div id="details" aria-live="polite"></div>
-<div id="tooltip" hidden></div>
-<script type="application/json" id="flame-data">`, title, flameCSS, class, title, html.EscapeString(cleanText(flameSubtitle(f))), title)
-	// Encoded with HTML escaping: <, > and & become \u003c..., so no name can end the
-	// script element; U+2028 and U+2029 are escaped as well.
-	enc := json.NewEncoder(bw)
-	if err := enc.Encode(newFlameData(f, o)); err != nil {
-		return fmt.Errorf("writing flame data: %w", err)
+`, title, flameCSS, class, title, html.EscapeString(cleanText(flameSubtitle(f))))
+	if err := flameFragment(bw, f, o); err != nil {
+		return err
 	}
-	fmt.Fprintf(bw, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", flameJS)
+	fmt.Fprintf(bw, "<script>\n%s</script>\n</body>\n</html>\n", flameJS)
 	return bw.Flush()
 }

@@ -4,6 +4,8 @@
 package stacks
 
 import (
+	"slices"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -210,6 +212,23 @@ func (st *Stacks) WithFrames(leaf, root [][]int32) *Stacks {
 			to.Ends[j] = uint32(len(to.Frames))
 		}
 		out.Segments[k] = to
+	}
+	return out
+}
+
+// Clone returns a copy of st whose arrays are its own, for a report that filters (and so
+// writes into its stacks' arrays) while st is kept for others: profq serve computes each
+// view from the stacks it read once. The label sets, which nothing writes into, are shared.
+func (st *Stacks) Clone() *Stacks {
+	out := &Stacks{LabelSets: st.LabelSets, NumValues: st.NumValues, Segments: make([]Segment, len(st.Segments))}
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		out.Segments[k] = Segment{
+			Frames: slices.Clone(seg.Frames),
+			Ends:   slices.Clone(seg.Ends),
+			Values: slices.Clone(seg.Values),
+			Labels: slices.Clone(seg.Labels),
+		}
 	}
 	return out
 }
