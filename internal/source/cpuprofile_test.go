@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -493,4 +494,74 @@ func v8File(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestV8SamplesFromBytesAsDecoded checks that a .cpuprofile's samples, read from its bytes
+// one number at a time, are weighed as the same profile's samples decoded (as a Chrome
+// trace's CpuProfile event holds them): the same samples in the same order, the same values,
+// period and duration, on the real profiles and on samples out of time order, of unknown
+// nodes, with nulls, duplicate and differently cased member names, and legacy timestamps.
+func TestV8SamplesFromBytesAsDecoded(t *testing.T) {
+	inputs := map[string]string{
+		"out of order, unknown nodes": `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[2,3]},{"id":2,"callFrame":{"functionName":"f"}},{"id":3,"callFrame":{"functionName":"g"}}],"startTime":10,"endTime":90,"samples":[9,2,3,2,9,3,2],"timeDeltas":[5,10,-3,20,7,-1,30]}`,
+		"nulls and spaces":            `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[2]},{"id":2,"callFrame":{"functionName":"f"}}],"startTime":0,"samples" : [ 2 , null, 2 ] ,"timeDeltas":[ 1,null , 4 ]}`,
+		"names repeated and cased":    `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[2]},{"id":2,"callFrame":{"functionName":"f"}}],"samples":[1],"timeDeltas":[1],"Samples":[2,2,1],"TIMEDELTAS":[3,4,5]}`,
+		"legacy, one more timestamp":  `{"head":{"functionName":"(root)","id":1,"children":[{"functionName":"f","id":2,"children":[]}]},"startTime":1,"endTime":2,"samples":[2,3,2],"timestamps":[1000000,1000100,1000300,1000400]}`,
+		"legacy, out of order":        `{"head":{"functionName":"(root)","id":1,"children":[{"functionName":"f","id":2,"children":[]},{"functionName":"g","id":3,"children":[]}]},"startTime":1,"endTime":2,"samples":[2,3,2],"timestamps":[1000300,1000100,1000000]}`,
+		"legacy, hit counts":          `{"head":{"functionName":"(root)","id":1,"children":[{"functionName":"f","id":2,"hitCount":3,"children":[]}]},"startTime":1,"endTime":2}`,
+		"no samples":                  `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}}],"samples":[],"timeDeltas":[]}`,
+	}
+	for _, name := range []string{"chrome65-simple.cpuprofile", "chrome65-sucrase.cpuprofile", "node10-legacy-head-tree.cpuprofile"} {
+		data, err := os.ReadFile(filepath.Join(v8Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = string(data)
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			fromBytes, _, err := LoadData("in.cpuprofile", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			event := `{"traceEvents":[{"name":"CpuProfile","ph":"I","pid":1,"tid":1,"ts":0,"args":{"data":{"cpuProfile":` + in + `}}}]}`
+			decoded, _, err := LoadData("in.json", []byte(event))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range decoded.Sample {
+				s.Label = nil
+			}
+			if fromBytes.Period != decoded.Period || fromBytes.DurationNanos != decoded.DurationNanos {
+				t.Errorf("period %d, duration %d; decoded: %d, %d", fromBytes.Period, fromBytes.DurationNanos, decoded.Period, decoded.DurationNanos)
+			}
+			if got, want := sampleLines(fromBytes), sampleLines(decoded); !slices.Equal(got, want) {
+				t.Errorf("samples read from the bytes:\n%s\ndecoded:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+	// A sample that is not a node id, or a delta that is not whole, is refused as
+	// json.Unmarshal refused it.
+	for _, in := range []string{
+		`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}}],"samples":["1"],"timeDeltas":[1]}`,
+		`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}}],"samples":[1],"timeDeltas":[1.5]}`,
+		`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}}],"samples":{},"timeDeltas":[1]}`,
+	} {
+		if _, _, err := LoadData("in.cpuprofile", []byte(in)); err == nil || !strings.Contains(err.Error(), "reading V8 CPU profile") {
+			t.Errorf("%s: error %v, want one reading V8 CPU profile", in, err)
+		}
+	}
+}
+
+// sampleLines is each sample of p in order: its stack, root first, and its values.
+func sampleLines(p *profile.Profile) []string {
+	var out []string
+	for _, s := range p.Sample {
+		var names []string
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			names = append(names, s.Location[i].Line[0].Function.Name)
+		}
+		out = append(out, fmt.Sprint(strings.Join(names, ";"), " ", s.Value))
+	}
+	return out
 }

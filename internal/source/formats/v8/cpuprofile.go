@@ -78,15 +78,30 @@ type v8LegacyNode struct {
 	Children []*v8LegacyNode `json:"children"`
 }
 
-// v8Profile is a .cpuprofile, or a trace's profile once its chunks are put together.
+// v8Head is a profile but its samples: its nodes (or legacy tree) and times.
+type v8Head struct {
+	Nodes     []v8Node      `json:"nodes"`
+	Head      *v8LegacyNode `json:"head"`
+	StartTime *float64      `json:"startTime"`
+	EndTime   *float64      `json:"endTime"`
+}
+
+// v8Profile is a trace's profile once its chunks are put together, or a CpuProfile event's.
 type v8Profile struct {
-	Nodes      []v8Node      `json:"nodes"`
-	Head       *v8LegacyNode `json:"head"`
-	StartTime  *float64      `json:"startTime"`
-	EndTime    *float64      `json:"endTime"`
-	Samples    []int64       `json:"samples"`
-	TimeDeltas []int64       `json:"timeDeltas"`
-	Timestamps []float64     `json:"timestamps"`
+	v8Head
+	Samples    []int64   `json:"samples"`
+	TimeDeltas []int64   `json:"timeDeltas"`
+	Timestamps []float64 `json:"timestamps"`
+}
+
+// series returns the samples of vp as add reads them.
+func (vp *v8Profile) series() v8Series {
+	return v8Series{
+		v8Head:     vp.v8Head,
+		samples:    numbers{present: vp.Samples != nil, n: len(vp.Samples), ints: vp.Samples},
+		timeDeltas: numbers{present: vp.TimeDeltas != nil, n: len(vp.TimeDeltas), ints: vp.TimeDeltas},
+		timestamps: numbers{present: vp.Timestamps != nil, n: len(vp.Timestamps), floats: vp.Timestamps},
+	}
 }
 
 // traceEvent is what profq reads of a Chrome trace event.
@@ -137,17 +152,19 @@ func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 		}
 		err = b.addTrace(trace.TraceEvents)
 	default:
-		if err := checkSampleCount(raw, o.Limits); err != nil {
+		// A .cpuprofile's samples are most of it: they are read from its bytes as they are
+		// weighed, never decoded into arrays (ten million samples took 80 bytes each).
+		var vp v8Series
+		if vp, err = rawSeries(raw, o.Limits); err != nil {
 			return format.Decoded{}, err
 		}
-		var vp v8Profile
-		if err = json.Unmarshal(raw, &vp); err != nil {
+		if err = json.Unmarshal(raw, &vp.v8Head); err != nil {
 			return format.Decoded{}, fmt.Errorf("reading V8 CPU profile: %w", err)
 		}
 		if vp.Nodes == nil && vp.Head == nil {
 			return format.Decoded{}, fmt.Errorf("%w: JSON without the nodes of a V8 CPU profile (nor its legacy head, nor trace events)", format.ErrNotProfile)
 		}
-		err = b.add(&vp, nil)
+		err = b.add(vp, nil)
 	}
 	if err != nil {
 		return format.Decoded{}, err
@@ -224,7 +241,7 @@ func flattenLegacy(head *v8LegacyNode) []v8Node {
 }
 
 // add adds the samples of one profile, with labels on each.
-func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
+func (b *v8Builder) add(vp v8Series, labels map[string][]string) error {
 	nodes := vp.Nodes
 	legacy := vp.Head != nil && nodes == nil
 	if legacy {
@@ -269,14 +286,9 @@ func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
 		}
 	}
 
-	ids, weights, lost, err := b.weigh(vp, legacy, nodes, index)
-	if err != nil {
-		return err
-	}
 	// One sample per node, in the order the nodes are first sampled.
-	at := make(map[int]*profile.Sample)
-	for k, id := range ids {
-		i := index[id]
+	at := make([]*profile.Sample, len(nodes))
+	lost, err := b.weigh(vp, legacy, nodes, index, func(i int, weight int64) error {
 		s := at[i]
 		if s == nil {
 			locs, err := b.stack(nodes, parent, i)
@@ -288,138 +300,20 @@ func (b *v8Builder) add(vp *v8Profile, labels map[string][]string) error {
 			b.p.Sample = append(b.p.Sample, s)
 		}
 		s.Value[0]++
-		if s.Value[1] > math.MaxInt64-weights[k] {
+		if s.Value[1] > math.MaxInt64-weight {
 			return &format.OverflowError{SampleType: "wall/microseconds"}
 		}
-		s.Value[1] += weights[k]
+		s.Value[1] += weight
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if orphans+strays+lost > 0 {
 		b.warnings = append(b.warnings, fmt.Sprintf("V8 CPU profile: %d nodes of a parent and %d children of a node it does not hold (their stacks start at them), %d samples of a node it does not hold (left out, their time the sample's before them, as speedscope reads them)",
 			orphans, strays, lost))
 	}
 	return nil
-}
-
-// weigh returns the node of each sample and its time in µs (weights), counts them against
-// the limit, and leaves out the samples of nodes the profile does not hold (index), which it
-// returns the number of (lost).
-//
-// A sample lasts from its time until the next sample's, as speedscope and the timeline of
-// Chrome DevTools attribute it. The last sample gets no time, as speedscope gives it none
-// (DevTools' timeline gives it the mean interval, or until the extra timestamp of a legacy
-// profile that has one). A sample of a node the profile does not hold (a trace cut short)
-// is left out as speedscope leaves it out: the sample before it runs on until the next one
-// kept, and samples of such nodes before the first kept one lose their time.
-func (b *v8Builder) weigh(vp *v8Profile, legacy bool, nodes []v8Node, index map[int64]int) (ids, weights []int64, lost int, err error) {
-	start := 0.0
-	if vp.StartTime != nil {
-		start = *vp.StartTime
-	}
-	end, hasEnd := 0.0, vp.EndTime != nil
-	if hasEnd {
-		end = *vp.EndTime
-	}
-	var times []float64
-	switch {
-	case legacy && vp.Samples == nil:
-		// No samples at all: each node's hits, each of the mean interval, as DevTools does.
-		var hits int64
-		for _, n := range nodes {
-			if n.HitCount > int64(b.lim.Samples) {
-				return nil, nil, 0, &format.SampleLimitError{Limit: b.lim.Samples}
-			}
-			hits += max(n.HitCount, 0)
-		}
-		if hits > int64(b.lim.Samples-b.count) {
-			return nil, nil, 0, &format.SampleLimitError{Limit: b.lim.Samples}
-		}
-		each := int64(0)
-		if hits > 0 && end > start {
-			each = int64((end - start) * 1e6 / float64(hits))
-		}
-		for _, n := range nodes {
-			for range max(n.HitCount, 0) {
-				ids, weights = append(ids, n.ID), append(weights, each)
-			}
-		}
-		b.count += len(ids)
-		return ids, weights, 0, nil
-	case legacy:
-		// Timestamps in µs, startTime and endTime in seconds. Sample i was taken at
-		// timestamps[i], the first at timestamps[0], as DevTools and speedscope read
-		// them; a profile may have one timestamp more, the end of the last sample to
-		// DevTools, which gives that sample no time here either. The profile spans
-		// its timestamps, as DevTools takes it (startTime and endTime may be whole
-		// seconds).
-		start, end = start*1e6, end*1e6
-		ts := vp.Timestamps
-		if len(ts) > 0 {
-			start, end, hasEnd = ts[0], ts[len(ts)-1], true
-		}
-		switch len(ts) {
-		case len(vp.Samples) + 1:
-			ts = ts[:len(vp.Samples)]
-		case len(vp.Samples):
-		default:
-			return nil, nil, 0, fmt.Errorf("malformed V8 CPU profile: %d samples but %d timestamps", len(vp.Samples), len(ts))
-		}
-		times = ts
-	default:
-		if len(vp.TimeDeltas) != len(vp.Samples) {
-			return nil, nil, 0, fmt.Errorf("malformed V8 CPU profile: %d samples but %d timeDeltas", len(vp.Samples), len(vp.TimeDeltas))
-		}
-		times = make([]float64, len(vp.Samples))
-		t := start
-		for i, d := range vp.TimeDeltas {
-			t += float64(d)
-			times[i] = t
-		}
-	}
-	n := len(vp.Samples)
-	if n > b.lim.Samples-b.count {
-		return nil, nil, 0, &format.SampleLimitError{Limit: b.lim.Samples}
-	}
-	// Samples out of time order (V8 writes negative deltas at times) are put in order, as
-	// DevTools does; then those of unknown nodes are left out.
-	order := make([]int, 0, n)
-	for i := range n {
-		order = append(order, i)
-	}
-	if !slices.IsSorted(times) {
-		slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(times[i], times[j]) })
-	}
-	ids, kept := make([]int64, 0, n), make([]float64, 0, n)
-	for _, i := range order {
-		if _, ok := index[vp.Samples[i]]; !ok {
-			lost++
-			continue
-		}
-		ids, kept = append(ids, vp.Samples[i]), append(kept, times[i])
-	}
-	n = len(ids)
-	b.count += n
-	weights = make([]int64, n)
-	for i := 0; i+1 < n; i++ {
-		weights[i] = micros(kept[i+1] - kept[i])
-	}
-	if n > 0 {
-		last := n - 1
-		if n > 1 {
-			b.interval.sum += kept[last] - kept[0]
-			b.interval.n += float64(n - 1)
-		}
-		if !b.timed || start < b.start {
-			b.start = start
-		}
-		if !b.timed || kept[last] > b.end {
-			b.end = kept[last]
-		}
-		if hasEnd && end > b.end {
-			b.end = end
-		}
-		b.timed = true
-	}
-	return ids, weights, lost, nil
 }
 
 // micros is a duration in µs as a weight: whole, and within what a sum of many can hold.
@@ -579,7 +473,7 @@ func (b *v8Builder) addTrace(events []traceEvent) error {
 	for _, tp := range profiles {
 		thread := cmp.Or(threads[[2]string{tp.pid, tp.tid}], tp.tid)
 		labels := map[string][]string{PidLabel: {tp.pid}, ThreadLabel: {thread}}
-		if err := b.add(&tp.prof, labels); err != nil {
+		if err := b.add(tp.prof.series(), labels); err != nil {
 			return err
 		}
 	}
@@ -640,29 +534,6 @@ func Looks(data []byte) bool {
 		return found
 	}
 	return false
-}
-
-// checkSampleCount refuses a .cpuprofile of more samples than the limit from the count of
-// its samples, timeDeltas and timestamps, before they are decoded: decoded and weighed, a
-// sample takes some 80 bytes, and ten million and one samples (20 MB of input) took 600 MB
-// before the limit refused them.
-func checkSampleCount(raw []byte, lim format.Limits) error {
-	if lim.Samples <= 0 {
-		return nil
-	}
-	var err error
-	s := jsonCursor{b: raw}
-	s.members(func(name string) bool {
-		switch name {
-		case "samples", "timeDeltas", "timestamps":
-			if s.elements() > lim.Samples {
-				err = &format.SampleLimitError{Limit: lim.Samples}
-				return false
-			}
-		}
-		return true
-	})
-	return err
 }
 
 // elements counts the elements of the array at the cursor, as far as they are JSON, and
