@@ -105,18 +105,60 @@ func members(obj []byte, fn func(name string, value []byte) error) error {
 		}
 		i = space(obj, i+1)
 		vend := valueEnd(obj, i)
-		if vend < 0 {
+		if vend <= i {
 			return nil
 		}
 		if err := fn(name, obj[i:vend]); err != nil {
 			return err
 		}
 		i = space(obj, vend)
-		if i < len(obj) && obj[i] == ',' {
-			i = space(obj, i+1)
+		if i >= len(obj) || obj[i] != ',' {
+			return nil
 		}
+		i = space(obj, i+1)
 	}
 	return nil
+}
+
+// memberIter reads the members of a JSON object one at a time, without allocating: the
+// name as written (quoted), and the value.
+type memberIter struct {
+	obj []byte
+	i   int
+}
+
+func newMembers(obj []byte) memberIter { return memberIter{obj: obj, i: space(obj, 1)} }
+
+// next returns the next member; ok is false at the end of the object or of obj, or at
+// anything that is not JSON.
+func (m *memberIter) next() (name, value []byte, ok bool) {
+	obj, i := m.obj, m.i
+	if i >= len(obj) || obj[i] != '"' {
+		return nil, nil, false
+	}
+	end := stringEnd(obj, i)
+	if end < 0 {
+		return nil, nil, false
+	}
+	name = obj[i:end]
+	i = space(obj, end)
+	if i >= len(obj) || obj[i] != ':' {
+		return nil, nil, false
+	}
+	i = space(obj, i+1)
+	vend := valueEnd(obj, i)
+	if vend <= i {
+		return nil, nil, false
+	}
+	value = obj[i:vend]
+	i = space(obj, vend)
+	if i < len(obj) && obj[i] == ',' {
+		i = space(obj, i+1)
+	} else {
+		i = len(obj) // the last member: nothing follows it
+	}
+	m.i = i
+	return name, value, true
 }
 
 // elements calls fn with each element of arr, a valid JSON array, in order.
@@ -124,16 +166,17 @@ func elements(arr []byte, fn func(value []byte) error) error {
 	i := space(arr, 1)
 	for i < len(arr) && arr[i] != ']' {
 		end := valueEnd(arr, i)
-		if end < 0 {
+		if end <= i {
 			return nil
 		}
 		if err := fn(arr[i:end]); err != nil {
 			return err
 		}
 		i = space(arr, end)
-		if i < len(arr) && arr[i] == ',' {
-			i = space(arr, i+1)
+		if i >= len(arr) || arr[i] != ',' {
+			return nil
 		}
+		i = space(arr, i+1)
 	}
 	return nil
 }
@@ -177,6 +220,9 @@ func number(raw []byte) (float64, bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, false
 	}
+	if f, ok := decimal(raw); ok {
+		return f, true
+	}
 	s := string(raw)
 	if isString(raw) {
 		s = string(bytes.TrimSpace([]byte(unquote(raw))))
@@ -187,6 +233,49 @@ func number(raw []byte) (float64, bool) {
 	}
 	return f, true
 }
+
+// decimal reads the numbers trace events mostly hold, [-]digits[.digits] of at most 15
+// significant digits, without allocating: exactly as strconv.ParseFloat does (an integer
+// of up to 15 digits and a power of ten up to 1e15 are exact in a float64, and so is their
+// quotient, correctly rounded). ok is false for anything else.
+func decimal(raw []byte) (float64, bool) {
+	i, neg := 0, false
+	if raw[0] == '-' {
+		neg, i = true, 1
+	}
+	var mant uint64
+	digits, frac, dot := 0, 0, false
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if digits > 0 || c != '0' {
+				digits++
+			}
+			mant = mant*10 + uint64(c-'0')
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+		if digits > 15 || frac > 15 {
+			return 0, false
+		}
+	}
+	if i == 0 || neg && len(raw) == 1 || raw[len(raw)-1] == '.' {
+		return 0, false
+	}
+	f := float64(mant) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // scalar is a pid or tid as text: 259 and "259" alike (JavaScript's Number of either),
 // another string as it is, "" for none.

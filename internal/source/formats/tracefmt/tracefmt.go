@@ -353,30 +353,41 @@ func (r *reader) event(raw []byte, n int) error {
 		return fmt.Errorf("trace events: event %d is not a JSON object", n)
 	}
 	var name, ph, pid, tid, ts, dur, tdur, args []byte
-	_ = members(raw, func(m string, value []byte) error {
-		switch m {
-		case "name":
+	for it := newMembers(raw); ; {
+		m, value, ok := it.next()
+		if !ok {
+			break
+		}
+		if bytes.IndexByte(m, '\\') >= 0 {
+			m = []byte(strconv.Quote(unquote(m)))
+		}
+		switch string(m) {
+		case `"name"`:
 			name = value
-		case "ph":
+		case `"ph"`:
 			ph = value
-		case "pid":
+		case `"pid"`:
 			pid = value
-		case "tid":
+		case `"tid"`:
 			tid = value
-		case "ts":
+		case `"ts"`:
 			ts = value
-		case "dur":
+		case `"dur"`:
 			dur = value
-		case "tdur":
+		case `"tdur"`:
 			tdur = value
-		case "args":
+		case `"args"`:
 			args = value
 		}
-		return nil
-	})
-	phase := ""
-	if isString(ph) {
-		phase = unquote(ph)
+	}
+	var phase string
+	switch string(ph) {
+	case `"B"`, `"E"`, `"X"`, `"M"`:
+		phase = string(ph[1:2])
+	default:
+		if isString(ph) && bytes.IndexByte(ph, '\\') >= 0 {
+			phase = unquote(ph)
+		}
 	}
 	switch phase {
 	case "B", "E", "X":
