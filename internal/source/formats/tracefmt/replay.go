@@ -50,8 +50,10 @@ func (t *stackTree) depth(n int32) int {
 
 // id is what speedscope calls an event's id: its name and, when it has any, its args.
 func (t *thread) id(e ev) uint64 {
-	if e.ext >= 0 && t.exts[e.ext].hasArgs {
-		return mix(uint64(e.name)+1, t.exts[e.ext].args)
+	if e.ext >= 0 {
+		if x := t.exts.at(int(e.ext)); x.hasArgs {
+			return mix(uint64(e.name)+1, x.args)
+		}
 	}
 	return uint64(e.name) + 1
 }
@@ -60,7 +62,7 @@ func (t *thread) id(e ev) uint64 {
 // in a Hermes trace its name, file, line and column.
 func (r *reader) key(t *thread, e ev) uint64 {
 	if r.hermes {
-		return t.exts[e.ext].key
+		return t.exts.at(int(e.ext)).key
 	}
 	return t.id(e)
 }
@@ -68,7 +70,7 @@ func (r *reader) key(t *thread, e ev) uint64 {
 // frameOf is the frame (location) of an event.
 func (r *reader) frameOf(t *thread, e ev) (int32, error) {
 	if r.hermes {
-		return t.exts[e.ext].frame, nil
+		return t.exts.at(int(e.ext)).frame, nil
 	}
 	return r.nameFrameOf(e.name)
 }
@@ -83,18 +85,22 @@ type openEvent struct {
 // replay turns the B, E and X events of a thread into the time of each of its stacks.
 func (r *reader) replay(t *thread, ti int32, acc *accumulator) error {
 	// X events in time order, the longer first at one time, the file's order otherwise.
-	slices.SortStableFunc(t.x, func(a, b xev) int {
+	xs := t.x.slice(0)
+	t.x = nil
+	slices.SortStableFunc(xs, func(a, b xev) int {
 		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(b.dur, a.dur))
 	})
-	bq := slices.Grow(t.b, len(t.x))
-	eq := slices.Grow(t.e, len(t.x))
-	for _, x := range t.x {
+	bq := t.b.slice(len(xs))
+	t.b = nil
+	eq := t.e.slice(len(xs))
+	t.e = nil
+	for _, x := range xs {
 		bq = append(bq, x.ev)
 		end := x.ev
 		end.ts += x.dur
 		eq = append(eq, end)
 	}
-	t.b, t.e, t.x = nil, nil, nil
+	xs = nil
 	byTime := func(a, b ev) int { return cmp.Compare(a.ts, b.ts) }
 	slices.SortStableFunc(bq, byTime)
 	slices.SortStableFunc(eq, byTime)
@@ -279,7 +285,7 @@ func (h *posHeap) pop() {
 // its stacks: a sample lasts until the next one of its thread, in time order; the last
 // gets none.
 func (r *reader) replaySamples(t *thread, ti int32, acc *accumulator) error {
-	s := t.samples
+	s := t.samples.slice(0)
 	t.samples = nil
 	slices.SortStableFunc(s, func(a, b sampleRef) int { return cmp.Compare(a.ts, b.ts) })
 	for i := 0; i+1 < len(s); i++ {

@@ -87,18 +87,18 @@ type xev struct {
 // a Hermes trace the frame and key its args give it.
 type ext struct {
 	args    uint64
-	hasArgs bool
 	key     uint64
 	frame   int32
+	hasArgs bool
 }
 
 // thread holds the events of one pid and tid.
 type thread struct {
 	pid, tid string
-	b, e     []ev
-	x        []xev
-	exts     []ext
-	samples  []sampleRef
+	b, e     blocks[ev]
+	x        blocks[xev]
+	exts     blocks[ext]
+	samples  blocks[sampleRef]
 }
 
 // sampleRef is a sample of the sampled form: its time in ns and its stack frame (an index
@@ -429,15 +429,18 @@ func (r *reader) event(raw []byte, n int) error {
 				return err
 			}
 		}
-		e.ext = int32(len(t.exts))
-		t.exts = append(t.exts, x)
+		if t.exts.size() >= math.MaxInt32 {
+			return &format.SampleLimitError{Limit: math.MaxInt32}
+		}
+		e.ext = int32(t.exts.size())
+		t.exts.add(x)
 	}
 	r.time(e.ts)
 	switch phase {
 	case "B":
-		t.b = append(t.b, e)
+		t.b.add(e)
 	case "E":
-		t.e = append(t.e, e)
+		t.e.add(e)
 	case "X":
 		// dur, else tdur (thread time), else 0, as speedscope takes them.
 		d := 0.0
@@ -458,7 +461,7 @@ func (r *reader) event(raw []byte, n int) error {
 			return fmt.Errorf("trace events: event %d: ts + dur is beyond what profq holds", n)
 		}
 		r.time(e.ts + dn)
-		t.x = append(t.x, xev{e, dn})
+		t.x.add(xev{e, dn})
 	}
 	return nil
 }
@@ -746,7 +749,7 @@ func (r *reader) samplesOf(value []byte) error {
 		}
 		r.hasSamples = true
 		r.time(ns)
-		t.samples = append(t.samples, ref)
+		t.samples.add(ref)
 		return nil
 	})
 }
@@ -770,7 +773,7 @@ func (r *reader) profile() (*profile.Profile, []string, error) {
 		ta, tb := r.threads[a], r.threads[b]
 		return cmp.Or(compareIDs(ta.pid, tb.pid), compareIDs(ta.tid, tb.tid))
 	})
-	acc := &accumulator{index: map[[2]int32]int{}}
+	acc := &accumulator{}
 	for _, ti := range order {
 		t := r.threads[ti]
 		var err error
@@ -782,7 +785,9 @@ func (r *reader) profile() (*profile.Profile, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		acc.done()
 	}
+	acc.slot = nil
 
 	st := &profile.ValueType{Type: "wall", Unit: "nanoseconds"}
 	p := &profile.Profile{
@@ -812,16 +817,21 @@ func (r *reader) profile() (*profile.Profile, []string, error) {
 		p.Location = append(p.Location, l)
 		return l
 	}
+	// The labels of each thread that has samples, shared by them.
 	labels := make([]map[string][]string, len(r.threads))
-	for i, t := range r.threads {
-		l := map[string][]string{PidLabel: {t.pid}, TidLabel: {t.tid}, ThreadLabel: {cmp.Or(r.threadNames[[2]string{t.pid, t.tid}], t.tid)}}
-		if name, ok := r.processNames[t.pid]; ok {
-			l[ProcessLabel] = []string{name}
+	labelsOf := func(i int32) map[string][]string {
+		if labels[i] == nil {
+			t := r.threads[i]
+			l := map[string][]string{PidLabel: {t.pid}, TidLabel: {t.tid}, ThreadLabel: {cmp.Or(r.threadNames[[2]string{t.pid, t.tid}], t.tid)}}
+			if name, ok := r.processNames[t.pid]; ok {
+				l[ProcessLabel] = []string{name}
+			}
+			labels[i] = l
 		}
-		labels[i] = l
+		return labels[i]
 	}
 	for _, v := range acc.values {
-		s := &profile.Sample{Value: []int64{v.weight}, Location: make([]*profile.Location, r.tree.depth(v.node)), Label: labels[v.thread]}
+		s := &profile.Sample{Value: []int64{v.weight}, Location: make([]*profile.Location, r.tree.depth(v.node)), Label: labelsOf(v.thread)}
 		for j, n := 0, v.node; n != noStack; j, n = j+1, r.tree.nodes[n].parent {
 			s.Location[j] = location(r.tree.nodes[n].frame)
 		}
@@ -861,10 +871,13 @@ func compareIDs(a, b string) int {
 	return cmp.Compare(a, b)
 }
 
-// accumulator adds up the time of each stack of each thread.
+// accumulator adds up the time of each stack of each thread. Threads are replayed one
+// after the other, so a slot per stack (the position of its value, plus one, for the
+// thread being replayed) finds a stack's value, and is cleared when the thread is done.
 type accumulator struct {
 	values []value
-	index  map[[2]int32]int
+	slot   []int32
+	first  int // the first value of the thread being replayed
 }
 
 type value struct {
@@ -874,17 +887,27 @@ type value struct {
 }
 
 func (a *accumulator) add(thread, node int32, w int64) error {
-	k := [2]int32{thread, node}
-	if i, ok := a.index[k]; ok {
+	for int(node) >= len(a.slot) {
+		a.slot = append(a.slot, 0)
+	}
+	if i := a.slot[node] - 1; i >= 0 {
 		if a.values[i].weight > math.MaxInt64-w {
 			return &format.OverflowError{SampleType: "wall/nanoseconds"}
 		}
 		a.values[i].weight += w
 		return nil
 	}
-	a.index[k] = len(a.values)
+	a.slot[node] = int32(len(a.values) + 1)
 	a.values = append(a.values, value{thread: thread, node: node, weight: w})
 	return nil
+}
+
+// done clears the slots of the thread replayed, for the next one.
+func (a *accumulator) done() {
+	for _, v := range a.values[a.first:] {
+		a.slot[v.node] = 0
+	}
+	a.first = len(a.values)
 }
 
 // Looks says whether data, the start of a decompressed input or all of it, is Chrome trace
