@@ -179,6 +179,20 @@ func writeTraceEnds(w io.Writer, n int, sameTime bool) error {
 	return bw.Flush()
 }
 
+// writeTraceThreads writes Chrome trace events of n threads of one X event each.
+func writeTraceThreads(w io.Writer, n int) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[")
+	for i := range n {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		fmt.Fprintf(bw, `{"ph":"X","name":"f","pid":1,"tid":%d,"ts":0,"dur":1}`, i)
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
 // writeTraceName writes Chrome trace events of one event whose name has n bytes.
 func writeTraceName(w io.Writer, n int) error {
 	bw := bufio.NewWriter(w)
