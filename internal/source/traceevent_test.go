@@ -164,7 +164,7 @@ func TestTraceEventOrV8(t *testing.T) {
 	}
 	// A name that holds "Profile" but is no CPU profile event, and one escaped.
 	for in, want := range map[string]string{
-		`[{"ph":"X","name":"ProfileX","pid":1,"tid":1,"ts":0,"dur":1}]`:                                                     tracefmt.Name,
+		`[{"ph":"X","name":"ProfileX","pid":1,"tid":1,"ts":0,"dur":1}]`:                                                   tracefmt.Name,
 		`[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1},{"name":"Profil\u0065","ph":"P","pid":1,"id":"1","ts":0}]`: v8.Name,
 	} {
 		_, got, _ := Options{}.LoadData("t.json", []byte(in))
