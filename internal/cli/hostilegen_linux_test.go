@@ -151,6 +151,59 @@ func writeSpeedscopeOpens(w io.Writer, n int) error {
 	return bw.Flush()
 }
 
+// writeTraceNested writes Chrome trace events that open n events one inside the other,
+// one µs apart, none ended, as a trace cut short (no closing bracket).
+func writeTraceNested(w io.Writer, n int) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[")
+	for i := range n {
+		fmt.Fprintf(bw, `{"ph":"B","name":"f","pid":1,"tid":1,"ts":%d},`+"\n", i)
+	}
+	return bw.Flush()
+}
+
+// writeTraceEnds writes Chrome trace events of one event "work" open for n µs and n E
+// events of names no event has: one µs apart, or all at one time (sameTime), where the
+// reader chooses among them which to take first.
+func writeTraceEnds(w io.Writer, n int, sameTime bool) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, `[{"ph":"X","name":"work","pid":1,"tid":1,"ts":0,"dur":%d}`, n+1)
+	for i := range n {
+		ts := i
+		if sameTime {
+			ts = 1
+		}
+		fmt.Fprintf(bw, `,{"ph":"E","name":"e%d","pid":1,"tid":1,"ts":%d}`, i%1000, ts)
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
+// writeTraceThreads writes Chrome trace events of n threads of one X event each.
+func writeTraceThreads(w io.Writer, n int) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[")
+	for i := range n {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		fmt.Fprintf(bw, `{"ph":"X","name":"f","pid":1,"tid":%d,"ts":0,"dur":1}`, i)
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
+// writeTraceName writes Chrome trace events of one event whose name has n bytes.
+func writeTraceName(w io.Writer, n int) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":1,"name":"`)
+	for range n / 64 {
+		bw.WriteString("nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn")
+	}
+	bw.WriteString("\"}]\n")
+	return bw.Flush()
+}
+
 // writeJFRChunks writes the recording of the gzipped JFR file path, decompressed, n times
 // over: a recording of n chunks.
 func writeJFRChunks(w io.Writer, path string, n int) error {

@@ -255,6 +255,15 @@ func TestHostileMemory(t *testing.T) {
 		{name: "V8, 10M samples", args: []string{"top", file("samples.cpuprofile.gz", gz(func(w io.Writer) error { return writeV8Samples(w, 10_000_000) }))}, code: ExitOK, profile: []string{dir + "/samples.cpuprofile.gz"}},
 		{name: "V8, 10,000,001 samples", args: []string{"top", file("over.cpuprofile.gz", gz(func(w io.Writer) error { return writeV8Samples(w, 10_000_001) }))}, code: ExitInput, msg: "--max-samples"},
 		{name: "speedscope, 1M nested opens", args: []string{"top", file("opens.speedscope.json.gz", gz(func(w io.Writer) error { return writeSpeedscopeOpens(w, 1_000_000) }))}, code: ExitInput, msg: "--max-stack-depth"},
+		// Chrome trace events are read whole (whether a trace is theirs or V8's depends on
+		// all of its events): a gzipped one costs its decompressed bytes, up to twice over
+		// while its buffer grows, and 16 bytes per B, E or X event; the rows are held within
+		// the bound at sizes that leave room for that.
+		{name: "trace events, 1M nested B events", args: []string{"top", file("nested.trace.json.gz", gz(func(w io.Writer) error { return writeTraceNested(w, 1_000_000) }))}, code: ExitInput, msg: "--max-stack-depth"},
+		{name: "trace events, 1M E events ending nothing", args: []string{"top", file("ends.trace.json.gz", gz(func(w io.Writer) error { return writeTraceEnds(w, 1_000_000, false) }))}, code: ExitOK, profile: []string{dir + "/ends.trace.json.gz"}},
+		{name: "trace events, 1M E events of one time", args: []string{"top", file("sametime.trace.json.gz", gz(func(w io.Writer) error { return writeTraceEnds(w, 1_000_000, true) }))}, code: ExitOK, profile: []string{dir + "/sametime.trace.json.gz"}},
+		{name: "trace events, 1M threads of one event each", args: []string{"top", file("threads.trace.json.gz", gz(func(w io.Writer) error { return writeTraceThreads(w, 1_000_000) }))}, code: ExitOK, profile: []string{dir + "/threads.trace.json.gz"}},
+		{name: "trace events, a name of 70 MiB", args: []string{"top", "--max-input-bytes", "1073741824", file("name.trace.json.gz", gz(func(w io.Writer) error { return writeTraceName(w, 70<<20) }))}, code: ExitInput, msg: "--max-string-bytes"},
 		{name: "JFR, 1000 chunks", args: []string{"top", file("chunks.jfr.gz", gz(func(w io.Writer) error {
 			return writeJFRChunks(w, "testdata/jfr/cortex-dev-01__kafka-0__cpu__0.jfr.gz", 1000)
 		}))}, code: ExitOK, profile: []string{dir + "/chunks.jfr.gz"}},

@@ -12,7 +12,7 @@ import (
 // report names it: the names are shared, not mapped.
 func TestInputFormatNames(t *testing.T) {
 	named := []string{report.FormatPprof, report.FormatOTLP, report.FormatFolded, report.FormatGoroutine,
-		report.FormatSpeedscope, report.FormatV8, report.FormatPerf, report.FormatJFR, report.FormatCallgrind}
+		report.FormatSpeedscope, report.FormatTraceEvent, report.FormatV8, report.FormatPerf, report.FormatJFR, report.FormatCallgrind}
 	for _, f := range source.Formats() {
 		if got := inputFormat(f); got != f || !slices.Contains(named, got) {
 			t.Errorf("source format %q is reported as %q, which report does not name", f, got)

@@ -44,6 +44,9 @@ const (
 	FormatSpeedscope = "speedscope"
 	// FormatV8 is a V8 CPU profile (.cpuprofile, legacy head tree) or a Chrome trace of one.
 	FormatV8 = "v8"
+	// FormatTraceEvent is Chrome's Trace Event Format (chrome://tracing, Perfetto's JSON
+	// export): the time spent in its duration events.
+	FormatTraceEvent = "trace-event"
 	// FormatPerf is the text output of Linux `perf script`.
 	FormatPerf = "perf"
 	// FormatJFR is a Java Flight Recorder recording (the JDK's, async-profiler's).

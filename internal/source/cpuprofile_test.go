@@ -367,7 +367,7 @@ func TestV8Malformed(t *testing.T) {
 		{"lengths", `{"nodes":[` + node(1, "(root)", "") + `],"samples":[1,1],"timeDeltas":[1]}`, Options{}, "2 samples but 1 timeDeltas"},
 		{"depth", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "3") + `,` + node(3, "b", "") + `],"samples":[3],"timeDeltas":[1]}`, Options{MaxStackDepth: 1}, &format.DepthLimitError{}},
 		{"samples", `{"nodes":[` + node(1, "(root)", "2") + `,` + node(2, "a", "") + `],"samples":[2,2,2],"timeDeltas":[1,1,1]}`, Options{MaxSamples: 2}, &format.SampleLimitError{}},
-		{"trace without profile", `{"traceEvents":[{"name":"x","ph":"X","pid":1,"tid":1,"ts":0}]}`, Options{}, format.ErrNotProfile},
+		{"trace without profile", `{"traceEvents":[{"name":"x","ph":"X","pid":1,"tid":1,"ts":0}]}`, Options{Format: v8.Name}, format.ErrNotProfile},
 		{"not JSON", `{"nodes":[{"callFrame":`, Options{Format: v8.Name}, "reading V8 CPU profile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

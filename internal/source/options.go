@@ -20,6 +20,7 @@ import (
 	"github.com/profq/profq/internal/source/formats/perf"
 	"github.com/profq/profq/internal/source/formats/pprof"
 	"github.com/profq/profq/internal/source/formats/speedscope"
+	"github.com/profq/profq/internal/source/formats/tracefmt"
 	v8 "github.com/profq/profq/internal/source/formats/v8"
 
 	"github.com/profq/profq/internal/symbolize"
@@ -148,6 +149,9 @@ const (
 	FormatSpeedscope = speedscope.Name
 	// FormatV8 is V8's CPU profiles (.cpuprofile) and Chrome traces holding some (formats/v8).
 	FormatV8 = v8.Name
+	// FormatTraceEvent is Chrome's Trace Event Format, read as the time spent in its events
+	// (formats/tracefmt).
+	FormatTraceEvent = tracefmt.Name
 	// FormatJFR is Java Flight Recorder recordings (formats/jfr).
 	FormatJFR = jfr.Name
 	// FormatOTLP is OpenTelemetry profiles: protobuf, length-prefixed streams, OTLP/JSON and

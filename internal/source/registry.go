@@ -15,6 +15,7 @@ import (
 	"github.com/profq/profq/internal/source/formats/perf"
 	"github.com/profq/profq/internal/source/formats/pprof"
 	"github.com/profq/profq/internal/source/formats/speedscope"
+	"github.com/profq/profq/internal/source/formats/tracefmt"
 	v8 "github.com/profq/profq/internal/source/formats/v8"
 )
 
@@ -29,6 +30,10 @@ var registry = []format.Format{
 	speedscope.Format,
 	// Both containers on whole inputs; JSON on a stream's head (protobuf: the last row).
 	otlp.Format,
+	// Before V8, whose detection takes every Chrome trace: trace events whose events hold
+	// no V8 CPU profile (Profile, ProfileChunk, CpuProfile) are read as trace events, the
+	// others as V8 CPU profiles, as speedscope reads them.
+	tracefmt.Format,
 	// Before folded stacks, which a one-line profile with a ';' in a URL could look like.
 	v8.Format,
 	goroutine.Format,
@@ -156,8 +161,8 @@ func checkPlausible(head []byte) error {
 
 // IsDocument says whether the start of a decompressed input is a JSON document that is not
 // a profile (a saved report, for profq diff): a JSON object, after a byte-order mark and
-// white space, that no format of the registry claims (speedscope, V8 CPU profiles and
-// Chrome traces, OpenTelemetry profiles).
+// white space, that no format of the registry claims (speedscope, Chrome trace events, V8
+// CPU profiles and Chrome traces of them, OpenTelemetry profiles).
 func IsDocument(head []byte) bool {
 	doc := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(format.UTF8BOM)), " \t\r\n")
 	if len(doc) == 0 || doc[0] != '{' {

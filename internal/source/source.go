@@ -534,8 +534,10 @@ type inputError struct {
 	err     error
 }
 
-// maxReason bounds the length, in characters, of the reason part of an error message.
-const maxReason = 300
+// maxReason bounds the length, in characters, of the reason part of an error message: the
+// longest that profq writes itself, refusing text of no format with the list of every
+// format (want), takes 314.
+const maxReason = 340
 
 func (e *inputError) Error() string {
 	// The profile package prefixes "parsing profile: ", which repeats the context.

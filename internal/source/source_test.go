@@ -557,7 +557,7 @@ func TestLoadErrors(t *testing.T) {
 		{"empty file", []string{empty}, nil, "parsing " + empty + ": empty input", ErrEmpty},
 		{"empty stdin", []string{"-"}, []byte{}, "parsing -: empty input", ErrEmpty},
 		{"empty gzip", []string{emptyGzip}, nil, "parsing " + emptyGzip + ": empty input file", nil},
-		{"garbage", []string{garbage}, nil, "parsing " + garbage + ": not a profile: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile; want pprof (profile.proto, gzipped or not, or a legacy format), JFR, speedscope, OpenTelemetry profiles, V8 CPU profiles, dumps of goroutines, callgrind, perf script or folded stacks", nil},
+		{"garbage", []string{garbage}, nil, "parsing " + garbage + ": not a profile: text that is neither folded stacks (\"frame;frame value\" lines) nor a legacy pprof text profile; want pprof (profile.proto, gzipped or not, or a legacy format), JFR, speedscope, OpenTelemetry profiles, Chrome trace events, V8 CPU profiles, dumps of goroutines, callgrind, perf script or folded stacks", nil},
 		{"truncated gzip", []string{truncated}, nil, "parsing " + truncated + ": decompressing profile: unexpected EOF", nil},
 		{"malformed", []string{malformed}, nil, "parsing " + malformed + ": malformed profile: mismatch: sample has 1 values vs. 2 types", nil},
 		{"stdin twice", []string{"-", validPath, "-"}, gz, "standard input (-) can be read only once", ErrStdinTwice},
