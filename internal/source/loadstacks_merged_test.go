@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/profq/profq/internal/source/formats/pprof"
 	"github.com/profq/profq/internal/testkit/proftest"
 )
 
@@ -21,8 +20,8 @@ import (
 // encoded; and that they stay stacks.
 func TestLoadStacksMerged(t *testing.T) {
 	dir := t.TempDir()
-	// Large enough to be decoded on several cores, and merged into several segments.
-	large := writeProfile(t, dir, "large.pb.gz", manySamples(pprof.MinParallelSamples+5000, true))
+	// Large enough to be decoded on several cores, and merged into three segments.
+	large := writeProfile(t, dir, "large.pb.gz", manySamples(2*segmentSamples+5000, true))
 	distinct := writeProfile(t, dir, "distinct.pb.gz", manySamples(6000, true))
 	repeating := writeProfile(t, dir, "repeating.pb.gz", manySamples(6000, false))
 	// Half the stacks of distinct, with other values: merged with it, some samples add up,

@@ -552,12 +552,10 @@ func (m *merger) stacks() (*profile.Profile, *Stacks) {
 		kept.Labels[j] = renumber[set]
 	}
 	st := &Stacks{LabelSets: sets, NumValues: n}
+	first := uint32(0) // where the segment's frames start in kept.Frames
 	for start := 0; start < kept.Len(); start += segmentSamples {
 		end := min(start+segmentSamples, kept.Len())
-		first := uint32(0)
-		if start > 0 {
-			first = kept.Ends[start-1]
-		}
+		last := kept.Ends[end-1] // before the ends are made the segment's own
 		seg := StackSegment{
 			Frames: kept.Frames[first:kept.Ends[end-1]:kept.Ends[end-1]],
 			Ends:   kept.Ends[start:end:end],
@@ -568,6 +566,7 @@ func (m *merger) stacks() (*profile.Profile, *Stacks) {
 			seg.Ends[j] -= first
 		}
 		st.Segments = append(st.Segments, seg)
+		first = last
 	}
 	return m.p, st
 }
