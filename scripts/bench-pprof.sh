@@ -4,12 +4,18 @@
 # bench-data.sh if missing), of the floor (tools/benchdata/cmd/floor: gunzip and a
 # protowire scan that adds up one value per sample, the least any report does; and with
 # -frames, which also decodes every location ID, the least a report of stacks does), and of
-# `profq diff` between the two synthetic profiles. With REPORTS=1 it also measures peek,
-# tags and top --focus against pprof's -peek, -tags and -top -focus on the synthetic profile.
-# Output goes to /dev/null; only the measurements are printed.
+# `profq diff` between the two synthetic profiles. With REPORTS=1 it also measures, on the
+# synthetic profile, every report beside pprof's where pprof has one: tags (-tags), top
+# --focus (-top -focus), peek (-peek), graph (-dot), traces (-traces), list (-list), tree
+# (-tree) and top --diff-base (-top -diff_base), and flame and info, which pprof has no
+# command-line report for; and flame, graph, peek and info on the heap profile, beside top.
+# Output goes to /dev/null; only the measurements are printed, with the load (uptime)
+# between them. REPORTS_ONLY=1 skips the floor, top and diff rows; PPROF_REPORTS=0 skips
+# pprof's reports.
 #
 # Environment: PROFQ_BENCH_DIR (cache, default .bench), RUNS (runs per tool and input,
-# default 1), PPROF (pprof binary, default: on PATH or in $(go env GOPATH)/bin), REPORTS.
+# default 1), PPROF (pprof binary, default: on PATH or in $(go env GOPATH)/bin), REPORTS,
+# REPORTS_ONLY, PPROF_REPORTS.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,35 +71,72 @@ measure() {
 		/User time \(seconds\)/ { user = $NF }
 		/System time \(seconds\)/ { sys = $NF }
 		/Maximum resident set size/ { rss = $NF / 1024 }
-		END { printf "%-11s %-20s %8.2f %8.2f %8.2f %9.0f\n", tool, input, wall, user, sys, rss }
+		END { printf "%-13s %-20s %8.2f %8.2f %8.2f %9.0f\n", tool, input, wall, user, sys, rss }
 	' "$log"
 	rm -f "$log" "$log.stderr"
 }
 
-printf "%-11s %-20s %8s %8s %8s %9s\n" tool input wall_s user_s sys_s maxrss_MB
-for input in "${inputs[@]}"; do
-	for _ in $(seq "$runs"); do
-		measure floor "$input" "$dir/floor" "$input"
-		measure floor-ids "$input" "$dir/floor" -frames "$input"
-		measure pprof "$input" "$pprof" -top -symbolize=none "$input"
-		if [ -n "$profq" ]; then
-			measure profq "$input" "$profq" top "$input"
-		fi
-	done
-done
-if [ -n "${REPORTS:-}" ] && [ -n "$profq" ]; then
-	synth="$dir/synth-default.pb.gz"
-	for _ in $(seq "$runs"); do
-		measure pprof-peek synth-default.pb.gz "$pprof" -peek 'runtime\.mallocgc$' -symbolize=none "$synth"
-		measure peek synth-default.pb.gz "$profq" peek 'runtime\.mallocgc$' "$synth"
-		measure pprof-tags synth-default.pb.gz "$pprof" -tags -symbolize=none "$synth"
-		measure tags synth-default.pb.gz "$profq" tags "$synth"
-		measure pprof-focus synth-default.pb.gz "$pprof" -top -focus index -symbolize=none "$synth"
-		measure focus synth-default.pb.gz "$profq" top --focus index "$synth"
+printf "%-13s %-20s %8s %8s %8s %9s\n" tool input wall_s user_s sys_s maxrss_MB
+echo "# $(uptime)"
+if [ -z "${REPORTS_ONLY:-}" ]; then
+	for input in "${inputs[@]}"; do
+		for _ in $(seq "$runs"); do
+			measure floor "$input" "$dir/floor" "$input"
+			measure floor-ids "$input" "$dir/floor" -frames "$input"
+			measure pprof "$input" "$pprof" -top -symbolize=none "$input"
+			if [ -n "$profq" ]; then
+				measure profq "$input" "$profq" top "$input"
+			fi
+		done
 	done
 fi
-if [ -n "$profq" ]; then
+if [ -n "${REPORTS:-}" ] && [ -n "$profq" ]; then
+	synth="$dir/synth-default.pb.gz"
+	seed2="$dir/synth-seed2.pb.gz"
+	heap="$dir/heap.pb.gz"
+	out=$(mktemp -d)
+	# pprofs NAME ARGS... measures pprof's report on the synthetic profile, unless
+	# PPROF_REPORTS=0.
+	pprofs() {
+		local name=$1
+		shift
+		if [ "${PPROF_REPORTS:-1}" != 0 ]; then
+			measure "pprof-$name" synth-default.pb.gz "$pprof" "$@" -symbolize=none "$synth"
+		fi
+	}
+	for _ in $(seq "$runs"); do
+		echo "# $(uptime)"
+		measure top synth-default.pb.gz "$profq" top "$synth"
+		pprofs tags -tags
+		measure tags synth-default.pb.gz "$profq" tags "$synth"
+		pprofs focus -top -focus index
+		measure focus synth-default.pb.gz "$profq" top --focus index "$synth"
+		pprofs peek -peek 'runtime\.mallocgc$'
+		measure peek synth-default.pb.gz "$profq" peek 'runtime\.mallocgc$' "$synth"
+		measure flame synth-default.pb.gz "$profq" flame -o "$out/flame.html" "$synth"
+		pprofs graph -dot
+		measure graph synth-default.pb.gz "$profq" graph "$synth"
+		measure info synth-default.pb.gz "$profq" info "$synth"
+		pprofs traces -traces
+		measure traces synth-default.pb.gz "$profq" traces "$synth"
+		pprofs list -list 'runtime\.mallocgc$'
+		measure list synth-default.pb.gz "$profq" list 'runtime\.mallocgc$' "$synth"
+		pprofs tree -tree
+		measure tree synth-default.pb.gz "$profq" tree "$synth"
+		pprofs diff-base -top -diff_base "$seed2"
+		measure diff-base synth-default.pb.gz "$profq" top --diff-base "$seed2" "$synth"
+		echo "# $(uptime)"
+		measure top heap.pb.gz "$profq" top "$heap"
+		measure flame heap.pb.gz "$profq" flame -o "$out/flame.html" "$heap"
+		measure graph heap.pb.gz "$profq" graph "$heap"
+		measure peek heap.pb.gz "$profq" peek 'main\.' "$heap"
+		measure info heap.pb.gz "$profq" info "$heap"
+	done
+	rm -rf "$out"
+fi
+if [ -n "$profq" ] && [ -z "${REPORTS_ONLY:-}" ]; then
 	for _ in $(seq "$runs"); do
 		measure diff synth-default+seed2 "$profq" diff "$dir/synth-default.pb.gz" "$dir/synth-seed2.pb.gz"
 	done
 fi
+echo "# $(uptime)"

@@ -194,21 +194,21 @@ func compareFrameKeys(a, b frameKey) int {
 type flameBuilder struct {
 	s       *TraceStream
 	reverse bool
-	// frames are the distinct frames in name order (compareFrameKeys), and rank maps a
-	// TraceStream frame ID to its index there: sorting children by rank sorts them by name.
-	frames []Frame
-	keys   []frameKey
-	rank   []int32
+	// The distinct frames are ranked in name order (compareFrameKeys): rank maps a
+	// TraceStream frame ID to its rank, rep a rank to the first frame ID of that rank, and
+	// mixed says that the frames of a rank have different types (then none is shown).
+	rank, rep []int32
+	mixed     []bool
 
-	// The stacks of the samples drawn (the positions of their locations, the stacks' own),
-	// with their value: > 0 for the profile's samples, < 0 (the base's value negated) for a
-	// diff base's.
-	stacks [][]int32
-	vals   []int64
-	// Each sample's cursor: the index in its stack of the current location, the ID of the
-	// current frame (-1 before the first), and the end of the current location's frames
-	// (the first ID, walking root first; one past the last, walking leaf first).
-	loc, cur, bound []int32
+	// The samples drawn, each with its value (> 0 for the profile's samples, < 0, the base's
+	// value negated, for a diff base's), the segment of the stacks that holds its locations,
+	// and its cursor: the index in the segment's frames of its current location, the bound
+	// of that index (its first location walking root first, one past its last walking leaf
+	// first), the ID of its current frame (-1 before the first), and the end of the current
+	// location's frames (the first ID, walking root first; one past the last, walking leaf
+	// first). A few words a sample: no stack is copied, nor a slice of one kept.
+	vals                        []int64
+	seg, loc, limit, cur, bound []int32
 	// pairs are (next frame's rank + 1) << 32 | sample: a frame's samples are a range of
 	// them, and sorting them as integers orders a range by next frame, then by sample.
 	pairs []uint64
@@ -224,39 +224,26 @@ type flameBuilder struct {
 // and take memory in proportion.
 const MaxFlameFrames = 1_000_000
 
-// newFlameBuilder ranks the frames of s.
+// newFlameBuilder ranks the frames of s: sorted by name, equal frames next to each other,
+// so that no table of frames or of their keys is built beside the stream's.
 func newFlameBuilder(s *TraceStream, reverse bool) *flameBuilder {
 	b := &flameBuilder{s: s, reverse: reverse, rank: make([]int32, len(s.frames))}
-	index := map[frameKey]int32{}
-	for id := range s.frames {
-		f := &s.frames[id]
-		k := keyOf(f)
-		i, ok := index[k]
-		if !ok {
-			i = int32(len(b.frames))
-			index[k] = i
-			b.frames = append(b.frames, *f)
-			b.keys = append(b.keys, k)
-		} else if b.frames[i].FrameType != f.FrameType {
-			// One function in mappings of different types: no type is the right one.
-			b.frames[i].FrameType = ""
-		}
-		b.rank[id] = i
-	}
-	order := make([]int32, len(b.frames))
+	order := make([]int32, len(s.frames))
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(x, y int32) int { return compareFrameKeys(b.keys[x], b.keys[y]) })
-	byRank := make([]int32, len(order)) // old index -> rank
-	frames, keys := make([]Frame, len(order)), make([]frameKey, len(order))
-	for r, i := range order {
-		byRank[i] = int32(r)
-		frames[r], keys[r] = b.frames[i], b.keys[i]
-	}
-	b.frames, b.keys = frames, keys
-	for id, i := range b.rank {
-		b.rank[id] = byRank[i]
+	key := func(id int32) frameKey { return keyOf(&s.frames[id]) }
+	slices.SortFunc(order, func(x, y int32) int { return cmp.Or(compareFrameKeys(key(x), key(y)), cmp.Compare(x, y)) })
+	for i, id := range order {
+		f := &s.frames[id]
+		if i == 0 || compareFrameKeys(key(order[i-1]), keyOf(f)) != 0 {
+			b.rep = append(b.rep, id)
+			b.mixed = append(b.mixed, false)
+		} else if r := len(b.rep) - 1; s.frames[b.rep[r]].FrameType != f.FrameType {
+			// One function in mappings of different types: no type is the right one.
+			b.mixed[r] = true
+		}
+		b.rank[id] = int32(len(b.rep) - 1)
 	}
 	return b
 }
@@ -276,50 +263,66 @@ func (b *flameBuilder) read() (value, base int64, err error) {
 	negative := 0
 	st := b.s.stacks
 	baseSets := diffBaseSets(st)
-	b.stacks = make([][]int32, 0, st.Len())
-	b.vals = make([]int64, 0, st.Len())
 	n := st.NumValues
-	for k := range st.Segments {
-		seg := &st.Segments[k]
-		for j := range seg.Len() {
-			stack := seg.Stack(j)
-			if len(stack) == 0 {
-				continue
+	drawn := 0
+	for pass := range 2 {
+		// The first pass counts the samples drawn, the second records them, in arrays
+		// made to size.
+		if pass == 1 {
+			if negative > 0 {
+				return 0, 0, &NegativeValuesError{Samples: negative}
 			}
-			v := seg.Values[j*n+b.s.index]
-			isBase := baseSets[seg.Labels[j]]
-			if isBase {
-				v = -v // the base was negated to be subtracted
+			b.vals = make([]int64, 0, drawn)
+			b.seg, b.loc, b.limit = make([]int32, 0, drawn), make([]int32, 0, drawn), make([]int32, 0, drawn)
+		}
+		for k := range st.Segments {
+			seg := &st.Segments[k]
+			start := uint32(0)
+			for j := range seg.Len() {
+				end := seg.Ends[j]
+				first := start
+				start = end
+				if first == end {
+					continue
+				}
+				v := seg.Values[j*n+b.s.index]
+				isBase := baseSets[seg.Labels[j]]
+				if isBase {
+					v = -v // the base was negated to be subtracted
+				}
+				switch {
+				case v < 0:
+					negative++
+					continue
+				case v == 0:
+					continue
+				}
+				if pass == 0 {
+					drawn++
+					continue
+				}
+				if isBase {
+					base += v
+					v = -v
+				} else {
+					value += v
+				}
+				b.vals = append(b.vals, v)
+				b.seg = append(b.seg, int32(k))
+				if b.reverse {
+					b.loc = append(b.loc, int32(first)-1)
+					b.limit = append(b.limit, int32(end))
+				} else {
+					b.loc = append(b.loc, int32(end))
+					b.limit = append(b.limit, int32(first))
+				}
 			}
-			switch {
-			case v < 0:
-				negative++
-				continue
-			case v == 0:
-				continue
-			case isBase:
-				base += v
-				v = -v
-			default:
-				value += v
-			}
-			b.stacks = append(b.stacks, stack)
-			b.vals = append(b.vals, v)
 		}
 	}
-	if negative > 0 {
-		return 0, 0, &NegativeValuesError{Samples: negative}
-	}
-	drawn := len(b.stacks)
-	b.loc, b.cur, b.bound = make([]int32, drawn), make([]int32, drawn), make([]int32, drawn)
+	b.cur, b.bound = make([]int32, drawn), make([]int32, drawn)
 	b.pairs = make([]uint64, drawn)
-	for i, stack := range b.stacks {
+	for i := range drawn {
 		b.cur[i] = -1
-		if b.reverse {
-			b.loc[i] = -1
-		} else {
-			b.loc[i] = int32(len(stack))
-		}
 		b.pairs[i] = uint64(i)
 	}
 	return value, base, nil
@@ -328,18 +331,18 @@ func (b *flameBuilder) read() (value, base int64, err error) {
 // next advances sample i's cursor to its next frame, root first (leaf first when reverse),
 // and returns the frame's rank, or -1 past the end of the stack.
 func (b *flameBuilder) next(i int32) int32 {
-	locs := b.stacks[i]
+	frames := b.s.stacks.Segments[b.seg[i]].Frames
 	k, li := b.cur[i], b.loc[i]
 	s := b.s
 	if b.reverse {
 		if k >= 0 && k+1 < b.bound[i] {
 			k++
 		} else {
-			if li++; int(li) >= len(locs) {
+			if li++; li >= b.limit[i] {
 				b.loc[i], b.cur[i] = li, -1
 				return -1
 			}
-			pos := b.position(locs[li])
+			pos := b.position(frames[li])
 			if pos == 0 {
 				return -1
 			}
@@ -349,11 +352,11 @@ func (b *flameBuilder) next(i int32) int32 {
 		if k >= 0 && k > b.bound[i] {
 			k--
 		} else {
-			if li--; li < 0 {
+			if li--; li < b.limit[i] {
 				b.loc[i], b.cur[i] = li, -1
 				return -1
 			}
-			pos := b.position(locs[li])
+			pos := b.position(frames[li])
 			if pos == 0 {
 				return -1
 			}
@@ -462,7 +465,12 @@ func (b *flameBuilder) children(idx, lo, hi, depth int, x int64) {
 // frame describes the frame of the given rank on one path; its Self is its Value until its
 // children are known.
 func (b *flameBuilder) frame(rank int32, parent, depth int, x, value, base int64) FlameFrame {
-	src := &b.frames[rank]
+	src := &b.s.frames[b.rep[rank]]
+	if b.mixed[rank] {
+		f := *src
+		f.FrameType = ""
+		src = &f
+	}
 	fr := FlameFrame{
 		Name: src.Name, Parent: parent, Depth: depth, X: x, Value: value, Self: value, Base: base,
 		NodeIdentity: src.NodeIdentity, Package: framePackage(src), FrameType: src.FrameType,

@@ -69,10 +69,11 @@ func encoded(t *testing.T, p *profile.Profile) []byte {
 func TestMergeFoldsAsPprof(t *testing.T) {
 	args := mergeInputs(t, 2*chunkSize+17)
 	o := Options{Demangle: DemangleNone}
-	want, wantInputs, err := o.group(args, argReader{read: o.readArg})
+	grouped, wantInputs, err := o.group(args, argReader{read: o.readArg})
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := grouped.p
 	if len(want.SampleType) != 2 || want.SampleType[1].Unit != "nanoseconds" {
 		t.Fatalf("pprof's merge: sample types %v; want samples and cpu in nanoseconds", want.SampleType)
 	}
@@ -164,10 +165,11 @@ func TestMergeCancelledSamples(t *testing.T) {
 func mergedAsChunks(t *testing.T, args []string) []*profile.Profile {
 	t.Helper()
 	o := Options{Demangle: DemangleNone}
-	want, _, err := o.group(args, argReader{read: o.readArg})
+	grouped, _, err := o.group(args, argReader{read: o.readArg})
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := grouped.p
 	var out []*profile.Profile
 	for _, minWeight := range []int{1, minMergeWeight} {
 		got, _, err := o.merge(args, minWeight)

@@ -73,6 +73,7 @@ type sourceTables struct {
 	labels map[labelIdentity]int32
 	lines  []profile.Line // scratch
 	frames []int32        // scratch
+	sets   []int32        // scratch (addStacks)
 }
 
 // mappedMapping is the result's mapping for one of a profile's, and what to add to that
@@ -124,6 +125,50 @@ func (m *merger) add(src *profile.Profile) error {
 	for _, s := range src.Sample {
 		if !zeros(s.Value) {
 			m.addSample(s)
+		}
+	}
+	return nil
+}
+
+// addStacks merges src, whose samples are st, into the result, as add merges a profile
+// with those samples.
+func (m *merger) addStacks(src *profile.Profile, st *Stacks) error {
+	if err := m.addHeaders(src); err != nil {
+		return err
+	}
+	m.in.reset(src)
+	if len(m.mappings) == 0 && len(src.Mapping) > 0 {
+		m.mapping(src.Mapping[0])
+	}
+	// The result's label set of each of st's, plus one (0: not met yet); set 0, no labels,
+	// is the empty set.
+	sets := m.in.sets[:0]
+	sets = append(sets, make([]int32, len(st.LabelSets)+1)...)
+	m.in.sets = sets
+	n := st.NumValues
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		for j := range seg.Len() {
+			values := seg.Values[j*n : (j+1)*n]
+			if zeros(values) {
+				continue
+			}
+			frames := m.in.frames[:0]
+			for _, pos := range seg.Stack(j) {
+				if pos >= 0 {
+					frames = append(frames, m.location(src.Location[pos]))
+				}
+			}
+			m.in.frames = frames
+			s := seg.Labels[j]
+			if sets[s] == 0 {
+				var ls LabelSet
+				if s > 0 {
+					ls = st.LabelSets[s-1]
+				}
+				sets[s] = m.labelSetOf(ls) + 1
+			}
+			m.addValues(frames, sets[s]-1, values)
 		}
 	}
 	return nil
@@ -198,7 +243,12 @@ func (m *merger) addSample(src *profile.Sample) {
 		frames = append(frames, m.location(l))
 	}
 	m.in.frames = frames
-	set := m.labelSet(src)
+	m.addValues(frames, m.labelSet(src), src.Value)
+}
+
+// addValues adds values to the result's sample of the locations at positions frames and
+// of label set set, or makes one.
+func (m *merger) addValues(frames []int32, set int32, src []int64) {
 	h := uint64(set)
 	for _, f := range frames {
 		h = mix(h, uint64(f))
@@ -215,7 +265,7 @@ func (m *merger) addSample(src *profile.Sample) {
 		kept.Labels = append(kept.Labels, set+1)
 	}
 	values := kept.Values[j*n : (j+1)*n]
-	for i, v := range src.Value {
+	for i, v := range src {
 		sum := values[i] + v
 		m.sums[i] += abs(sum) - abs(values[i])
 		values[i] = sum
@@ -362,11 +412,17 @@ func (m *merger) labelSet(src *profile.Sample) int32 {
 	if set, ok := m.in.labels[id]; ok {
 		return set
 	}
-	j, found := m.labels.Find(hashLabels(m.seed, src), func(j int) bool { return sameLabels(src, &m.sets[j]) })
+	set := m.labelSetOf(LabelSet{Label: src.Label, NumLabel: src.NumLabel, NumUnit: src.NumUnit})
+	m.in.labels[id] = set
+	return set
+}
+
+// labelSetOf returns the position in sets of the labels ls, adding them if they are new.
+func (m *merger) labelSetOf(ls LabelSet) int32 {
+	j, found := m.labels.Find(hashLabels(m.seed, &ls), func(j int) bool { return sameLabels(&ls, &m.sets[j]) })
 	if !found {
-		m.sets = append(m.sets, copyLabels(src))
+		m.sets = append(m.sets, copyLabels(&ls))
 	}
-	m.in.labels[id] = int32(j)
 	return int32(j)
 }
 
@@ -377,7 +433,7 @@ func mapPointer[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
 
 // hashLabels hashes the labels of s as sameLabels compares them: a sum over the keys,
 // whatever the order of the maps, numeric labels weighted apart from the others.
-func hashLabels(seed maphash.Seed, s *profile.Sample) uint64 {
+func hashLabels(seed maphash.Seed, s *LabelSet) uint64 {
 	var sum uint64
 	var h maphash.Hash
 	h.SetSeed(seed)
@@ -406,7 +462,7 @@ func hashLabels(seed maphash.Seed, s *profile.Sample) uint64 {
 
 // sameLabels says whether s has the labels of set, as Merge's sample key compares them: the
 // units of numeric labels matter only for the keys of NumLabel.
-func sameLabels(s *profile.Sample, set *LabelSet) bool {
+func sameLabels(s, set *LabelSet) bool {
 	if len(s.Label) != len(set.Label) || len(s.NumLabel) != len(set.NumLabel) {
 		return false
 	}
@@ -425,7 +481,7 @@ func sameLabels(s *profile.Sample, set *LabelSet) bool {
 
 // copyLabels copies the labels of s as Merge does: every value list, and for each numeric
 // label the list of its units, empty when s has none.
-func copyLabels(s *profile.Sample) LabelSet {
+func copyLabels(s *LabelSet) LabelSet {
 	set := LabelSet{
 		Label:    make(map[string][]string, len(s.Label)),
 		NumLabel: make(map[string][]int64, len(s.NumLabel)),
@@ -463,6 +519,60 @@ func (m *merger) profile() *profile.Profile {
 	m.kept, m.samples = StackSegment{}, format.HashIndex{}
 	return m.p
 }
+
+// stacks is result with the samples left compact: the merged profile, without samples,
+// and its samples as stacks, in segments of at most segmentSamples samples (what one worker
+// of a report walks), their label sets numbered in the order samples first carry them and
+// none (0) for no labels, as stacks.FromProfile makes them of the result's samples. The
+// merger is done.
+func (m *merger) stacks() (*profile.Profile, *Stacks) {
+	n := len(m.p.SampleType)
+	kept := m.kept
+	m.kept, m.samples = StackSegment{}, format.HashIndex{}
+	for j := range kept.Len() {
+		if zeros(kept.Values[j*n : (j+1)*n]) {
+			// Samples whose values cancelled out are dropped by merging the result once more.
+			st := &Stacks{Segments: []StackSegment{kept}, LabelSets: m.sets, NumValues: n}
+			again := newMerger()
+			_ = again.addStacks(m.p, st)
+			return again.stacks()
+		}
+	}
+	// Sets without labels become none, the others keep their order.
+	renumber := make([]int32, len(m.sets)+1)
+	sets := make([]LabelSet, 0, len(m.sets))
+	for i := range m.sets {
+		ls := &m.sets[i]
+		if len(ls.Label) > 0 || len(ls.NumLabel) > 0 || len(ls.NumUnit) > 0 {
+			sets = append(sets, *ls)
+			renumber[i+1] = int32(len(sets))
+		}
+	}
+	for j, set := range kept.Labels {
+		kept.Labels[j] = renumber[set]
+	}
+	st := &Stacks{LabelSets: sets, NumValues: n}
+	first := uint32(0) // where the segment's frames start in kept.Frames
+	for start := 0; start < kept.Len(); start += segmentSamples {
+		end := min(start+segmentSamples, kept.Len())
+		last := kept.Ends[end-1] // before the ends are made the segment's own
+		seg := StackSegment{
+			Frames: kept.Frames[first:kept.Ends[end-1]:kept.Ends[end-1]],
+			Ends:   kept.Ends[start:end:end],
+			Values: kept.Values[start*n : end*n : end*n],
+			Labels: kept.Labels[start:end:end],
+		}
+		for j := range seg.Ends {
+			seg.Ends[j] -= first
+		}
+		st.Segments = append(st.Segments, seg)
+		first = last
+	}
+	return m.p, st
+}
+
+// segmentSamples is how many samples a segment of the merged stacks holds at most.
+const segmentSamples = 1 << 16
 
 // zeros says whether all values are zero (none counts), as Merge's isZeroSample.
 func zeros(values []int64) bool {

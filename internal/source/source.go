@@ -268,28 +268,23 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 		rd = argReader{open: f.open}
 	}
 	var (
-		p      *profile.Profile
-		stacks *Stacks
+		l      loaded
 		inputs []Input
 		err    error
 	)
-	// Only one input without bases is left compact: combining profiles needs their samples.
-	if o.compact = o.compact && len(args) == 1 && len(bases.Paths) == 0; o.compact {
+	// One input without bases is left compact as its reader left it; several, or one with
+	// bases, are merged into compact stacks (mergeLoaded).
+	if o.compact && len(args) == 1 && len(bases.Paths) == 0 {
 		var d format.Decoded
 		var in Input
 		if d, in, err = o.parseDecoded(args[0], rd); err != nil {
 			return nil, nil, nil, err
 		}
-		// Combining one profile changes its samples only where sample types repeat a
-		// name (they are dropped): those samples are made first.
-		if d.Stacks != nil && repeatsTypes(d.P) {
-			d.Materialize()
-		}
-		if p, err = combine([]*profile.Profile{d.P}, args); err != nil {
+		if l, err = o.combineLoaded([]loaded{{d.P, d.Stacks}}, args); err != nil {
 			return nil, nil, nil, err
 		}
-		stacks, inputs = d.Stacks, []Input{in}
-	} else if p, inputs, err = o.sourcesOf(args, bases).group(args, rd); err != nil {
+		inputs = []Input{in}
+	} else if l, inputs, err = o.sourcesOf(args, bases).group(args, rd); err != nil {
 		return nil, nil, nil, err
 	}
 	if len(bases.Paths) > 0 {
@@ -299,21 +294,22 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 		}
 		inputs = append(inputs, baseInputs...)
 		if bases.Diff {
-			base.SetLabel("pprof::base", []string{"true"})
+			base.setLabel("pprof::base", []string{"true"})
 		}
 		if bases.Normalize {
-			if err := p.Normalize(base); err != nil {
+			if err := l.normalize(base); err != nil {
 				return nil, nil, nil, &inputError{"normalizing " + describe(args) + " by " + describe(bases.Paths), err}
 			}
 		}
 		if err := o.newTypeCheck().check(inputs); err != nil {
 			return nil, nil, nil, err
 		}
-		base.Scale(-1)
-		if p, err = combine([]*profile.Profile{p, base}, all); err != nil {
+		base.scale(-1)
+		if l, err = o.combineLoaded([]loaded{l, base}, all); err != nil {
 			return nil, nil, nil, noCommonType(err, inputs)
 		}
 	}
+	p, stacks := l.p, l.st
 
 	// pprof symbolizes, then demangles, the merged profile before it prunes it: drop_frames
 	// patterns match the demangled names.
@@ -376,35 +372,35 @@ type argReader struct {
 }
 
 // group reads, parses and combines one group of arguments (the profiles, or the bases).
-func (o Options) group(args []string, rd argReader) (*profile.Profile, []Input, error) {
+func (o Options) group(args []string, rd argReader) (loaded, []Input, error) {
 	inputs := make([]Input, 0, len(args))
 	types := o.newTypeCheck()
-	var acc *profile.Profile
+	var acc loaded
 	for start := 0; start < len(args); start += chunkSize {
 		chunk := args[start:min(start+chunkSize, len(args))]
-		ps := make([]*profile.Profile, 0, len(chunk))
+		ls := make([]loaded, 0, len(chunk))
 		for _, arg := range chunk {
-			p, in, err := o.parse(arg, rd)
+			d, in, err := o.parseDecoded(arg, rd)
 			if err != nil {
-				return nil, nil, err
+				return loaded{}, nil, err
 			}
 			if err := types.add(in); err != nil {
-				return nil, nil, err
+				return loaded{}, nil, err
 			}
 			inputs = append(inputs, in)
-			ps = append(ps, p)
+			ls = append(ls, loaded{d.P, d.Stacks})
 		}
-		p, err := combine(ps, chunk)
+		l, err := o.combineLoaded(ls, chunk)
 		if err != nil {
-			return nil, nil, noCommonType(err, inputs[start:])
+			return loaded{}, nil, noCommonType(err, inputs[start:])
 		}
-		if acc == nil {
-			acc = p
+		if acc.p == nil {
+			acc = l
 			continue
 		}
 		// The running result and this chunk are combined as two profiles, as pprof does.
-		if acc, err = combine([]*profile.Profile{acc, p}, args[:start+len(chunk)]); err != nil {
-			return nil, nil, noCommonType(err, inputs)
+		if acc, err = o.combineLoaded([]loaded{acc, l}, args[:start+len(chunk)]); err != nil {
+			return loaded{}, nil, noCommonType(err, inputs)
 		}
 	}
 	return acc, inputs, nil

@@ -4,6 +4,7 @@
 package stacks
 
 import (
+	"math"
 	"slices"
 
 	"github.com/google/pprof/profile"
@@ -231,4 +232,87 @@ func (st *Stacks) Clone() *Stacks {
 		}
 	}
 	return out
+}
+
+// ScaleN multiplies the values of each sample type i by ratios[i], and drops the samples
+// whose values scaled by a ratio other than 1 are all 0, as profile.Profile.ScaleN does to
+// a profile's samples: each value rounded to the nearest integer (math.Round), nothing
+// done when every ratio is 1. ratios has one ratio per value (NumValues).
+func (st *Stacks) ScaleN(ratios []float64) {
+	if !slices.ContainsFunc(ratios, func(r float64) bool { return r != 1 }) {
+		return
+	}
+	n := st.NumValues
+	for k := range st.Segments {
+		seg := &st.Segments[k]
+		// Kept samples move down in place: sample j's frames start at or after where its
+		// new place's end.
+		kept, frames := 0, uint32(0)
+		start := uint32(0)
+		for j := range seg.Len() {
+			end := seg.Ends[j]
+			values := seg.Values[j*n : (j+1)*n]
+			keep := false
+			for i, v := range values {
+				if ratios[i] != 1 {
+					values[i] = int64(math.Round(float64(v) * ratios[i]))
+					keep = keep || values[i] != 0
+				}
+			}
+			if keep {
+				frames += uint32(copy(seg.Frames[frames:], seg.Frames[start:end]))
+				seg.Ends[kept] = frames
+				copy(seg.Values[kept*n:], values)
+				seg.Labels[kept] = seg.Labels[j]
+				kept++
+			}
+			start = end
+		}
+		seg.Frames, seg.Ends = seg.Frames[:frames], seg.Ends[:kept]
+		seg.Values, seg.Labels = seg.Values[:kept*n], seg.Labels[:kept]
+	}
+}
+
+// SetLabel gives every sample the label key with the values value, in place of any it has,
+// as profile.Profile.SetLabel does to a profile's samples: into the label sets' maps, and
+// samples without labels get a set of that label alone.
+func (st *Stacks) SetLabel(key string, value []string) {
+	for i := range st.LabelSets {
+		ls := &st.LabelSets[i]
+		if ls.Label == nil {
+			ls.Label = map[string][]string{key: value}
+		} else {
+			ls.Label[key] = value
+		}
+	}
+	var alone int32 // the set of the label alone, once a sample needs it
+	for k := range st.Segments {
+		labels := st.Segments[k].Labels
+		for j, set := range labels {
+			if set != 0 {
+				continue
+			}
+			if alone == 0 {
+				st.LabelSets = append(st.LabelSets, LabelSet{Label: map[string][]string{key: value}})
+				alone = int32(len(st.LabelSets))
+			}
+			labels[j] = alone
+		}
+	}
+}
+
+// Sums returns, for each value, its sum over the samples (wrapping around as int64 does,
+// as pprof adds values up).
+func (st *Stacks) Sums() []int64 {
+	sums := make([]int64, st.NumValues)
+	n := st.NumValues
+	for k := range st.Segments {
+		values := st.Segments[k].Values
+		for j := 0; j+n <= len(values); j += n {
+			for i := range n {
+				sums[i] += values[j+i]
+			}
+		}
+	}
+	return sums
 }
