@@ -41,9 +41,7 @@ const (
 // conformanceNotRead are the formats of cases that profq does not read yet, with why: their
 // cases only check that profq refuses them with a message of its own. When the format's
 // reader lands, deleting its line here runs its cases' comparisons.
-var conformanceNotRead = map[string]string{
-	"trace-event": "Chrome's Trace Event Format (B/E/X events): no reader yet",
-}
+var conformanceNotRead = map[string]string{}
 
 // conformanceManifest is testdata/conformance/manifest.json.
 type conformanceManifest struct {
@@ -70,7 +68,8 @@ type conformanceCase struct {
 	// Tool is what made the expected output.
 	Tool string `json:"tool"`
 	// Options are the peer's options (perf-collapsed), profq's sample types
-	// (jfr-collapsed, pyroscope-compact), or what is compared (speedscope-frames).
+	// (jfr-collapsed, pyroscope-compact), what is compared (speedscope-frames), or the
+	// unit of the snapshot's weights (speedscope-profiles).
 	Options []string `json:"options"`
 	// Input is the file under testdata (gzipped when it ends in .gz), InputPath its path
 	// in the origin's repository.
@@ -86,7 +85,7 @@ type conformanceCase struct {
 	// column).
 	Key string `json:"key,omitempty"`
 	// Compare is the comparison: perf-collapsed, jfr-collapsed, speedscope-frames,
-	// pprof-parse, pyroscope-compact or refused.
+	// speedscope-profiles, pprof-parse, pyroscope-compact or refused.
 	Compare string `json:"compare"`
 	// Differences are the allowances for what profq does differently on purpose (keys of
 	// the manifest's differences).
@@ -236,6 +235,8 @@ func runConformance(t *testing.T, c conformanceCase, allow map[string]bool) stri
 		return compareJFRCollapsed(t, c, allow)
 	case "speedscope-frames":
 		return compareSpeedscopeFrames(t, c, allow)
+	case "speedscope-profiles":
+		return compareSpeedscopeProfiles(t, c, allow)
 	case "pprof-parse":
 		return comparePprofParse(t, c, allow)
 	case "pyroscope-compact":

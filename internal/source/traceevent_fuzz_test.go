@@ -17,7 +17,7 @@ import (
 // printable line; what the detection takes for trace events is read as them or refused,
 // never as another format.
 func FuzzTraceEvent(f *testing.F) {
-	paths, err := filepath.Glob(filepath.Join(traceEventDir, "*.json"))
+	paths, err := filepath.Glob(filepath.Join(testdataRoot, traceEventSamples, "*.json"))
 	if err != nil || len(paths) < 20 {
 		f.Fatalf("seeds: %v %v", paths, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -120,7 +119,7 @@ func TestTraceEventThreads(t *testing.T) {
 // TestTraceEventHermes reads the Hermes traces of speedscope's samples: frames with a file,
 // line and column from their args, matched by them.
 func TestTraceEventHermes(t *testing.T) {
-	p, _ := loadTrace(t, Options{}, string(readFile(t, filepath.Join(traceEventDir, "hermes-multiple-frames.json"))))
+	p, _ := loadTrace(t, Options{}, string(readTestdata(t, traceEventSamples+"/hermes-multiple-frames.json")))
 	want := map[string]int64{
 		"0|[root]":            4000,
 		"0|[root];beta":       1000,
