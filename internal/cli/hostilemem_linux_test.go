@@ -232,6 +232,8 @@ func TestHostileMemory(t *testing.T) {
 		{name: "200 MB of empty strings", args: []string{"top", file("strings.pb.gz", gz(strs))}, code: ExitInput, msg: "more than 10000000 entries; raise the limit with --max-entries"},
 		{name: "10M tiny samples", args: []string{"top", file("samples.pb.gz", gz(bytesOf(sampleBomb(10_000_000))))}, code: ExitOK, profile: []string{dir + "/samples.pb.gz"}},
 		{name: "folded stacks, 2M distinct lines", args: []string{"top", file("lines.folded.gz", gz(distinct))}, code: ExitOK, profile: []string{dir + "/lines.folded.gz"}},
+		// Issue 28, row 10: the flame graph of as many distinct stacks.
+		{name: "folded stacks, 2M distinct lines, flame", args: []string{"flame", "-o", dir + "/lines.html", dir + "/lines.folded.gz"}, code: ExitOK, profile: []string{dir + "/lines.folded.gz"}},
 		{name: "folded stacks, 10M lines of 1,000 stacks", args: []string{"top", file("repeated.folded.gz", gz(repeated))}, code: ExitOK, profile: []string{dir + "/repeated.folded.gz"}},
 		{name: "folded stacks named, a first line of 70 MiB", args: []string{"top", "--input-format", "folded", file("first.folded", firstLine)}, code: ExitInput, msg: "a line longer than 16777216 bytes"},
 		{name: "folded stacks named, one endless line on stdin", args: []string{"top", "--input-format", "folded", "-"}, stdin: letters{}, code: ExitInput, msg: "a line longer than 16777216 bytes", maxRead: 32 << 20},
