@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 
+	common "go.opentelemetry.io/proto/otlp/common/v1"
+	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // Generators of the hostile inputs of TestHostileMemory's rows for issue 28, rows 7 and 11:
@@ -226,4 +229,50 @@ func writeJFRChunks(w io.Writer, path string, n int) error {
 		}
 	}
 	return nil
+}
+
+// writeOTLPEmptyValues writes an OTLP profile of one sample whose one attribute is an array
+// of n empty values, as protobuf or as OTLP/JSON: a few bytes each encoded, a struct each
+// decoded.
+func writeOTLPEmptyValues(w io.Writer, n int, asJSON bool) error {
+	if asJSON {
+		bw := bufio.NewWriter(w)
+		bw.WriteString(`{"resourceProfiles":[{"resource":{},"scopeProfiles":[{"scope":{},"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2},"samples":[{"stackIndex":1,"values":["1"],"attributeIndices":[1]}]}]}]}],`)
+		bw.WriteString(`"dictionary":{"mappingTable":[{}],"locationTable":[{},{"address":"4096","lines":[{"functionIndex":1}]}],"functionTable":[{},{"nameStrindex":3}],"stackTable":[{},{"locationIndices":[1]}],"linkTable":[{}],`)
+		bw.WriteString(`"stringTable":["","samples","count","main","array"],"attributeTable":[{},{"keyStrindex":4,"value":{"arrayValue":{"values":[`)
+		for i := range n {
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("{}")
+		}
+		bw.WriteString("]}}}]}}\n")
+		return bw.Flush()
+	}
+	values := make([]*common.AnyValue, n)
+	for i := range values {
+		values[i] = &common.AnyValue{}
+	}
+	d := &otlppb.ProfilesData{
+		ResourceProfiles: []*otlppb.ResourceProfiles{{ScopeProfiles: []*otlppb.ScopeProfiles{{Profiles: []*otlppb.Profile{{
+			SampleType: &otlppb.ValueType{TypeStrindex: 1, UnitStrindex: 2},
+			Samples:    []*otlppb.Sample{{StackIndex: 1, Values: []int64{1}, AttributeIndices: []int32{1}}},
+		}}}}}},
+		Dictionary: &otlppb.ProfilesDictionary{
+			MappingTable:  []*otlppb.Mapping{{}},
+			LocationTable: []*otlppb.Location{{}, {Address: 4096, Lines: []*otlppb.Line{{FunctionIndex: 1}}}},
+			FunctionTable: []*otlppb.Function{{}, {NameStrindex: 3}},
+			StackTable:    []*otlppb.Stack{{}, {LocationIndices: []int32{1}}},
+			LinkTable:     []*otlppb.Link{{}},
+			StringTable:   []string{"", "samples", "count", "main", "array"},
+			AttributeTable: []*otlppb.KeyValueAndUnit{{}, {KeyStrindex: 4, Value: &common.AnyValue{
+				Value: &common.AnyValue_ArrayValue{ArrayValue: &common.ArrayValue{Values: values}}}}},
+		},
+	}
+	b, err := proto.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }

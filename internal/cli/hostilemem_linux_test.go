@@ -251,6 +251,8 @@ func TestHostileMemory(t *testing.T) {
 
 		// Issue 28, row 11: tables, samples and events that cost more than their input.
 		{name: "OTLP, 10,000,001 empty strings", args: []string{"top", file("strings.otlp.gz", gz(func(w io.Writer) error { return writeOTLPEmptyStrings(w, 10_000_001) }))}, code: ExitInput, msg: "--max-entries"},
+		{name: "OTLP, an attribute of 3M empty values", args: []string{"top", file("empty.otlp.gz", gz(func(w io.Writer) error { return writeOTLPEmptyValues(w, 3_000_000, false) }))}, code: ExitInput, msg: "an attribute holds more than 10000 values"},
+		{name: "OTLP/JSON, an attribute of 3M empty values", args: []string{"top", file("empty.otlp.json.gz", gz(func(w io.Writer) error { return writeOTLPEmptyValues(w, 3_000_000, true) }))}, code: ExitInput, msg: "an attribute holds more than 10000 values"},
 		{name: "OTLP/JSON, 3M strings and 2M attributes", args: []string{"top", file("tables.otlp.json.gz", gz(func(w io.Writer) error { return writeOTLPJSONTables(w, 3_000_000, 2_000_000) }))}, code: ExitOK, profile: []string{dir + "/tables.otlp.json.gz"}},
 		// A .cpuprofile is held whole, its samples read from its bytes as they are weighed:
 		// ten million samples (the limit) took 832 MB decoded into arrays, 68 MB so.

@@ -96,9 +96,15 @@ func (e *DepthLimitError) Error() string {
 type LabelLimitError struct {
 	// Limit is the limit in labels per sample.
 	Limit int
+	// Attribute says that an attribute holds more values than a sample may have labels
+	// (OTLP's arrays and key-value lists), refused before its values are decoded.
+	Attribute bool
 }
 
 func (e *LabelLimitError) Error() string {
+	if e.Attribute {
+		return fmt.Sprintf("an attribute holds more than %d values, more than a sample may have labels; raise the limit with %s", e.Limit, option.Flag("max-labels"))
+	}
 	return fmt.Sprintf("a sample has more than %d labels; raise the limit with %s", e.Limit, option.Flag("max-labels"))
 }
 

@@ -89,7 +89,7 @@ func Parse(o format.Options, raw []byte) (format.Decoded, error) {
 		return format.Decoded{}, errNotOTLP
 	default:
 		for i, frame := range frames {
-			msg, r, err := decodeOTLPProto(frame)
+			msg, r, err := decodeOTLPProto(frame, lim.Labels)
 			if err == nil {
 				err = take(msg, r)
 			}
@@ -255,7 +255,9 @@ func isOTLPMessage(msg []byte) bool {
 // decodeOTLPProto decodes one protobuf OTLP message, first remapping the older wire layouts
 // it still reads (otlp_legacy.go). They are read in full, so that is no warning. Samples a
 // Profile repeats are decoded once (collapseOTLPSamples): repeats says where.
-func decodeOTLPProto(msg []byte) (data *otlppb.ProfilesData, repeats []*otlpRepeats, err error) {
+//
+// An attribute of more than maxLabels values (0: no limit) is refused before it is decoded.
+func decodeOTLPProto(msg []byte, maxLabels int) (data *otlppb.ProfilesData, repeats []*otlpRepeats, err error) {
 	layout, err := WireLayout(msg)
 	if err != nil {
 		return nil, nil, err
@@ -263,6 +265,18 @@ func decodeOTLPProto(msg []byte) (data *otlppb.ProfilesData, repeats []*otlpRepe
 	if layout != LayoutCurrent {
 		if msg, err = remapOTLPLayout(msg, layout); err != nil {
 			return nil, nil, fmt.Errorf("remapping the %s wire layout: %w", layout, err)
+		}
+	}
+	if maxLabels > 0 {
+		over := false
+		visitNested(msg, []protowire.Number{2, DictAttributes}, func(entry []byte) error { // dictionary, attribute_table
+			if over = attributeValues(entry, maxLabels) > maxLabels; over {
+				return errEnough
+			}
+			return nil
+		})
+		if over {
+			return nil, nil, &format.LabelLimitError{Limit: maxLabels, Attribute: true}
 		}
 	}
 	msg, repeats = collapseOTLPSamples(msg)

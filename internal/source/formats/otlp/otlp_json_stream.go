@@ -513,12 +513,23 @@ func (d *otlpJSONStream) entry(dict *otlpTables, f *jsonField, p *jsonPart, key 
 			d.entries[num] = e
 		}
 		proto.Reset(e)
+		// Refused before protojson makes a struct of each value (the exact count is
+		// taken of the encoding below).
+		if max := d.lim.Labels; num == DictAttributes && max > 0 && jsonAttributeValuesOver(d.part, max) {
+			d.releasePart()
+			p.fail(key, &format.LabelLimitError{Limit: max, Attribute: true})
+			return nil
+		}
 		if err := d.fixer.UnmarshalJSONAt(d.part, e, levelDictionary); err != nil {
 			p.fail(key, err)
 			return nil
 		}
 		if d.enc, err = (proto.MarshalOptions{}).MarshalAppend(d.enc[:0], e); err == nil {
-			entries, err = dict.add(num, d.enc)
+			if max := d.lim.Labels; num == DictAttributes && max > 0 && attributeValues(d.enc, max) > max {
+				err = &format.LabelLimitError{Limit: max, Attribute: true}
+			} else {
+				entries, err = dict.add(num, d.enc)
+			}
 		}
 	}
 	d.releasePart()

@@ -384,6 +384,9 @@ func (d *otlpStream) dictionary(m *otlpPending, end int64) error {
 				return errOTLPUTF8
 			}
 		} else {
+			if max := d.lim.Labels; num == DictAttributes && max > 0 && attributeValues(b, max) > max {
+				return &format.LabelLimitError{Limit: max, Attribute: true}
+			}
 			e := d.entries[num]
 			if e == nil {
 				e = newDictEntry(num)

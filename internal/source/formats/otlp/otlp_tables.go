@@ -115,6 +115,9 @@ func tablesOf(d *otlppb.ProfilesDictionary, lim format.Limits, budget *format.St
 			if b, err = (proto.MarshalOptions{}).MarshalAppend(b[:0], entry(i)); err != nil {
 				return err
 			}
+			if max := lim.Labels; num == DictAttributes && max > 0 && attributeValues(b, max) > max {
+				return &format.LabelLimitError{Limit: max, Attribute: true}
+			}
 			if _, err := t.add(num, b); err != nil {
 				return err
 			}
