@@ -89,7 +89,8 @@ func run(args []string, stdio IO, quiet func(error) bool, debug bool) (code int)
 	if err == nil || (quiet != nil && quiet(err)) {
 		return ExitOK
 	}
-	fmt.Fprintf(stdio.Err, "profq: %s\n", messageLine(err.Error()))
+	stdio.run.message = messageLine(err.Error())
+	fmt.Fprintf(stdio.Err, "profq: %s\n", stdio.run.message)
 	return exitCode(err)
 }
 
@@ -178,7 +179,7 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 	root.SetGlobalNormalizationFunc(underscoreToDash)
 	root.AddCommand(newCmdTop(stdio, nil), newCmdDiff(stdio, nil), newCmdTraces(stdio, nil), newCmdTags(stdio, nil), newCmdInfo(stdio, nil),
 		newCmdPeek(stdio, nil), newCmdList(stdio, nil), newCmdTree(stdio, nil), newCmdGraph(stdio, nil), newCmdConvert(stdio, nil), newCmdMerge(stdio, nil), newCmdPGO(stdio, nil), newCmdFlame(stdio, nil), newCmdBench(stdio, nil),
-		newCmdGoroutines(stdio, nil), newCmdTargets(stdio, nil))
+		newCmdGoroutines(stdio, nil), newCmdTargets(stdio, nil), newCmdMCP(stdio, nil))
 	addPprofFlags(root)
 	return root
 }
