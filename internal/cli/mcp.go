@@ -61,7 +61,7 @@ docs/agents.md says how to register profq mcp with clients.`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.StringArrayVar(&o.Roots, "root", nil, "a directory whose files the tools may read, profiles and sources (repeatable; default: the current directory); relative paths are taken from the first")
-	fs.StringVar(&o.OutputDir, "output-dir", "", "the directory flame and pgo write their files into (default: a new directory in the system's temporary directory, named on standard error)")
+	fs.StringVar(&o.OutputDir, "output-dir", "", "the directory flame and pgo write their files into (default: a new directory in the system's temporary directory, made for the first file; answers name the files they write)")
 	fs.BoolVar(&o.AllowURLs, "allow-urls", false, "let profiles be http(s) URLs, fetched as profq top fetches them")
 	fs.BoolVar(&o.AllowFleet, "allow-fleet", false, "let profiles be Pyroscope and Parca queries, and offer the targets tool")
 	fs.StringVar(&o.HTTP, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of standard input and output; ADDR is a loopback HOST:PORT")
@@ -86,16 +86,7 @@ func runMCP(stdio IO, o *MCPOptions) error {
 		}
 		roots = []string{wd}
 	}
-	outDir := o.OutputDir
-	if outDir == "" {
-		dir, err := os.MkdirTemp("", "profq-mcp-")
-		if err != nil {
-			return fmt.Errorf("making the output directory: %w", err)
-		}
-		outDir = dir
-		fmt.Fprintf(stdio.Err, "profq: mcp: files go to %s\n", dir)
-	}
-	cfg := mcp.Config{Roots: roots, OutputDir: outDir, AllowURLs: o.AllowURLs, AllowFleet: o.AllowFleet, MaxTokens: o.MaxTokens, Version: version()}
+	cfg := mcp.Config{Roots: roots, OutputDir: o.OutputDir, AllowURLs: o.AllowURLs, AllowFleet: o.AllowFleet, MaxTokens: o.MaxTokens, Version: version()}
 	s, err := newMCPServer(cfg)
 	if err != nil {
 		return &usageError{err: err}

@@ -45,7 +45,8 @@ type Config struct {
 	// Roots are the directories whose files may be read (profiles, the sources profq list
 	// shows, benchmark outputs); relative paths are taken from the first. At least one.
 	Roots []string
-	// OutputDir is the one directory flame and pgo write their files into.
+	// OutputDir is the one directory flame and pgo write their files into; "" for a new
+	// directory in the system's temporary directory, made when the first file is written.
 	OutputDir string
 	// AllowURLs lets profiles be http(s) URLs; AllowFleet lets them be fleet queries and
 	// enables the targets tool.

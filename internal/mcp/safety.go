@@ -132,25 +132,30 @@ func fileName(name string) error {
 // outputFile is the path in the output directory of a file the tool writes: name, or the
 // next default name (flame-1.html, ...).
 func (s *Server) outputFile(kind, name, format string) (string, error) {
+	s.filesMu.Lock()
+	defer s.filesMu.Unlock()
 	if s.cfg.OutputDir == "" {
-		return "", errors.New("this server writes no files: start profq mcp with --output-dir DIR")
+		dir, err := os.MkdirTemp("", "profq-mcp-")
+		if err != nil {
+			return "", fmt.Errorf("making the output directory: %w", err)
+		}
+		s.cfg.OutputDir = dir
 	}
+	dir := s.cfg.OutputDir
 	if name == "" {
 		ext := defaultExt(kind)
 		if kind == "flame" {
 			ext = format
 		}
-		s.filesMu.Lock()
 		for {
 			s.files[kind]++
 			name = fmt.Sprintf("%s-%d.%s", kind, s.files[kind], ext)
-			if _, err := os.Lstat(filepath.Join(s.cfg.OutputDir, name)); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
 				break
 			}
 		}
-		s.filesMu.Unlock()
 	}
-	path := filepath.Join(s.cfg.OutputDir, name)
+	path := filepath.Join(dir, name)
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("file: %s is not a regular file: not replaced", path)
 	}
