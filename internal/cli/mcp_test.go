@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/profq/profq/internal/mcp"
 	"github.com/profq/profq/internal/report"
@@ -553,4 +554,122 @@ func TestMCPStdio(t *testing.T) {
 	if code := <-done; code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
+}
+
+// TestMCPEveryTool: each tool that reads profiles answers with the report of its command,
+// page by page: the items of a page are, byte for byte, those that profq COMMAND --format
+// json lists at the page's offset, and the report's other members are the command's.
+func TestMCPEveryTool(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"cpu.pb.gz", "heap.pb.gz", "labels.pb.gz"} {
+		b, err := os.ReadFile(filepath.Join(mcpTestdata, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ar, err := txtar.ParseFile("../../testdata/script/goroutines.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.Files {
+		if f.Name == "dump2.txt" {
+			if err := os.WriteFile(filepath.Join(root, f.Name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cs := mcpSession(t, mcp.Config{Roots: []string{root}})
+	for _, c := range []struct {
+		tool  string
+		args  []string // the command line's, after the tool: options, then arguments
+		list  string
+		inner string
+	}{
+		{"top", []string{"cpu.pb.gz"}, "rows", ""},
+		{"top", []string{"--by-label=handler", "labels.pb.gz"}, "groups", "rows"},
+		{"peek", []string{"main\\.", "cpu.pb.gz"}, "entries", ""},
+		{"tree", []string{"heap.pb.gz"}, "entries", ""},
+		{"list", []string{"main\\.", "cpu.pb.gz"}, "functions", "lines"},
+		{"traces", []string{"labels.pb.gz"}, "samples", ""},
+		{"tags", []string{"labels.pb.gz"}, "keys", "values"},
+		{"info", []string{"cpu.pb.gz", "cpu.pb.gz"}, "inputs", ""},
+		{"diff", []string{"cpu.pb.gz", "labels.pb.gz"}, "rows", ""},
+		{"goroutines", []string{"dump2.txt"}, "groups", "frames"},
+	} {
+		// The command line's report, whole.
+		var cliArgs []string
+		params := map[string]any{}
+		var positional []string
+		for _, a := range c.args {
+			if k, v, ok := strings.Cut(strings.TrimPrefix(a, "--"), "="); ok && strings.HasPrefix(a, "--") {
+				params[k] = v
+				cliArgs = append(cliArgs, a)
+				continue
+			}
+			positional = append(positional, a)
+		}
+		if c.tool == "list" {
+			// The server's source path is its roots.
+			cliArgs = append(cliArgs, "--source-path="+root)
+		}
+		if c.tool == "peek" || c.tool == "list" {
+			params["regex"], positional = positional[0], positional[1:]
+			cliArgs = append(cliArgs, params["regex"].(string))
+		}
+		for _, p := range positional {
+			cliArgs = append(cliArgs, filepath.Join(root, p))
+		}
+		var whole map[string]json.RawMessage
+		cliJSON(t, &whole, append([]string{c.tool}, cliArgs...)...)
+		var items []json.RawMessage
+		if err := json.Unmarshal(whole[c.list], &items); err != nil || len(items) < 2 {
+			t.Fatalf("%s %v: %d %s (%v)", c.tool, c.args, len(items), c.list, err)
+		}
+		params["profiles"] = positional
+		params["max_tokens"] = 1000000
+		// Two pages: the first item alone, then the rest from offset 1.
+		for _, pg := range []struct{ offset, limit int }{{0, 1}, {1, len(items)}} {
+			params["offset"], params["limit"] = pg.offset, pg.limit
+			a := mcpCall(t, cs, c.tool, params)
+			if a.IsError {
+				t.Fatalf("%s %v: %s", c.tool, c.args, a.Text)
+			}
+			var got map[string]json.RawMessage
+			if err := json.Unmarshal(a.Raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			var page []json.RawMessage
+			if err := json.Unmarshal(got[c.list], &page); err != nil {
+				t.Fatal(err)
+			}
+			want := items[pg.offset:min(len(items), pg.offset+pg.limit)]
+			if a.Page.List != c.list || a.Page.Total != len(items) || len(page) != len(want) || a.Page.Returned != len(want) {
+				t.Fatalf("%s %v offset %d: %d %s, page %+v; the command line %d", c.tool, c.args, pg.offset, len(page), c.list, a.Page, len(items))
+			}
+			for i := range want {
+				if !jsonEqual(page[i], want[i]) {
+					t.Errorf("%s %v: %s[%d]:\n%s\nthe command line's:\n%s", c.tool, c.args, c.list, pg.offset+i, page[i], want[i])
+				}
+			}
+			for k, v := range whole {
+				if k != c.list && !jsonEqual(got[k], v) {
+					t.Errorf("%s %v: %s is %s, the command line's %s", c.tool, c.args, k, got[k], v)
+				}
+			}
+		}
+	}
+}
+
+// jsonEqual reports whether two JSON texts hold the same value.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
 }
