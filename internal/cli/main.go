@@ -159,7 +159,7 @@ func newRootCmd(stdio IO) *cobra.Command {
 		Use:   "profq",
 		Short: "Profile analyzer for people, scripts and CI",
 		Long: `profq reads pprof profiles and reports pprof's numbers as tables for terminals and
-versioned JSON for scripts.
+versioned JSON for scripts; profq mcp serves the same reports to coding agents.
 
 Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/O error,
 4 a gate was inconclusive.`,

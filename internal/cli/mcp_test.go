@@ -376,7 +376,7 @@ func TestMCPRoots(t *testing.T) {
 		{"top", "url", map[string]any{"profiles": []string{"http://127.0.0.1:1/debug/pprof/heap"}}, "usage", "URLs are off"},
 		{"top", "fleet", map[string]any{"profiles": []string{"pyroscope+http://127.0.0.1:1/process_cpu:cpu{}"}}, "usage", "fleet queries are off"},
 		{"list", "source path", map[string]any{"profiles": []string{"cpu.pb.gz"}, "regex": "main", "source-path": outside}, "usage", "outside the roots"},
-		{"top", "missing", map[string]any{"profiles": []string{"nothere.pb.gz"}}, "usage", "no such file"},
+		{"top", "missing", map[string]any{"profiles": []string{"nothere.pb.gz"}}, "input", "no such file"},
 		{"top", "not a profile", map[string]any{"profiles": []string{"notes.txt"}}, "input", "unrecognized profile format"},
 		{"peek", "bad regex", map[string]any{"profiles": []string{"cpu.pb.gz"}, "regex": "("}, "usage", "REGEX"},
 		{"top", "unknown option", map[string]any{"profiles": []string{"cpu.pb.gz"}, "output": "/tmp/x"}, "usage", `no parameter "output"`},

@@ -74,9 +74,9 @@ func (s *Server) inRoots(arg string) (string, error) {
 	real, err := filepath.EvalSymlinks(filepath.Clean(p))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("%s: no such file in the roots", arg)
+			return "", &inputError{fmt.Errorf("%s: no such file in the roots", arg)}
 		}
-		return "", fmt.Errorf("%s: %w", arg, err)
+		return "", &inputError{fmt.Errorf("%s: %w", arg, err)}
 	}
 	for _, root := range s.cfg.Roots {
 		if within(real, root) {
@@ -85,6 +85,13 @@ func (s *Server) inRoots(arg string) (string, error) {
 	}
 	return "", fmt.Errorf("%s: outside the roots this server reads (%s): refused", arg, strings.Join(s.cfg.Roots, ", "))
 }
+
+// inputError is a path that cannot be read (it does not exist), as the command line's
+// input errors are: exit 3. Every other refusal of a call's arguments is a usage error.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
 
 // within reports whether path is root or inside it; both are absolute and clean.
 func within(path, root string) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -211,7 +212,12 @@ type call struct {
 func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	c, err := t.parse(req.Params.Arguments)
 	if err != nil {
-		return errorResult(Outcome{Code: exitUsage, Message: err.Error()}), nil
+		code := exitUsage
+		var in *inputError
+		if errors.As(err, &in) {
+			code = exitInput
+		}
+		return errorResult(Outcome{Code: code, Message: err.Error()}), nil
 	}
 	select {
 	case <-ctx.Done():
