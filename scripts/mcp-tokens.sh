@@ -2,7 +2,8 @@
 # mcp-tokens.sh [PROFILE] measures what "what is hot in this profile?" costs a model, in
 # bytes (and approximate tokens, 4 bytes each): pprof -top's text, profq top's JSON
 # unbounded and its table, and the answer of profq mcp's top tool with its defaults (its
-# structured content and its text, then the whole JSON-RPC message). PROFILE defaults to
+# structured content and its text, then the whole JSON-RPC message), and the server's peak
+# and idle resident memory and CPU time for that answer (Linux: /proc). PROFILE defaults to
 # the benchmark's 1.5M-sample synthetic profile (.bench/synth-default.pb.gz, made by
 # scripts/bench-data.sh). Needs pprof (make tools) and jq.
 set -euo pipefail
@@ -35,4 +36,8 @@ done
 answer=$(grep '"id":2' "$work/out")
 row 'profq mcp `top` (defaults): structured content + text' "$(jq -j '.result | (.structuredContent | tojson) + (.content[0].text)' <<<"$answer" | wc -c)"
 row 'profq mcp `top` (defaults): its JSON-RPC message' "$(printf '%s' "$answer" | wc -c)"
-jq -r '.result.structuredContent.page.note' <<<"$answer" | sed 's/^/page: /' >&2
+jq -r '.result.structuredContent.page.note' <<<"$answer" | sed 's/^/page: /'
+# The server's memory once it answered (peak, and what it holds while it waits), and its CPU.
+sleep 2
+echo "profq mcp: $(grep -E 'VmHWM|VmRSS' "/proc/$server/status" | tr -s ' \t\n' ' ')"
+awk -v hz="$(getconf CLK_TCK)" '{printf "profq mcp: user+sys %.2f s\n", ($14 + $15) / hz}' "/proc/$server/stat"

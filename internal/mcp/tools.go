@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,7 +227,11 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	}
 	t.s.run.Lock()
 	defer t.s.run.Unlock()
-	return t.s.answer(t.spec, c), nil
+	res := t.s.answer(t.spec, c)
+	// A report of a large profile takes hundreds of megabytes, dead once answered: a server
+	// that waits for its next call returns them to the system now rather than holding them.
+	debug.FreeOSMemory()
+	return res, nil
 }
 
 // parse checks the arguments of a call against the schema and makes its command line:
