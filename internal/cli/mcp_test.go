@@ -673,3 +673,40 @@ func jsonEqual(a, b json.RawMessage) bool {
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
 }
+
+// TestMCPFleet: with fleet queries on, targets lists a Pyroscope server as profq targets
+// does, and a query is a profile whose top is the file's; with them off, both are refused.
+func TestMCPFleet(t *testing.T) {
+	_, server := startPyroscopeServer(t, "")
+	query := server + `/process_cpu:cpu:nanoseconds:cpu:nanoseconds{service_name="api"}?from=now-1h`
+	on := mcpSession(t, mcp.Config{AllowFleet: true})
+	a := mcpCall(t, on, "targets", map[string]any{"server": server + "?from=now-1d"})
+	var got, want map[string]json.RawMessage
+	if err := json.Unmarshal(a.Raw, &got); err != nil || a.IsError {
+		t.Fatalf("targets: %v %s", err, a.Text)
+	}
+	cliJSON(t, &want, "targets", server+"?from=now-1d")
+	for _, k := range []string{"server_kind", "profile_types", "labels"} {
+		if !jsonEqual(got[k], want[k]) {
+			t.Errorf("targets: %s is %s, profq targets' %s", k, got[k], want[k])
+		}
+	}
+	a = mcpCall(t, on, "top", map[string]any{"profiles": []string{query}, "limit": 1000, "max_tokens": 100000})
+	var fromQuery, fromFile report.Top
+	if err := json.Unmarshal(a.Raw, &fromQuery); err != nil || a.IsError {
+		t.Fatalf("top QUERY: %v %s", err, a.Text)
+	}
+	cliJSON(t, &fromFile, "top", cpuFile)
+	if len(fromQuery.Rows) != len(fromFile.Rows) || fromQuery.Total != fromFile.Total || fromQuery.Rows[0].Name != fromFile.Rows[0].Name {
+		t.Errorf("top QUERY: %d rows of %d, the file's %d of %d", len(fromQuery.Rows), fromQuery.Total, len(fromFile.Rows), fromFile.Total)
+	}
+
+	off := mcpSession(t, mcp.Config{AllowURLs: true})
+	if a := mcpCall(t, off, "top", map[string]any{"profiles": []string{query}}); !a.IsError || !strings.Contains(a.Error.Message, "fleet queries are off") {
+		t.Errorf("a query with fleet queries off: %+v", a.Error)
+	}
+	res, err := off.CallTool(context.Background(), &sdk.CallToolParams{Name: "targets", Arguments: map[string]any{"server": server}})
+	if err == nil && !res.IsError {
+		t.Error("targets answers with fleet queries off")
+	}
+}
