@@ -155,7 +155,7 @@ func (s *Server) newTool(spec toolSpec, c Command) (*tool, error) {
 		Name:        spec.name,
 		Description: desc,
 		InputSchema: &jsonschema.Schema{Type: "object", Properties: props, PropertyOrder: order, Required: required, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: spec.writes == "", OpenWorldHint: ptr(s.cfg.AllowURLs || s.cfg.AllowFleet), IdempotentHint: true},
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: spec.writes == "", OpenWorldHint: ptr(s.cfg.AllowURLs || s.cfg.AllowFleet), IdempotentHint: spec.writes == ""},
 	}
 	return t, nil
 }
