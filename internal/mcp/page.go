@@ -318,7 +318,7 @@ func note(p Page) string {
 	case p.Returned == 0:
 		fmt.Fprintf(&b, "offset %d is past the last of the %d %s", p.Offset, p.Total, p.List)
 	case p.Returned == p.Total:
-		fmt.Fprintf(&b, "all %d %s", p.Total, p.List)
+		fmt.Fprintf(&b, "%s: all %d", p.List, p.Total)
 	default:
 		fmt.Fprintf(&b, "%s %d-%d of %d", p.List, p.Offset+1, p.Offset+p.Returned, p.Total)
 	}
