@@ -36,6 +36,10 @@ done
 answer=$(grep '"id":2' "$work/out")
 row 'profq mcp `top` (defaults): structured content + text' "$(jq -j '.result | (.structuredContent | tojson) + (.content[0].text)' <<<"$answer" | wc -c)"
 row 'profq mcp `top` (defaults): its JSON-RPC message' "$(printf '%s' "$answer" | wc -c)"
+# What a session pays once, whatever it asks: the tools' definitions (tools/list).
+printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' >&3
+until [ "$(grep -c '"id":3' "$work/out" || true)" -ge 1 ]; do sleep 0.5; done
+row 'profq mcp `tools/list` (once per session): its result' "$(grep '"id":3' "$work/out" | jq -j '.result | tojson' | wc -c)"
 jq -r '.result.structuredContent.page.note' <<<"$answer" | sed 's/^/page: /'
 # The server's memory once it answered (peak, and what it holds while it waits), and its CPU.
 sleep 2

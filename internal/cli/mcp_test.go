@@ -129,7 +129,7 @@ func TestMCPListTools(t *testing.T) {
 		if err := json.Unmarshal(schema, &s); err != nil {
 			t.Fatal(err)
 		}
-		for _, hidden := range []string{"format", "output", "jq", "symbolize", "binary", "max-input-bytes", "password-file"} {
+		for _, hidden := range []string{"format", "output", "jq", "symbolize", "binary", "max-input-bytes", "password-file", "seconds", "timeout", "tenant"} {
 			if _, ok := s.Properties[hidden]; ok && !(hidden == "format" && tool.Name == "flame") {
 				t.Errorf("%s offers %s", tool.Name, hidden)
 			}

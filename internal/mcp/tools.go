@@ -64,6 +64,27 @@ var hiddenFlags = []string{
 	"max-input-bytes", "max-samples", "max-stack-depth", "max-labels", "max-entries", "max-string-bytes",
 }
 
+// urlFlags are options of URL profiles (fetching: seconds, timeout) and fleetFlags of fleet
+// queries: offered only where the server reads them, so that a session does not pay for
+// describing options that cannot apply.
+var (
+	urlFlags   = []string{"seconds", "timeout"}
+	fleetFlags = []string{"tenant"}
+)
+
+// offered reports whether the tools offer option name.
+func (s *Server) offered(name string) bool {
+	switch {
+	case slices.Contains(hiddenFlags, name):
+		return false
+	case slices.Contains(urlFlags, name):
+		return s.cfg.AllowURLs || s.cfg.AllowFleet
+	case slices.Contains(fleetFlags, name):
+		return s.cfg.AllowFleet
+	}
+	return true
+}
+
 // pathFlags are flags whose values are files to read (profiles, go test -bench outputs):
 // each is confined to the roots.
 var pathFlags = []string{"base", "diff-base", "base-bench", "new-bench"}
@@ -108,7 +129,7 @@ func (s *Server) newTool(spec toolSpec, c Command) (*tool, error) {
 	}
 	var err error
 	c.Flags.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Hidden || slices.Contains(hiddenFlags, f.Name) {
+		if err != nil || f.Hidden || !s.offered(f.Name) {
 			return
 		}
 		if _, taken := props[f.Name]; taken {
