@@ -40,6 +40,17 @@ row 'profq mcp `top` (defaults): its JSON-RPC message' "$(printf '%s' "$answer" 
 printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' >&3
 until [ "$(grep -c '"id":3' "$work/out" || true)" -ge 1 ]; do sleep 0.5; done
 row 'profq mcp `tools/list` (once per session): its result' "$(grep '"id":3' "$work/out" | jq -j '.result | tojson' | wc -c)"
+# The same with four tools (--tools): a server started for them alone.
+mkfifo "$work/in4"
+"$work/profq" mcp --tools top,peek,list,diff --root "$(dirname "$profile")" <"$work/in4" >"$work/out4" 2>/dev/null &
+server4=$!
+exec 4>"$work/in4"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcp-tokens","version":"1"}}}' \
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}' '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' >&4
+until [ "$(grep -c '"id":3' "$work/out4" || true)" -ge 1 ]; do sleep 0.5; done
+row 'profq mcp `--tools top,peek,list,diff`, `tools/list`: its result' "$(grep '"id":3' "$work/out4" | jq -j '.result | tojson' | wc -c)"
+exec 4>&-
+wait "$server4" || true
 jq -r '.result.structuredContent.page.note' <<<"$answer" | sed 's/^/page: /'
 # The server's memory once it answered (peak, and what it holds while it waits), and its CPU.
 sleep 2

@@ -22,6 +22,7 @@ type MCPOptions struct {
 	AllowFleet bool
 	HTTP       string
 	MaxTokens  int
+	Tools      []string
 }
 
 func newCmdMCP(stdio IO, runF func(*MCPOptions) error) *cobra.Command {
@@ -66,6 +67,7 @@ docs/agents.md says how to register profq mcp with clients.`,
 	fs.BoolVar(&o.AllowFleet, "allow-fleet", false, "let profiles be Pyroscope and Parca queries, and offer the targets tool")
 	fs.StringVar(&o.HTTP, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of standard input and output; ADDR is a loopback HOST:PORT")
 	fs.IntVar(&o.MaxTokens, "max-tokens", o.MaxTokens, "the budget of an answer when a call gives none, in approximate tokens (4 bytes each)")
+	fs.StringSliceVar(&o.Tools, "tools", nil, "offer only these tools, comma-separated (default: all): every tool's description costs a session tokens once, "+strings.Join(mcp.ToolNames(), ", "))
 	return cmd
 }
 
@@ -86,7 +88,7 @@ func runMCP(stdio IO, o *MCPOptions) error {
 		}
 		roots = []string{wd}
 	}
-	cfg := mcp.Config{Roots: roots, OutputDir: o.OutputDir, AllowURLs: o.AllowURLs, AllowFleet: o.AllowFleet, MaxTokens: o.MaxTokens, Version: version()}
+	cfg := mcp.Config{Roots: roots, OutputDir: o.OutputDir, AllowURLs: o.AllowURLs, AllowFleet: o.AllowFleet, MaxTokens: o.MaxTokens, Tools: o.Tools, Version: version()}
 	s, err := newMCPServer(cfg)
 	if err != nil {
 		return &usageError{err: err}

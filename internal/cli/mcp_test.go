@@ -167,6 +167,17 @@ func TestMCPListTools(t *testing.T) {
 	if !slices.ContainsFunc(res.Tools, func(t *sdk.Tool) bool { return t.Name == "targets" }) {
 		t.Error("targets is not offered with fleet queries on")
 	}
+	some := mcpSession(t, mcp.Config{Tools: []string{"diff", "top"}})
+	res, err = some.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 2 || res.Tools[0].Name != "diff" || res.Tools[1].Name != "top" {
+		t.Errorf("--tools diff,top: %d tools", len(res.Tools))
+	}
+	if r, err := some.CallTool(context.Background(), &sdk.CallToolParams{Name: "peek", Arguments: map[string]any{"regex": "x", "profiles": []string{"profiles/cpu.pb.gz"}}}); err == nil && !r.IsError {
+		t.Error("--tools diff,top: peek answers")
+	}
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }

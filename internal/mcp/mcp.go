@@ -19,6 +19,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +55,8 @@ type Config struct {
 	AllowURLs, AllowFleet bool
 	// MaxTokens is the budget of an answer when a call gives none (DefaultMaxTokens if 0).
 	MaxTokens int
+	// Tools are the names of the tools to offer; nil offers every one (ToolNames).
+	Tools []string
 	// Version is profq's version, as the server names itself.
 	Version string
 }
@@ -127,7 +131,15 @@ func NewServer(cfg Config, cmds []Command, exec Exec) (*Server, error) {
 	for _, c := range cmds {
 		byName[c.Name] = c
 	}
+	for _, name := range cfg.Tools {
+		if !slices.Contains(ToolNames(), name) {
+			return nil, fmt.Errorf("--tools: %q is not one of %s", name, strings.Join(ToolNames(), ", "))
+		}
+	}
 	for _, spec := range tools {
+		if cfg.Tools != nil && !slices.Contains(cfg.Tools, spec.name) {
+			continue
+		}
 		c, ok := byName[spec.name]
 		if !ok {
 			return nil, fmt.Errorf("mcp: no command %s", spec.name)
@@ -142,6 +154,15 @@ func NewServer(cfg Config, cmds []Command, exec Exec) (*Server, error) {
 		s.sdk.AddTool(t.def, t.handle)
 	}
 	return s, nil
+}
+
+// ToolNames are the names of every tool, in the order they are listed.
+func ToolNames() []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.name
+	}
+	return names
 }
 
 // realDir is dir absolute with its links resolved; it must be a directory.
