@@ -40,7 +40,8 @@ its path), and targets with --allow-fleet. A tool's parameters are its command's
 and arguments; it answers with the report's JSON (structured content) and its table (text),
 the numbers profq prints on the command line, cut to a page: limit items from offset, within
 max_tokens (approximate tokens, 4 bytes each; default --max-tokens). The answer's "page"
-says what was left out and the offset of the next page.
+says what was left out and the offset of the next page. --tools offers only the tools named:
+a client gives the model every offered tool's definition once a session.
 
 Safe by default: profiles, base profiles and the sources list shows are read only inside
 the roots (--root, repeatable; default the current directory); URLs and fleet queries only
@@ -67,7 +68,7 @@ docs/agents.md says how to register profq mcp with clients.`,
 	fs.BoolVar(&o.AllowFleet, "allow-fleet", false, "let profiles be Pyroscope and Parca queries, and offer the targets tool")
 	fs.StringVar(&o.HTTP, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of standard input and output; ADDR is a loopback HOST:PORT")
 	fs.IntVar(&o.MaxTokens, "max-tokens", o.MaxTokens, "the budget of an answer when a call gives none, in approximate tokens (4 bytes each)")
-	fs.StringSliceVar(&o.Tools, "tools", nil, "offer only these tools, comma-separated (default: all): every tool's description costs a session tokens once, "+strings.Join(mcp.ToolNames(), ", "))
+	fs.StringSliceVar(&o.Tools, "tools", nil, "offer only these tools, comma-separated, of "+strings.Join(mcp.ToolNames(), ", ")+" (default: all): a client gives the model every offered tool's definition, once a session")
 	return cmd
 }
 
