@@ -29,7 +29,7 @@ func runTopByLabel(stdio IO, o *TopOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, t.Warnings)
-	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.TopByLabel(w, t, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
+	return o.Output.report(stdio, t, func(w io.Writer, format render.Format) error {
+		return render.TopByLabel(w, t, render.Options{Format: format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
 	})
 }

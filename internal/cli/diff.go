@@ -249,8 +249,9 @@ func (o *DiffOptions) check() ([]extraReport, error) {
 // writeDiffReports writes the diff to its output, then to each --report file but the flame
 // graphs (writeDiffFlames).
 func writeDiffReports(stdio IO, d *report.Diff, o *DiffOptions, reports []extraReport) error {
-	ro := render.Options{Format: o.Output.format, Unit: o.Unit}
-	if err := o.Output.write(stdio, func(w io.Writer) error { return render.Diff(w, o.rowsFor(d, o.Output.format), ro) }); err != nil {
+	if err := o.Output.report(stdio, d, func(w io.Writer, format render.Format) error {
+		return render.Diff(w, o.rowsFor(d, format), render.Options{Format: format, Unit: o.Unit})
+	}); err != nil {
 		return err
 	}
 	for _, r := range reports {

@@ -125,8 +125,10 @@ func runFlame(stdio IO, o *FlameOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, f.Warnings)
-	ro := render.Options{Format: o.Output.format, Flame: render.FlameStyle{Colors: o.Colors, Title: o.Title, Icicle: o.Icicle}}
-	return o.Output.write(stdio, func(w io.Writer) error { return render.Flame(w, f, ro) })
+	style := render.FlameStyle{Colors: o.Colors, Title: o.Title, Icicle: o.Icicle}
+	return o.Output.report(stdio, f, func(w io.Writer, format render.Format) error {
+		return render.Flame(w, f, render.Options{Format: format, Flame: style})
+	})
 }
 
 // refuseDocumentOnTerminal refuses to print an HTML or SVG document on a terminal, where

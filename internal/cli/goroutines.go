@@ -69,7 +69,7 @@ func runGoroutines(stdio IO, o *GoroutinesOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, g.Warnings)
-	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Goroutines(w, g, render.Options{Format: o.Output.format})
+	return o.Output.report(stdio, g, func(w io.Writer, format render.Format) error {
+		return render.Goroutines(w, g, render.Options{Format: format})
 	})
 }

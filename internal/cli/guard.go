@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profq/profq/internal/redact"
+	"github.com/profq/profq/internal/render"
 	"github.com/profq/profq/internal/text"
 	"github.com/profq/profq/internal/workers"
 )
@@ -66,6 +67,16 @@ type runState struct {
 	// serving, when set, is told where profq serve listens and stops it (serveHooks);
 	// only tests set it, and then no browser opens.
 	serving serveHooks
+
+	// capture, when set, receives the report a command would write (outputFlags.report):
+	// the model, and a function that renders it in any of its formats. profq mcp sets it
+	// to answer a tool call with the report the command makes.
+	capture func(model any, renderTo func(w io.Writer, format render.Format) error) error
+	// sourceRoots, when set, are the only directories whose source files profq list reads
+	// (srcfile.Finder.Confine): profq mcp's roots.
+	sourceRoots []string
+	// message is the one-line message of the error the run ended with, "" for success.
+	message string
 }
 
 // testHook calls the run's test hook, if any, at point.

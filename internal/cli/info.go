@@ -103,7 +103,7 @@ func runInfo(stdio IO, o *InfoOptions, args []string) error {
 func writeInfo(stdio IO, o *InfoOptions, merged report.ProfileDetails, inputs []report.InfoInput) error {
 	info := report.NewInfo(merged, inputs)
 	warn(stdio.Err, info.Warnings)
-	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Info(w, info, render.Options{Format: o.Output.format})
+	return o.Output.report(stdio, info, func(w io.Writer, format render.Format) error {
+		return render.Info(w, info, render.Options{Format: format})
 	})
 }

@@ -102,7 +102,7 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 	if err != nil {
 		return err
 	}
-	files := &srcfile.Finder{SearchPath: o.Report.SourcePath, TrimPath: o.Report.TrimPath, GOROOT: goRoot(), ModCache: goModCache()}
+	files := &srcfile.Finder{SearchPath: o.Report.SourcePath, TrimPath: o.Report.TrimPath, GOROOT: goRoot(), ModCache: goModCache(), Confine: stdio.run.sourceRoots}
 	l, err := report.NewList(p, st, inputs, o.Report, re, files)
 	empty, err := noMatch(stdio, err, expr, o.Output.format)
 	if err != nil {
@@ -115,8 +115,8 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 		return err
 	}
 	warn(stdio.Err, l.Warnings)
-	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.List(w, l, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy})
+	return o.Output.report(stdio, l, func(w io.Writer, format render.Format) error {
+		return render.List(w, l, render.Options{Format: format, Unit: o.Unit, DivideBy: o.DivideBy})
 	})
 }
 

@@ -89,7 +89,8 @@ func run(args []string, stdio IO, quiet func(error) bool, debug bool) (code int)
 	if err == nil || (quiet != nil && quiet(err)) {
 		return ExitOK
 	}
-	fmt.Fprintf(stdio.Err, "profq: %s\n", messageLine(err.Error()))
+	stdio.run.message = messageLine(err.Error())
+	fmt.Fprintf(stdio.Err, "profq: %s\n", stdio.run.message)
 	return exitCode(err)
 }
 
@@ -158,7 +159,7 @@ func newRootCmd(stdio IO) *cobra.Command {
 		Use:   "profq",
 		Short: "Profile analyzer for people, scripts and CI",
 		Long: `profq reads pprof profiles and reports pprof's numbers as tables for terminals and
-versioned JSON for scripts.
+versioned JSON for scripts; profq mcp serves the same reports to coding agents.
 
 Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/O error,
 4 a gate was inconclusive.`,
@@ -178,7 +179,7 @@ Exit codes: 0 success, 1 a gate found a regression, 2 usage error, 3 input or I/
 	root.SetGlobalNormalizationFunc(underscoreToDash)
 	root.AddCommand(newCmdTop(stdio, nil), newCmdDiff(stdio, nil), newCmdTraces(stdio, nil), newCmdTags(stdio, nil), newCmdInfo(stdio, nil),
 		newCmdPeek(stdio, nil), newCmdList(stdio, nil), newCmdTree(stdio, nil), newCmdGraph(stdio, nil), newCmdConvert(stdio, nil), newCmdMerge(stdio, nil), newCmdPGO(stdio, nil), newCmdFlame(stdio, nil), newCmdBench(stdio, nil),
-		newCmdGoroutines(stdio, nil), newCmdTargets(stdio, nil), newCmdServe(stdio, nil))
+		newCmdGoroutines(stdio, nil), newCmdTargets(stdio, nil), newCmdServe(stdio, nil), newCmdMCP(stdio, nil))
 	addPprofFlags(root)
 	return root
 }

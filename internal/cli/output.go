@@ -99,6 +99,16 @@ func (o *outputFlags) write(stdio IO, renderTo func(io.Writer) error) error {
 	return writeFileAtomic(stdio, o.path, buf.Bytes())
 }
 
+// report writes a report model through write, in the format the flags chose. A run that
+// captures its report (runState.capture, set by profq mcp) hands the model and a way to
+// render it in any format to the capture instead: nothing is written.
+func (o *outputFlags) report(stdio IO, model any, renderTo func(w io.Writer, format render.Format) error) error {
+	if stdio.run != nil && stdio.run.capture != nil {
+		return stdio.run.capture(model, renderTo)
+	}
+	return o.write(stdio, func(w io.Writer) error { return renderTo(w, o.format) })
+}
+
 // safe runs render on w as safeRender does; --jq output is the query's.
 func (o *outputFlags) safe(w io.Writer, renderTo func(io.Writer) error) error {
 	if o.query != nil {

@@ -115,8 +115,8 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 		return err
 	}
 	warn(stdio.Err, pk.Warnings)
-	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Peek(w, pk, render.Options{Format: o.Output.format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
+	return o.Output.report(stdio, pk, func(w io.Writer, format render.Format) error {
+		return render.Peek(w, pk, render.Options{Format: format, Unit: o.Unit, DivideBy: o.DivideBy, CompactLabels: o.CompactLabels})
 	})
 }
 

@@ -218,7 +218,7 @@ func runPGO(stdio IO, o *PGOOptions, args []string) error {
 	if toStdout {
 		reportIO.Out = stdio.Err
 	}
-	return o.report.write(reportIO, func(w io.Writer) error {
-		return render.PGO(w, r, render.Options{Format: o.report.format})
+	return o.report.report(reportIO, r, func(w io.Writer, format render.Format) error {
+		return render.PGO(w, r, render.Options{Format: format})
 	})
 }

@@ -96,7 +96,7 @@ func TestServeBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f report.Flame
-	if err := json.Unmarshal(cliJSON(t, "flame", "--format", "json", cpu), &f); err != nil {
+	if err := json.Unmarshal(cliStdout(t, "flame", "--format", "json", cpu), &f); err != nil {
 		t.Fatal(err)
 	}
 	var flame struct {
@@ -142,7 +142,7 @@ func TestServeBrowser(t *testing.T) {
 	checkTop := func(what string, args ...string) {
 		t.Helper()
 		var want report.Top
-		if err := json.Unmarshal(cliJSON(t, append(append([]string{"top", "--format", "json"}, args...), cpu)...), &want); err != nil {
+		if err := json.Unmarshal(cliStdout(t, append(append([]string{"top", "--format", "json"}, args...), cpu)...), &want); err != nil {
 			t.Fatal(err)
 		}
 		var rows []struct {
@@ -210,7 +210,7 @@ func TestServeBrowser(t *testing.T) {
 	waitPath("/graph?focus=sort")
 	if _, err := exec.LookPath("dot"); err == nil {
 		var g report.GraphReport
-		if err := json.Unmarshal(cliJSON(t, "graph", "--format", "json", "--focus", "sort", cpu), &g); err != nil {
+		if err := json.Unmarshal(cliStdout(t, "graph", "--format", "json", "--focus", "sort", cpu), &g); err != nil {
 			t.Fatal(err)
 		}
 		nodes := -1
@@ -245,7 +245,7 @@ func TestServeBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := map[string][]string{"peek": {"peek", `main\.sortInts`}, "source": {"list", `main\.fib$`}}[c.name]
-		want := cliJSON(t, append(cmd, cpu)...)
+		want := cliStdout(t, append(cmd, cpu)...)
 		var text string
 		eval(`document.getElementById("report").textContent`, &text)
 		if text != string(want) {
@@ -263,7 +263,7 @@ func TestServeBrowser(t *testing.T) {
 	}
 	var text string
 	eval(`document.getElementById("report").textContent`, &text)
-	want := cliJSON(t, "diff", "--nodecount", "0", d+"base-1.pb.gz", d+"new-1.pb.gz")
+	want := cliStdout(t, "diff", "--nodecount", "0", d+"base-1.pb.gz", d+"new-1.pb.gz")
 	if text != string(want) {
 		t.Errorf("the diff page shows\n%s\nprofq diff --nodecount 0 prints\n%s", text, want)
 	}

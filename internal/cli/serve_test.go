@@ -96,8 +96,8 @@ func (s *served) get(t *testing.T, path string, header ...string) (int, []byte, 
 	return resp.StatusCode, body, resp.Header
 }
 
-// cliJSON runs profq args and returns its standard output, failing t on another exit than 0.
-func cliJSON(t *testing.T, args ...string) []byte {
+// cliStdout runs profq args and returns its standard output, failing t on another exit than 0.
+func cliStdout(t *testing.T, args ...string) []byte {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if code := Run(args, IO{Out: &stdout, Err: &stderr}); code != ExitOK {
@@ -157,7 +157,7 @@ func TestServeJSONIsTheCommands(t *testing.T) {
 	} {
 		s := startServe(t, append(tc.flags, tc.profiles...)...)
 		for _, c := range tc.cases {
-			want := cliJSON(t, append(append(append(c.cli, "--format", "json"), tc.flags...), tc.profiles...)...)
+			want := cliStdout(t, append(append(append(c.cli, "--format", "json"), tc.flags...), tc.profiles...)...)
 			sep := "?"
 			if strings.Contains(c.path, "?") {
 				sep = "&"
@@ -185,7 +185,7 @@ func TestServeDiff(t *testing.T) {
 	t.Chdir("../..")
 	const d = "testdata/profiles/diff/"
 	s := startServe(t, "--base", d+"base-1.pb.gz", "--base", d+"base-2.pb.gz", "--base", d+"base-3.pb.gz", d+"new-1.pb.gz", d+"new-2.pb.gz", d+"new-3.pb.gz")
-	want := cliJSON(t, "diff", "--format", "json", "--base", d+"base-1.pb.gz", "--base", d+"base-2.pb.gz", "--base", d+"base-3.pb.gz", d+"new-1.pb.gz", d+"new-2.pb.gz", d+"new-3.pb.gz")
+	want := cliStdout(t, "diff", "--format", "json", "--base", d+"base-1.pb.gz", "--base", d+"base-2.pb.gz", "--base", d+"base-3.pb.gz", d+"new-1.pb.gz", d+"new-2.pb.gz", d+"new-3.pb.gz")
 	_, got, _ := s.get(t, "/diff?format=json")
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("the diff view differs from profq diff --format json (-cli +serve):\n%s", diff)
@@ -199,11 +199,11 @@ func TestServeDiff(t *testing.T) {
 	if err := json.Unmarshal(got, &rep); err != nil || len(rep.Rows) == 0 {
 		t.Fatalf("the diff view's JSON: %v, %d rows", err, len(rep.Rows))
 	}
-	want = cliJSON(t, "diff", "--format", "json", "--focus", "main", "--base", d+"base-1.pb.gz", "--base", d+"base-2.pb.gz", "--base", d+"base-3.pb.gz", d+"new-1.pb.gz", d+"new-2.pb.gz", d+"new-3.pb.gz")
+	want = cliStdout(t, "diff", "--format", "json", "--focus", "main", "--base", d+"base-1.pb.gz", "--base", d+"base-2.pb.gz", "--base", d+"base-3.pb.gz", d+"new-1.pb.gz", d+"new-2.pb.gz", d+"new-3.pb.gz")
 	if _, got, _ = s.get(t, "/diff?focus=main&format=json"); !bytes.Equal(want, got) {
 		t.Errorf("the diff view with focus=main differs from profq diff --focus main")
 	}
-	want = cliJSON(t, "top", "--format", "json", "--base", d+"base-1.pb.gz", "--base", d+"base-2.pb.gz", "--base", d+"base-3.pb.gz", d+"new-1.pb.gz", d+"new-2.pb.gz", d+"new-3.pb.gz")
+	want = cliStdout(t, "top", "--format", "json", "--base", d+"base-1.pb.gz", "--base", d+"base-2.pb.gz", "--base", d+"base-3.pb.gz", d+"new-1.pb.gz", d+"new-2.pb.gz", d+"new-3.pb.gz")
 	if _, got, _ = s.get(t, "/top?format=json"); !bytes.Equal(want, got) {
 		t.Errorf("the top view with bases differs from profq top --base")
 	}

@@ -80,7 +80,7 @@ func runTags(stdio IO, o *TagsOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, t.Warnings)
-	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Tags(w, t, render.Options{Format: o.Output.format, Unit: o.Unit})
+	return o.Output.report(stdio, t, func(w io.Writer, format render.Format) error {
+		return render.Tags(w, t, render.Options{Format: format, Unit: o.Unit})
 	})
 }

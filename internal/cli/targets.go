@@ -81,7 +81,7 @@ func runTargets(stdio IO, o *TargetsOptions, args []string) error {
 		warn(stdio.Err, []string{fmt.Sprintf("the server has %d label names: the values of the first %d are listed, %d left out; a TYPE{SELECTOR} narrows the labels to those of some series",
 			len(r.Labels)+r.LabelsLeftOut, len(r.Labels), r.LabelsLeftOut)})
 	}
-	return o.Output.write(stdio, func(w io.Writer) error {
-		return render.Targets(w, r, render.Options{Format: o.Output.format})
+	return o.Output.report(stdio, r, func(w io.Writer, format render.Format) error {
+		return render.Targets(w, r, render.Options{Format: format})
 	})
 }

@@ -90,6 +90,11 @@ func runTraces(stdio IO, o *TracesOptions, args []string) error {
 		return err
 	}
 	warn(stdio.Err, s.Header().Warnings)
+	if stdio.run != nil && stdio.run.capture != nil {
+		return o.Output.report(stdio, s, func(w io.Writer, format render.Format) error {
+			return render.Traces(w, s, render.Options{Format: format, Unit: o.Unit})
+		})
+	}
 	if o.Output.query != nil && o.Output.format == render.NDJSON {
 		return o.Output.streamRecords(stdio, func(emit func(any) error) error {
 			return render.TraceRecords(s, emit)

@@ -26,6 +26,11 @@ type TraceStream struct {
 
 	frames []Frame // every line of every location, location by location
 	start  []int32 // frames of the location at table position i: frames[start[i]:start[i+1]]
+
+	// skip and take are the window Each walks (Window), when windowed: the samples after
+	// the first skip, at most take of them when take >= 0.
+	skip, take int
+	windowed   bool
 }
 
 // NewTraces prepares a traces report of p, whose samples are st, and which it modifies:
@@ -140,8 +145,17 @@ func (s *TraceStream) FrameCount() int {
 	return len(s.frames)
 }
 
-// Each calls fn with every sample of the report in profile order, and stops at fn's first
-// error, which it returns. The sample and everything it holds belong to Each and are reused
+// Window returns the report of s's samples from the offset-th (from 0), at most limit of
+// them (all when limit < 0): a page of the report. The header is s's, so its SampleCount
+// still counts every sample.
+func (s *TraceStream) Window(offset, limit int) *TraceStream {
+	w := *s
+	w.skip, w.take, w.windowed = max(offset, 0), limit, true
+	return &w
+}
+
+// Each calls fn with every sample of the report (of its Window) in profile order, and stops
+// at fn's first error, which it returns. The sample and everything it holds belong to Each and are reused
 // for the next sample: fn must neither keep nor modify them.
 func (s *TraceStream) Each(fn func(*TraceSample) error) error {
 	var (
@@ -179,6 +193,10 @@ func (s *TraceStream) Each(fn func(*TraceSample) error) error {
 		return fn(&ts)
 	}
 	n := s.stacks.NumValues
+	skip, take := 0, -1
+	if s.windowed {
+		skip, take = s.skip, s.take
+	}
 	for k := range s.stacks.Segments {
 		seg := &s.stacks.Segments[k]
 		for j := range seg.Len() {
@@ -186,6 +204,14 @@ func (s *TraceStream) Each(fn func(*TraceSample) error) error {
 			if len(positions) == 0 {
 				continue
 			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if take == 0 {
+				return nil
+			}
+			take--
 			stack = stack[:0]
 			for _, pos := range positions {
 				if pos >= 0 {

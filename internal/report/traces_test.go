@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -272,5 +273,42 @@ func TestTracesCollectMatchesEach(t *testing.T) {
 	}
 	if doc.SampleCount != len(doc.Samples) {
 		t.Errorf("sample_count %d, %d samples", doc.SampleCount, len(doc.Samples))
+	}
+}
+
+// TestTracesWindow: a window of the stream holds the samples the whole stream has at its
+// place, empty stacks not counted, and the header of the whole report.
+func TestTracesWindow(t *testing.T) {
+	p := proftest.MustFolded(cpuTypes, `
+main;a 1 10
+main;b 1 20
+main;c 1 30
+main;d 1 40
+main;e 1 50
+`)
+	// An empty stack between them, which the report leaves out and windows do not count.
+	p.Sample = append(p.Sample[:2], append([]*profile.Sample{{Value: []int64{1, 5}}}, p.Sample[2:]...)...)
+	s := newTraces(t, p, nil)
+	whole := traceBriefs(t, s)
+	if len(whole) != 5 {
+		t.Fatalf("%d samples, want 5", len(whole))
+	}
+	for _, w := range []struct{ offset, limit int }{{0, 2}, {2, 2}, {4, 10}, {1, 0}, {5, 3}, {0, -1}, {3, -1}} {
+		got := traceBriefs(t, s.Window(w.offset, w.limit))
+		end := len(whole)
+		if w.limit >= 0 {
+			end = min(end, w.offset+w.limit)
+		}
+		want := whole[min(w.offset, len(whole)):max(end, min(w.offset, len(whole)))]
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("window %d+%d: %v, want %v", w.offset, w.limit, got, want)
+		}
+		if h := s.Window(w.offset, w.limit).Header(); h.SampleCount != 5 {
+			t.Errorf("window %d+%d: header counts %d samples, want the report's 5", w.offset, w.limit, h.SampleCount)
+		}
+	}
+	// The stream itself is unchanged by its windows.
+	if again := traceBriefs(t, s); fmt.Sprint(again) != fmt.Sprint(whole) {
+		t.Errorf("after windows: %v, want %v", again, whole)
 	}
 }

@@ -32,9 +32,14 @@ type Finder struct {
 	// Allow are more directories whose files may be read, besides the search path's, their
 	// modules', GOROOT and ModCache (allowed).
 	Allow []string
+	// Confine, when not empty, are the only directories whose files may be read: a file
+	// must be inside one of them as well as inside the directories above (profq mcp's
+	// roots).
+	Confine []string
 
-	files map[string]*File
-	roots []string // where files may be read from (allowed), made on first use
+	files   map[string]*File
+	roots   []string // where files may be read from (allowed), made on first use
+	confine []string // Confine, links resolved, made with roots
 }
 
 // File is a source file as the Finder read it.
@@ -165,6 +170,7 @@ func (e *OutsideError) Error() string {
 func (fd *Finder) allowed(path string) bool {
 	if fd.roots == nil {
 		fd.roots = fd.allowedRoots()
+		fd.confine = resolveDirs(fd.Confine)
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -173,12 +179,34 @@ func (fd *Finder) allowed(path string) bool {
 	if real, err = filepath.Abs(real); err != nil {
 		return false
 	}
-	for _, root := range fd.roots {
-		if within(real, root) {
+	if len(fd.Confine) > 0 && !withinAny(real, fd.confine) {
+		return false
+	}
+	return withinAny(real, fd.roots)
+}
+
+// withinAny reports whether path is inside one of roots.
+func withinAny(path string, roots []string) bool {
+	for _, root := range roots {
+		if within(path, root) {
 			return true
 		}
 	}
 	return false
+}
+
+// resolveDirs returns dirs absolute with their links resolved, leaving out those that do
+// not exist.
+func resolveDirs(dirs []string) []string {
+	out := []string{}
+	for _, dir := range dirs {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			if real, err = filepath.Abs(real); err == nil {
+				out = append(out, real)
+			}
+		}
+	}
+	return out
 }
 
 // allowedRoots are the directories allowed reads files from, links resolved.

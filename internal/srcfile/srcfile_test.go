@@ -145,3 +145,41 @@ func TestReadsOnlyAllowedFiles(t *testing.T) {
 		t.Errorf("a file in --source-path: %v", got.Err)
 	}
 }
+
+// TestConfine: with Confine, a file must also be inside one of its directories: GOROOT, the
+// search path's module above the confining directory and links out of it are refused.
+func TestConfine(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "mod")
+	write(t, filepath.Join(mod, "go.mod"), "module example.com/m\n")
+	write(t, filepath.Join(mod, "pkg", "a.go"), "package pkg\n")
+	write(t, filepath.Join(mod, "app", "main.go"), "package main\n")
+	goroot := filepath.Join(dir, "goroot")
+	write(t, filepath.Join(goroot, "src", "fmt", "print.go"), "package fmt\n")
+	if err := os.Symlink(filepath.Join(mod, "pkg", "a.go"), filepath.Join(mod, "app", "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(mod, "app")
+	f := &Finder{SearchPath: app, GOROOT: goroot, Confine: []string{app}}
+	for name, want := range map[string]string{
+		"main.go":                         filepath.Join(app, "main.go"),
+		filepath.Join(mod, "pkg", "a.go"): "outside", // in the module, above the confining directory
+		"/elsewhere/go/src/fmt/print.go":  "outside", // GOROOT
+		filepath.Join(app, "link.go"):     "outside", // a link out
+	} {
+		got := f.Read(name)
+		var outside *OutsideError
+		if want == "outside" {
+			if !errors.As(got.Err, &outside) || len(got.Lines) != 0 {
+				t.Errorf("%s: read from %q (error %v), want it refused", name, got.Path, got.Err)
+			}
+		} else if got.Path != want || got.Err != nil {
+			t.Errorf("%s: found at %q (error %v), want %q", name, got.Path, got.Err, want)
+		}
+	}
+	// Confining to GOROOT too lets its files be read.
+	g := &Finder{SearchPath: app, GOROOT: goroot, Confine: []string{app, goroot}}
+	if got := g.Read("/elsewhere/go/src/fmt/print.go"); got.Err != nil {
+		t.Errorf("GOROOT confined in: %v", got.Err)
+	}
+}
