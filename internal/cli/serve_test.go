@@ -44,7 +44,7 @@ type served struct {
 
 // startServe runs profq serve args in-process (no browser: the run's serving hook is set)
 // and stops it when t ends. It fails t when the command exits before serving.
-func startServe(t *testing.T, args ...string) *served {
+func startServe(t testing.TB, args ...string) *served {
 	t.Helper()
 	stderr := &syncBuffer{}
 	urls := make(chan string, 1)
@@ -75,7 +75,7 @@ func startServe(t *testing.T, args ...string) *served {
 }
 
 // get requests path (with its query) and returns the status and body.
-func (s *served) get(t *testing.T, path string, header ...string) (int, []byte, http.Header) {
+func (s *served) get(t testing.TB, path string, header ...string) (int, []byte, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, s.base+path, nil)
 	if err != nil {
@@ -217,6 +217,40 @@ func TestServeDiff(t *testing.T) {
 	status, body, _ := s.get(t, "/diff?format=json")
 	if status != http.StatusBadRequest || !strings.Contains(string(body), "--diff-base BASE or --base BASE") {
 		t.Errorf("the diff view without a base: %d %s", status, body)
+	}
+}
+
+// TestServeViewsLeaveTheProfile checks that no view changes what the next one reads: on
+// one server, views whose filters rewrite samples, cut frames or remove labels (which
+// profq serve computes from the stacks it read once, read-only) come before views of the
+// same profile, and each view is what its command writes for its options alone.
+func TestServeViewsLeaveTheProfile(t *testing.T) {
+	t.Chdir("../..")
+	const labels = "testdata/profiles/labels.pb.gz"
+	s := startServe(t, labels)
+	for _, c := range []serveCase{
+		{"/top?taghide=handler", []string{"top", "--taghide", "handler"}},
+		{"/top?tagfocus=handler%3D%2Fapi", []string{"top", "--tagfocus", "handler=/api"}},
+		{"/top?tagshow=tenant&focus=main", []string{"top", "--tagshow", "tenant", "--focus", "main"}},
+		{"/flame?tagfocus=handler%3D%2Fapi%2Fsearch&tagignore=tenant%3Dacme", []string{"flame", "--tagfocus", "handler=/api/search", "--tagignore", "tenant=acme"}},
+		{"/top?hide=runtime&show_from=main&nodefraction=0", []string{"top", "--hide", "runtime", "--show-from", "main", "--nodefraction", "0"}},
+		{"/top?ignore=scoreDocs&prune_from=flate&sort=cum", []string{"top", "--ignore", "scoreDocs", "--prune-from", "flate", "--sort", "cum"}},
+		{"/top?nodefraction=0", []string{"top", "--nodefraction", "0"}},
+		{"/flame", []string{"flame"}},
+	} {
+		want := cliJSON(t, append(append(c.cli, "--format", "json"), labels)...)
+		sep := "?"
+		if strings.Contains(c.path, "?") {
+			sep = "&"
+		}
+		status, got, _ := s.get(t, c.path+sep+"format=json")
+		if status != http.StatusOK {
+			t.Errorf("%s: status %d: %s", c.path, status, got)
+			continue
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("GET %s after the views before it differs from profq %s --format json (-cli +serve):\n%s", c.path, strings.Join(c.cli, " "), diff)
+		}
 	}
 }
 
