@@ -3,23 +3,28 @@
 # bench-data.sh if missing) with `profq serve` and with `pprof -http`, one after the other,
 # RUNS times each, and measures for each run: the time from the server's start to the first
 # page received (profq's first page, the flame graph; pprof's, /ui/, the call graph), the
-# time to answer each view and each refined view (a focus, then the same view again: a
-# reload), the server's peak RSS and its CPU time (user + sys) over the whole run, from GNU
-# time. Pages are fetched with curl, as a browser fetches the HTML: the browser's own
-# drawing is not counted. The machine's load is printed before and after each run, and the
-# medians of the runs at the end.
+# time to answer each view and each refined view (a focus, then the same again: a reload;
+# another sample type by lines), the server's peak RSS and its CPU time (user + sys) over
+# the whole run, from GNU time. Pages are fetched with curl, as a browser fetches the HTML:
+# the browser's own drawing is not counted. The machine's load is printed before and after
+# each run, and the medians of the runs at the end.
+#
+# The sides: "profq" (first page, top, the flame graph focused and again, top focused, the
+# flame graph of sample type 1 by lines), "pprof" (first page, the call graph focused and
+# again and of sample type 1 by lines, then the flame graph, /ui/flamegraph, and focused),
+# and "pprof-top" (first page, then /ui/top, pprof's top of every node, and focused): a
+# server of its own, since pprof's top may not answer, and in one run only once it has
+# not (PPROF_TOP_RUNS, default 1).
 #
 # Each request gets at most TIMEOUT seconds, and a server at most MAX_RSS_MB of resident
 # memory (checked every second): a request that takes longer, or a server that grows
-# larger, ends the run, which says so ("timeout" or "rss-cap" in place of a time), and the
-# steps of the run after it are not asked. pprof's top (every node of the profile) comes
-# last, so that the views before it are measured whatever it does; once it has not
-# answered, the later runs do not ask for it (SKIP_PPROF_TOP_AFTER_TIMEOUT=0 asks anyway).
+# larger, ends the run, which says so ("timeout" or "rss-cap" and the seconds waited, in
+# place of a time), and the steps of the run after it are not asked.
 #
 # Environment: PROFQ_BENCH_DIR (cache, default .bench), PPROF (pprof binary, default: on
 # PATH or in $(go env GOPATH)/bin), PROFILE (another profile to serve), RUNS (3), SIDES
-# ("profq pprof"), TIMEOUT (900), MAX_RSS_MB (10000), PROFQ (a profq binary; default: built
-# from this tree).
+# ("profq pprof pprof-top"), TIMEOUT (600), MAX_RSS_MB (8000), PROFQ (a profq binary;
+# default: built from this tree).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,10 +35,10 @@ cd "$root"
 profile=${PROFILE:-$dir/synth-default.pb.gz}
 pprof=${PPROF:-$(command -v pprof || echo "$(go env GOPATH)/bin/pprof")}
 runs=${RUNS:-3}
-sides=${SIDES:-profq pprof}
-timeout=${TIMEOUT:-900}
-max_rss_kb=$((${MAX_RSS_MB:-10000} * 1024))
-skip_top=${SKIP_PPROF_TOP_AFTER_TIMEOUT:-1}
+sides=${SIDES:-profq pprof pprof-top}
+timeout=${TIMEOUT:-600}
+max_rss_kb=$((${MAX_RSS_MB:-8000} * 1024))
+pprof_top_runs=${PPROF_TOP_RUNS:-1}
 profq=${PROFQ:-}
 if [ -z "$profq" ]; then
 	profq=$dir/profq
@@ -62,12 +67,13 @@ fetch() {
 		record "$1" "$2" "$t"
 		return 0
 	fi
+	# curl says how long it waited, answer or not.
 	if [ -e "$capped" ]; then
-		record "$1" "$2" "rss-cap"
+		record "$1" "$2" "rss-cap(after-${t}s)"
 	elif [ $rc -eq 28 ]; then
-		record "$1" "$2" "timeout"
+		record "$1" "$2" "timeout(${t}s)"
 	else
-		record "$1" "$2" "error(curl $rc)"
+		record "$1" "$2" "error(curl-$rc-after-${t}s)"
 	fi
 	return 1
 }
@@ -129,9 +135,12 @@ stop() {
 }
 
 echo "profile: $profile ($(du -h "$profile" | cut -f1)); runs: $runs; timeout: $timeout s; RSS cap: $((max_rss_kb / 1024)) MB"
-pprof_top=1
+pprof_top=0 # runs of pprof-top so far
 for run in $(seq "$runs"); do
 	for side in $sides; do
+		if [ "$side" = pprof-top ] && [ $pprof_top -ge "$pprof_top_runs" ]; then
+			continue
+		fi
 		port=$((20000 + RANDOM % 20000))
 		base=http://localhost:$port
 		echo "run $run, $side; load: $(uptime)"
@@ -148,17 +157,19 @@ for run in $(seq "$runs"); do
 			;;
 		pprof)
 			start "$pprof" -http "localhost:$port" -no_browser -symbolize=none "$profile"
-			if first pprof "$base/ui/" "$start" &&
+			first pprof "$base/ui/" "$start" &&
+				fetch pprof graph_focus "$base/ui/?f=main%5C.work" &&
+				fetch pprof graph_focus_again "$base/ui/?f=main%5C.work" &&
+				fetch pprof graph_si1_lines "$base/ui/?si=1&g=lines" &&
 				fetch pprof flame "$base/ui/flamegraph" &&
-				fetch pprof flame_focus "$base/ui/flamegraph?f=main%5C.work" &&
-				fetch pprof flame_focus_again "$base/ui/flamegraph?f=main%5C.work" &&
-				fetch pprof flame_si1_lines "$base/ui/flamegraph?si=1&g=lines"; then
-				if [ $pprof_top = 1 ] || [ "$skip_top" = 0 ]; then
-					fetch pprof top "$base/ui/top" &&
-						fetch pprof top_focus "$base/ui/top?f=main%5C.work" || pprof_top=0
-				else
-					echo "pprof top not asked: it did not answer in an earlier run"
-				fi
+				fetch pprof flame_focus "$base/ui/flamegraph?f=main%5C.work" || true
+			;;
+		pprof-top)
+			pprof_top=$((pprof_top + 1))
+			start "$pprof" -http "localhost:$port" -no_browser -symbolize=none "$profile"
+			if first pprof-top "$base/ui/" "$start" && fetch pprof-top top "$base/ui/top"; then
+				fetch pprof-top top_focus "$base/ui/top?f=main%5C.work" || true
+				pprof_top_runs=$runs # it answers: as many runs as the others
 			fi
 			;;
 		esac
