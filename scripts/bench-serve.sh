@@ -2,29 +2,31 @@
 # bench-serve.sh serves the 1.5M-sample synthetic profile (synth-default.pb.gz, made by
 # bench-data.sh if missing) with `profq serve` and with `pprof -http`, one after the other,
 # RUNS times each, and measures for each run: the time from the server's start to the first
-# page received (profq's first page, the flame graph; pprof's, /ui/, the call graph), the
-# time to answer each view and each refined view (a focus, then the same again: a reload;
-# another sample type by lines), the server's peak RSS and its CPU time (user + sys) over
-# the whole run, from GNU time. Pages are fetched with curl, as a browser fetches the HTML:
-# the browser's own drawing is not counted. The machine's load is printed before and after
-# each run, and the medians of the runs at the end.
+# page received (both first pages are flame graphs: profq's /, and pprof's /ui/, which
+# redirects to /ui/flamegraph), the time to answer each view and each refined view (a
+# focus, then the same again: a reload; another sample type by lines), the server's peak
+# RSS and its CPU time (user + sys) over the whole run, from GNU time. Pages are fetched
+# with curl, following redirects, as a browser fetches the HTML: the browser's own drawing
+# is not counted. The machine's load is printed before and after each run, and the medians
+# of the runs at the end.
 #
-# The sides: "profq" (first page, top, the flame graph focused and again, top focused, the
-# flame graph of sample type 1 by lines), "pprof" (first page, the call graph focused and
-# again and of sample type 1 by lines, then the flame graph, /ui/flamegraph, and focused),
-# and "pprof-top" (first page, then /ui/top, pprof's top of every node, and focused): a
-# server of its own, since pprof's top may not answer, and in one run only once it has
-# not (PPROF_TOP_RUNS, default 1).
+# The sides, each a server of its own: "profq" (first page, top, the flame graph focused
+# and again, top focused, the flame graph of sample type 1 by lines); "pprof" (first page,
+# the flame graph, then focused, again, and of sample type 1 by lines); "pprof-graph" (the
+# call graph, /ui/graph, then focused, again, by lines) and "pprof-top" (/ui/top, pprof's
+# top of every node, then focused). A pprof side whose first view does not answer is not
+# run again (its later runs would only say so again).
 #
 # Each request gets at most TIMEOUT seconds, and a server at most MAX_RSS_MB of resident
 # memory (checked every second): a request that takes longer, or a server that grows
 # larger, ends the run, which says so ("timeout" or "rss-cap" and the seconds waited, in
-# place of a time), and the steps of the run after it are not asked.
+# place of a time), and the steps of the run after it are not asked. "listening" is the
+# time from the start until the server answers at all (pprof reads the profile first).
 #
 # Environment: PROFQ_BENCH_DIR (cache, default .bench), PPROF (pprof binary, default: on
 # PATH or in $(go env GOPATH)/bin), PROFILE (another profile to serve), RUNS (3), SIDES
-# ("profq pprof pprof-top"), TIMEOUT (600), MAX_RSS_MB (8000), PROFQ (a profq binary;
-# default: built from this tree).
+# ("profq pprof pprof-graph pprof-top"), TIMEOUT (600), MAX_RSS_MB (8000), PROFQ (a profq
+# binary; default: built from this tree).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,10 +37,9 @@ cd "$root"
 profile=${PROFILE:-$dir/synth-default.pb.gz}
 pprof=${PPROF:-$(command -v pprof || echo "$(go env GOPATH)/bin/pprof")}
 runs=${RUNS:-3}
-sides=${SIDES:-profq pprof pprof-top}
+sides=${SIDES:-profq pprof pprof-graph pprof-top}
 timeout=${TIMEOUT:-600}
 max_rss_kb=$((${MAX_RSS_MB:-8000} * 1024))
-pprof_top_runs=${PPROF_TOP_RUNS:-1}
 profq=${PROFQ:-}
 if [ -z "$profq" ]; then
 	profq=$dir/profq
@@ -62,7 +63,7 @@ server_pid() { pgrep -P "$timepid" | head -1; }
 # or the server's end, says so and fails.
 fetch() {
 	local t rc=0
-	t=$(curl -sf --max-time "$timeout" -o /dev/null -w '%{time_total}' "$3") || rc=$?
+	t=$(curl -sfL --max-time "$timeout" -o /dev/null -w '%{time_total}' "$3") || rc=$?
 	if [ $rc -eq 0 ]; then
 		record "$1" "$2" "$t"
 		return 0
@@ -78,22 +79,29 @@ fetch() {
 	return 1
 }
 
-# first SIDE URL START: waits for the server to answer URL, then records the seconds from
-# START.
-first() {
+# listening SIDE URL START: waits for the server to answer URL at all (any status, no
+# redirect followed), then records the seconds from START.
+listening() {
 	local deadline
 	deadline=$(echo "$3 + $timeout" | bc)
-	until curl -sf --max-time "$timeout" -o /dev/null "$2"; do
+	until curl -s --max-time "$timeout" -o /dev/null "$2"; do
 		if [ -e "$capped" ]; then
-			record "$1" first "rss-cap"
+			record "$1" listening "rss-cap"
 			return 1
 		fi
 		if ! kill -0 "$timepid" 2>/dev/null || [ "$(echo "$(now) > $deadline" | bc)" = 1 ]; then
-			record "$1" first "timeout"
+			record "$1" listening "timeout"
 			return 1
 		fi
 		sleep 0.05
 	done
+	record "$1" listening "$(echo "$(now) - $3" | bc)"
+}
+
+# first SIDE URL START: fetches URL once the server listens, and records the seconds from
+# START to its whole answer.
+first() {
+	listening "$1" "$2" "$3" && fetch "$1" first_page "$2" || return 1
 	record "$1" first "$(echo "$(now) - $3" | bc)"
 }
 
@@ -135,10 +143,10 @@ stop() {
 }
 
 echo "profile: $profile ($(du -h "$profile" | cut -f1)); runs: $runs; timeout: $timeout s; RSS cap: $((max_rss_kb / 1024)) MB"
-pprof_top=0 # runs of pprof-top so far
+declare -A failed # the pprof sides whose first view did not answer
 for run in $(seq "$runs"); do
 	for side in $sides; do
-		if [ "$side" = pprof-top ] && [ $pprof_top -ge "$pprof_top_runs" ]; then
+		if [ -n "${failed[$side]:-}" ]; then
 			continue
 		fi
 		port=$((20000 + RANDOM % 20000))
@@ -157,19 +165,30 @@ for run in $(seq "$runs"); do
 			;;
 		pprof)
 			start "$pprof" -http "localhost:$port" -no_browser -symbolize=none "$profile"
-			first pprof "$base/ui/" "$start" &&
-				fetch pprof graph_focus "$base/ui/?f=main%5C.work" &&
-				fetch pprof graph_focus_again "$base/ui/?f=main%5C.work" &&
-				fetch pprof graph_si1_lines "$base/ui/?si=1&g=lines" &&
-				fetch pprof flame "$base/ui/flamegraph" &&
-				fetch pprof flame_focus "$base/ui/flamegraph?f=main%5C.work" || true
+			if first pprof "$base/ui/" "$start"; then
+				fetch pprof flame_focus "$base/ui/flamegraph?f=main%5C.work" &&
+					fetch pprof flame_focus_again "$base/ui/flamegraph?f=main%5C.work" &&
+					fetch pprof flame_si1_lines "$base/ui/flamegraph?si=1&g=lines" || true
+			else
+				failed[$side]=1
+			fi
+			;;
+		pprof-graph)
+			start "$pprof" -http "localhost:$port" -no_browser -symbolize=none "$profile"
+			if listening pprof-graph "$base/ui/" "$start" && fetch pprof-graph graph "$base/ui/graph"; then
+				fetch pprof-graph graph_focus "$base/ui/graph?f=main%5C.work" &&
+					fetch pprof-graph graph_focus_again "$base/ui/graph?f=main%5C.work" &&
+					fetch pprof-graph graph_si1_lines "$base/ui/graph?si=1&g=lines" || true
+			else
+				failed[$side]=1
+			fi
 			;;
 		pprof-top)
-			pprof_top=$((pprof_top + 1))
 			start "$pprof" -http "localhost:$port" -no_browser -symbolize=none "$profile"
-			if first pprof-top "$base/ui/" "$start" && fetch pprof-top top "$base/ui/top"; then
+			if listening pprof-top "$base/ui/" "$start" && fetch pprof-top top "$base/ui/top"; then
 				fetch pprof-top top_focus "$base/ui/top?f=main%5C.work" || true
-				pprof_top_runs=$runs # it answers: as many runs as the others
+			else
+				failed[$side]=1
 			fi
 			;;
 		esac

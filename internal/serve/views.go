@@ -234,6 +234,27 @@ func (s *Server) compute(rq *request) (*result, error) {
 	return r, nil
 }
 
+// Prepare computes the view of path, a view's path and query (the first page's), as a
+// request for it would, and keeps it for that request: options that the profiles cannot
+// take (a sample type they lack) are then refused before the server starts, as the
+// commands refuse them, rather than on the first page.
+func (s *Server) Prepare(path string) error {
+	u, err := url.Parse(path)
+	if err != nil {
+		return err
+	}
+	view := strings.TrimPrefix(u.Path, "/")
+	if view == "" {
+		view = viewFlame
+	}
+	rq, err := parseRequest(view, u.Query())
+	if err != nil {
+		return err
+	}
+	_, err = s.compute(rq)
+	return err
+}
+
 // jsonOptions are the render options of the commands' --format json (and table).
 func textOptions(f render.Format) render.Options {
 	return render.Options{Format: f, Unit: "minimum"}
