@@ -8,12 +8,16 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/serve"
 )
 
@@ -254,6 +258,70 @@ func TestServeViewsLeaveTheProfile(t *testing.T) {
 	}
 }
 
+// TestServeSourceReadsOnlyAllowedFiles checks that the source view reads the files a
+// profile names only where profq list reads them: a profile that names a secret file
+// outside --source-path's module (a profile may name any file) gets its function listed
+// without the file's text, and the view equals profq list's.
+func TestServeSourceReadsOnlyAllowedFiles(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "mod")
+	secret := filepath.Join(dir, "home", "secret.go")
+	for name, text := range map[string]string{
+		filepath.Join(mod, "go.mod"):  "module example.com/m\n",
+		filepath.Join(mod, "main.go"): "package main\n\nfunc main() {\n\tleak()\n}\n",
+		secret:                        "package secret\n\nfunc leak() { // s3cr3t\n}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		Function: []*profile.Function{
+			{ID: 1, Name: "main.main", Filename: filepath.Join(mod, "main.go")},
+			{ID: 2, Name: "main.leak", Filename: secret},
+		},
+	}
+	p.Location = []*profile.Location{
+		{ID: 1, Line: []profile.Line{{Function: p.Function[1], Line: 3}}},
+		{ID: 2, Line: []profile.Line{{Function: p.Function[0], Line: 4}}},
+	}
+	p.Sample = []*profile.Sample{{Location: p.Location, Value: []int64{5}}}
+	path := filepath.Join(dir, "leak.pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := startServe(t, "--source-path", mod, path)
+	want := cliJSON(t, "list", "--format", "json", "--source-path", mod, "main", path)
+	status, got, _ := s.get(t, "/source?re=main&format=json")
+	if status != http.StatusOK {
+		t.Fatalf("the source view: status %d: %s", status, got)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("the source view differs from profq list (-cli +serve):\n%s", diff)
+	}
+	_, page, _ := s.get(t, "/source?re=main")
+	for _, body := range [][]byte{got, page} {
+		if bytes.Contains(body, []byte("s3cr3t")) {
+			t.Errorf("the source view served the text of %s", secret)
+		}
+	}
+	if !bytes.Contains(got, []byte("leak()")) || !bytes.Contains(got, []byte("--source-path")) {
+		t.Errorf("the source view shows neither main.go's text nor why secret.go was not read:\n%s", got)
+	}
+}
+
 // TestServeSafety checks what the server refuses: it listens on loopback by default and
 // then answers only requests naming a loopback host; it takes GET and HEAD only, no body,
 // a bounded query and bounded headers; it serves no path but its views and embedded assets
@@ -300,6 +368,8 @@ func TestServeSafety(t *testing.T) {
 		{"GET", "/top?focus=a&focus=b", nil, "", 400},
 		{"GET", "/top?format=xml", nil, "", 400},
 		{"GET", "/top?sample_index=nosuchtype", nil, "", 400},
+		// A regexp is at most option.MaxRegexp bytes, as on the command line.
+		{"GET", "/top?focus=" + strings.Repeat("a", option.MaxRegexp+1), nil, "", 400},
 	} {
 		var body io.Reader
 		if c.body != "" {
@@ -335,6 +405,16 @@ func TestServeSafety(t *testing.T) {
 		}
 		if c.status == 200 && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 			t.Errorf("%s %s: Content-Security-Policy %q", c.method, c.path, resp.Header.Get("Content-Security-Policy"))
+		}
+		if c.status == 200 && !strings.HasPrefix(c.path, "/assets/") && resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s %s: Cache-Control %q, want no-store", c.method, c.path, resp.Header.Get("Cache-Control"))
+		}
+		// Every answer, a refusal included, forbids sniffing, framing by other sites and
+		// referrers; but 431, which Go's server answers before profq reads the request.
+		for name, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "SAMEORIGIN", "Referrer-Policy": "no-referrer"} {
+			if got := resp.Header.Get(name); got != want && c.status != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("%s %s: %s %q, want %q", c.method, c.path, name, got, want)
+			}
 		}
 		if bytes.Contains(got, []byte("module github.com/profq/profq")) || bytes.Contains(got, []byte("root:")) {
 			t.Errorf("%s %s served a file: %.80q", c.method, c.path, got)
