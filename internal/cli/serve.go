@@ -121,7 +121,7 @@ func runServe(stdio IO, cmd *cobra.Command, o *ServeOptions, args []string) erro
 	server := serve.New(*opts)
 	// The first page's options are checked against the profiles, as the commands check
 	// theirs: a sample type the profiles lack is a usage error now, not an error page.
-	if err := server.Prepare(first); err != nil {
+	if err := server.Check(first); err != nil {
 		return err
 	}
 	srv := serve.HTTPServer(server)

@@ -234,11 +234,12 @@ func (s *Server) compute(rq *request) (*result, error) {
 	return r, nil
 }
 
-// Prepare computes the view of path, a view's path and query (the first page's), as a
-// request for it would, and keeps it for that request: options that the profiles cannot
-// take (a sample type they lack) are then refused before the server starts, as the
-// commands refuse them, rather than on the first page.
-func (s *Server) Prepare(path string) error {
+// Check checks the options of path, a view's path and query (the first page's), against
+// the profiles, as the commands check theirs: a sample type the profiles lack is a usage
+// error before the server starts rather than on the first page. What a view cannot show
+// of these profiles (a flame graph of values that --base made negative) is not an error
+// of the options: its page says so, and the other views are served.
+func (s *Server) Check(path string) error {
 	u, err := url.Parse(path)
 	if err != nil {
 		return err
@@ -251,8 +252,15 @@ func (s *Server) Prepare(path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.compute(rq)
-	return err
+	if _, err := rq.config(report.DefaultConfig(), &s.o); err != nil {
+		return err
+	}
+	if v := rq.params.Get(paramSampleIndex); v != "" && s.o.Profile != nil {
+		if _, err := s.o.Profile.SampleIndexByName(v); err != nil {
+			return &option.Error{Name: "sample-index", Err: err}
+		}
+	}
+	return nil
 }
 
 // jsonOptions are the render options of the commands' --format json (and table).
