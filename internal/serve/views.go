@@ -226,11 +226,11 @@ func (s *Server) compute(rq *request) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	size, err := r.size()
-	if err != nil {
-		return nil, err
+	// A report that cannot be sized is not kept: its JSON would fail as an answer too,
+	// and the page may not need it.
+	if size, err := r.size(); err == nil {
+		s.cache.put(rq.key(), r, size)
 	}
-	s.cache.put(rq.key(), r, size)
 	return r, nil
 }
 
