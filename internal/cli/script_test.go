@@ -2,6 +2,11 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +29,7 @@ func TestMain(m *testing.M) {
 		"profq": func() {
 			rs := &runState{}
 			setTestHook(rs, os.Getenv("PROFQ_TEST_HOOK"))
+			setServeHook(rs, os.Getenv("PROFQ_TEST_SERVE"))
 			code := mainRun(rs)
 			writePeakRSS(os.Getenv("PROFQ_TEST_PEAK_RSS"))
 			os.Exit(code)
@@ -91,4 +97,43 @@ func goEnv(t *testing.T) [][2]string {
 		out = append(out, [2]string{name, strings.TrimSpace(string(v))})
 	}
 	return append(out, [2]string{"GOFLAGS", "-mod=mod"}, [2]string{"GOTOOLCHAIN", "local"})
+}
+
+// setServeHook makes profq serve, in a script, ask itself for the paths in paths (separated
+// by spaces), print each answer's status line and body on standard output, and stop: a
+// script can then see what the server serves and that it exits 0 once stopped. A server
+// listening on every address is asked on 127.0.0.1.
+func setServeHook(rs *runState, paths string) {
+	if paths == "" {
+		return
+	}
+	rs.serving = func(first string) <-chan struct{} {
+		stop := make(chan struct{})
+		go func() {
+			defer close(stop)
+			u, err := url.Parse(first)
+			if err != nil {
+				fmt.Printf("first page %q: %v\n", first, err)
+				return
+			}
+			if h, port, err := net.SplitHostPort(u.Host); err == nil && h != "localhost" && !net.ParseIP(h).IsLoopback() {
+				u.Host = net.JoinHostPort("127.0.0.1", port)
+			}
+			for _, path := range strings.Fields(paths) {
+				resp, err := http.Get(u.Scheme + "://" + u.Host + path)
+				if err != nil {
+					fmt.Printf("GET %s: %v\n", path, err)
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					fmt.Printf("GET %s: %v\n", path, err)
+					return
+				}
+				fmt.Printf("GET %s: %s %s\n%s\n", path, resp.Status, resp.Header.Get("Content-Type"), body)
+			}
+		}()
+		return stop
+	}
 }

@@ -118,7 +118,13 @@ func runServe(stdio IO, cmd *cobra.Command, o *ServeOptions, args []string) erro
 	defer ln.Close()
 	opts.Loopback = loopback
 	base := serve.URL(ln, loopback)
-	srv := serve.HTTPServer(serve.New(*opts))
+	server := serve.New(*opts)
+	// The first page's options are checked against the profiles, as the commands check
+	// theirs: a sample type the profiles lack is a usage error now, not an error page.
+	if err := server.Check(first); err != nil {
+		return err
+	}
+	srv := serve.HTTPServer(server)
 	if !loopback {
 		host, _, _ := net.SplitHostPort(o.HTTP)
 		addr := ln.Addr().String()

@@ -8,12 +8,16 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/profile"
 
+	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/serve"
 )
 
@@ -44,7 +48,7 @@ type served struct {
 
 // startServe runs profq serve args in-process (no browser: the run's serving hook is set)
 // and stops it when t ends. It fails t when the command exits before serving.
-func startServe(t *testing.T, args ...string) *served {
+func startServe(t testing.TB, args ...string) *served {
 	t.Helper()
 	stderr := &syncBuffer{}
 	urls := make(chan string, 1)
@@ -75,7 +79,7 @@ func startServe(t *testing.T, args ...string) *served {
 }
 
 // get requests path (with its query) and returns the status and body.
-func (s *served) get(t *testing.T, path string, header ...string) (int, []byte, http.Header) {
+func (s *served) get(t testing.TB, path string, header ...string) (int, []byte, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, s.base+path, nil)
 	if err != nil {
@@ -220,6 +224,104 @@ func TestServeDiff(t *testing.T) {
 	}
 }
 
+// TestServeViewsLeaveTheProfile checks that no view changes what the next one reads: on
+// one server, views whose filters rewrite samples, cut frames or remove labels (which
+// profq serve computes from the stacks it read once, read-only) come before views of the
+// same profile, and each view is what its command writes for its options alone.
+func TestServeViewsLeaveTheProfile(t *testing.T) {
+	t.Chdir("../..")
+	const labels = "testdata/profiles/labels.pb.gz"
+	s := startServe(t, labels)
+	for _, c := range []serveCase{
+		{"/top?taghide=handler", []string{"top", "--taghide", "handler"}},
+		{"/top?tagfocus=handler%3D%2Fapi", []string{"top", "--tagfocus", "handler=/api"}},
+		{"/top?tagshow=tenant&focus=main", []string{"top", "--tagshow", "tenant", "--focus", "main"}},
+		{"/flame?tagfocus=handler%3D%2Fapi%2Fsearch&tagignore=tenant%3Dacme", []string{"flame", "--tagfocus", "handler=/api/search", "--tagignore", "tenant=acme"}},
+		{"/top?hide=runtime&show_from=main&nodefraction=0", []string{"top", "--hide", "runtime", "--show-from", "main", "--nodefraction", "0"}},
+		{"/top?ignore=scoreDocs&prune_from=flate&sort=cum", []string{"top", "--ignore", "scoreDocs", "--prune-from", "flate", "--sort", "cum"}},
+		{"/top?nodefraction=0", []string{"top", "--nodefraction", "0"}},
+		{"/flame", []string{"flame"}},
+	} {
+		want := cliStdout(t, append(append(c.cli, "--format", "json"), labels)...)
+		sep := "?"
+		if strings.Contains(c.path, "?") {
+			sep = "&"
+		}
+		status, got, _ := s.get(t, c.path+sep+"format=json")
+		if status != http.StatusOK {
+			t.Errorf("%s: status %d: %s", c.path, status, got)
+			continue
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("GET %s after the views before it differs from profq %s --format json (-cli +serve):\n%s", c.path, strings.Join(c.cli, " "), diff)
+		}
+	}
+}
+
+// TestServeSourceReadsOnlyAllowedFiles checks that the source view reads the files a
+// profile names only where profq list reads them: a profile that names a secret file
+// outside --source-path's module (a profile may name any file) gets its function listed
+// without the file's text, and the view equals profq list's.
+func TestServeSourceReadsOnlyAllowedFiles(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "mod")
+	secret := filepath.Join(dir, "home", "secret.go")
+	for name, text := range map[string]string{
+		filepath.Join(mod, "go.mod"):  "module example.com/m\n",
+		filepath.Join(mod, "main.go"): "package main\n\nfunc main() {\n\tleak()\n}\n",
+		secret:                        "package secret\n\nfunc leak() { // s3cr3t\n}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		Function: []*profile.Function{
+			{ID: 1, Name: "main.main", Filename: filepath.Join(mod, "main.go")},
+			{ID: 2, Name: "main.leak", Filename: secret},
+		},
+	}
+	p.Location = []*profile.Location{
+		{ID: 1, Line: []profile.Line{{Function: p.Function[1], Line: 3}}},
+		{ID: 2, Line: []profile.Line{{Function: p.Function[0], Line: 4}}},
+	}
+	p.Sample = []*profile.Sample{{Location: p.Location, Value: []int64{5}}}
+	path := filepath.Join(dir, "leak.pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := startServe(t, "--source-path", mod, path)
+	want := cliStdout(t, "list", "--format", "json", "--source-path", mod, "main", path)
+	status, got, _ := s.get(t, "/source?re=main&format=json")
+	if status != http.StatusOK {
+		t.Fatalf("the source view: status %d: %s", status, got)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("the source view differs from profq list (-cli +serve):\n%s", diff)
+	}
+	_, page, _ := s.get(t, "/source?re=main")
+	for _, body := range [][]byte{got, page} {
+		if bytes.Contains(body, []byte("s3cr3t")) {
+			t.Errorf("the source view served the text of %s", secret)
+		}
+	}
+	if !bytes.Contains(got, []byte("leak()")) || !bytes.Contains(got, []byte("--source-path")) {
+		t.Errorf("the source view shows neither main.go's text nor why secret.go was not read:\n%s", got)
+	}
+}
+
 // TestServeSafety checks what the server refuses: it listens on loopback by default and
 // then answers only requests naming a loopback host; it takes GET and HEAD only, no body,
 // a bounded query and bounded headers; it serves no path but its views and embedded assets
@@ -266,6 +368,8 @@ func TestServeSafety(t *testing.T) {
 		{"GET", "/top?focus=a&focus=b", nil, "", 400},
 		{"GET", "/top?format=xml", nil, "", 400},
 		{"GET", "/top?sample_index=nosuchtype", nil, "", 400},
+		// A regexp is at most option.MaxRegexp bytes, as on the command line.
+		{"GET", "/top?focus=" + strings.Repeat("a", option.MaxRegexp+1), nil, "", 400},
 	} {
 		var body io.Reader
 		if c.body != "" {
@@ -301,6 +405,16 @@ func TestServeSafety(t *testing.T) {
 		}
 		if c.status == 200 && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 			t.Errorf("%s %s: Content-Security-Policy %q", c.method, c.path, resp.Header.Get("Content-Security-Policy"))
+		}
+		if c.status == 200 && !strings.HasPrefix(c.path, "/assets/") && resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s %s: Cache-Control %q, want no-store", c.method, c.path, resp.Header.Get("Cache-Control"))
+		}
+		// Every answer, a refusal included, forbids sniffing, framing by other sites and
+		// referrers; but 431, which Go's server answers before profq reads the request.
+		for name, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "SAMEORIGIN", "Referrer-Policy": "no-referrer"} {
+			if got := resp.Header.Get(name); got != want && c.status != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("%s %s: %s %q, want %q", c.method, c.path, name, got, want)
+			}
 		}
 		if bytes.Contains(got, []byte("module github.com/profq/profq")) || bytes.Contains(got, []byte("root:")) {
 			t.Errorf("%s %s served a file: %.80q", c.method, c.path, got)

@@ -63,6 +63,12 @@ type Set struct {
 	opts                                           Options
 }
 
+// RemovesLabels says whether Apply deletes labels from the samples' label maps (tagshow,
+// taghide): maps that samples of other profiles share must then be copied first.
+func (s *Set) RemovesLabels() bool {
+	return s.tagShow != nil || s.tagHide != nil
+}
+
 // Empty says whether the set filters nothing: Apply then leaves every profile as it is.
 func (s *Set) Empty() bool {
 	return s.focus == nil && s.ignore == nil && s.hide == nil && s.show == nil && s.showFrom == nil &&

@@ -179,7 +179,8 @@ type prepared struct {
 // stacks (addLabelFrames); the filters change samples one by one, with pprof's own code:
 // for them p is given its samples (Stacks.Samples), and what is left of them is made stacks
 // again, in the arrays of the stacks they were made of (stacks.FromProfileReusing), in the
-// result. It modifies p, and st when it filters: the caller must not use st again.
+// result. It modifies p, and st when it filters: the caller must not use st again, unless
+// st is read-only (stacks.Stacks.ReadOnly), which it leaves as it was.
 func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.Set) (prepared, error) {
 	index, err := sampleIndex(p, cfg.SampleIndex)
 	if err != nil {
@@ -197,6 +198,9 @@ func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.
 	// The label frames come before the filters, which can match them.
 	st, pr.warnings = addLabelFrames(p, st, cfg)
 	if !filters.Empty() {
+		if st.ReadOnly && filters.RemovesLabels() {
+			st = st.WithOwnLabelSets()
+		}
 		p.Sample = st.Samples(p.Location)
 		pr.warnings = append(pr.warnings, filters.Apply(p)...)
 		// The stacks left go where st's were: they take no memory beside the samples.

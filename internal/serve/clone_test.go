@@ -8,7 +8,6 @@ import (
 
 	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/stacks"
 )
 
 // TestCloneTables checks that a copy of a profile's tables has every entry in its place,
@@ -60,16 +59,6 @@ func TestCloneTables(t *testing.T) {
 	}
 }
 
-// TestStacksClone checks that a clone's arrays are its own.
-func TestStacksClone(t *testing.T) {
-	st := &stacks.Stacks{NumValues: 1, Segments: []stacks.Segment{{Frames: []int32{0, 1, 1}, Ends: []uint32{2, 3}, Values: []int64{5, 6}, Labels: []int32{0, 0}}}}
-	c := st.Clone()
-	c.Segments[0].Frames[0], c.Segments[0].Values[1] = 9, 9
-	if st.Segments[0].Frames[0] != 0 || st.Segments[0].Values[1] != 6 || c.Len() != 2 {
-		t.Errorf("the clone shares its arrays: %+v", st.Segments[0])
-	}
-}
-
 // TestParseRequest checks the parameters a view takes: pprof's names read as profq's,
 // empty values unset, and the refusals, all usage errors.
 func TestParseRequest(t *testing.T) {
@@ -117,4 +106,47 @@ func FuzzParseRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCacheBounds checks that the cache keeps the most recent views within its bounds in
+// entries and in bytes, and that a report over the byte bound is not kept.
+func TestCacheBounds(t *testing.T) {
+	var c cache
+	results := map[string]*result{}
+	put := func(key string, size int64) {
+		results[key] = &result{}
+		c.put(key, results[key], size)
+	}
+	has := func(key string) bool {
+		r, ok := c.get(key)
+		return ok && r == results[key]
+	}
+	for i := range cacheEntries + 2 {
+		put(string(rune('a'+i)), 1)
+	}
+	if has("a") || has("b") || !has("c") || len(c.entries) != cacheEntries {
+		t.Errorf("by entries: %d kept, want the last %d", len(c.entries), cacheEntries)
+	}
+	// "c" was asked for last: the oldest now is "d", which goes first.
+	put("half", cacheBytes/2-8)
+	put("other half", cacheBytes/2-8)
+	if has("d") || !has("c") || !has("half") || !has("other half") || c.bytes > cacheBytes {
+		t.Errorf("by entries and bytes: %d entries of %d bytes", len(c.entries), c.bytes)
+	}
+	// A third half makes room for itself by dropping the oldest, whatever their number.
+	put("third half", cacheBytes/2)
+	if has("f") || has("half") || !has("third half") || !has("other half") || c.bytes > cacheBytes {
+		t.Errorf("by bytes: %d entries of %d bytes", len(c.entries), c.bytes)
+	}
+	put("huge", cacheBytes+1)
+	if has("huge") || !has("third half") || c.bytes > cacheBytes {
+		t.Errorf("a report over the bound: kept %v, %d bytes", has("huge"), c.bytes)
+	}
+	var sum int64
+	for _, e := range c.entries {
+		sum += e.size
+	}
+	if sum != c.bytes {
+		t.Errorf("the cache counts %d bytes, its entries hold %d", c.bytes, sum)
+	}
 }

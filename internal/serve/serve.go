@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +45,9 @@ type Capture struct {
 type Options struct {
 	// Profile and Stacks are the profiles merged (with their bases), as the commands' reports
 	// take them: the profile's tables without samples, and the samples as stacks. Views
-	// never modify them: each computes on copies (cloneTables, Stacks.Clone).
+	// never modify them: each computes on a copy of the tables (cloneTables), and New makes
+	// the stacks read-only (stacks.Stacks.ReadOnly), so that a view that filters them makes
+	// its own of what it keeps rather than a copy of them all.
 	Profile *profile.Profile
 	Stacks  *stacks.Stacks
 	// Inputs describe the profiles for the reports.
@@ -72,14 +75,30 @@ type Options struct {
 type Server struct {
 	o Options
 	// mu makes the views one at a time: each copies the profile's tables and, to filter,
-	// its stacks, so one view's copies at most are alive beside what was read.
+	// makes samples and stacks of its own, so that one view's working memory at most is
+	// alive beside what was read and the cache.
 	mu    sync.Mutex
 	cache cache
 }
 
-// New returns the server of o.
+// New returns the server of o. It makes o's stacks read-only: every view reads them.
 func New(o Options) *Server {
+	for _, st := range o.stacks() {
+		st.ReadOnly = true
+	}
 	return &Server{o: o}
+}
+
+// stacks are the stacks the views read: the profiles', and the captures' of the diff view.
+func (o *Options) stacks() []*stacks.Stacks {
+	var out []*stacks.Stacks
+	if o.Stacks != nil {
+		out = append(out, o.Stacks)
+	}
+	for _, c := range slices.Concat(o.Base, o.New) {
+		out = append(out, c.Stacks)
+	}
+	return out
 }
 
 // HTTPServer is the http.Server of s with profq serve's limits: header size and the time

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,6 +179,22 @@ type result struct {
 	warnings []string
 }
 
+// size is the size of the result's report as JSON: what the cache counts it as (the
+// report's data in memory takes about as much).
+func (r *result) size() (int64, error) {
+	var c countWriter
+	err := r.write(&c, render.JSON)
+	return int64(c), err
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
+}
+
 // render returns the result in format f.
 func (r *result) render(f render.Format) ([]byte, error) {
 	var b bytes.Buffer
@@ -187,17 +204,17 @@ func (r *result) render(f render.Format) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// copyData returns copies of the profile's tables and, when cfg filters (which writes into
-// the stacks), of its stacks: what one report may modify.
-func copyData(o *Options, cfg report.Config) (*Capture, error) {
-	c := &Capture{Profile: cloneTables(o.Profile), Stacks: o.Stacks}
-	if cfg.Options != (filter.Options{}) {
-		c.Stacks = o.Stacks.Clone()
-	}
-	return c, nil
+// copyData returns a copy of the profile's tables, which a report rewrites, and the
+// stacks, which are read-only (New): a report that filters them makes its own.
+func copyData(o *Options) *Capture {
+	return &Capture{Profile: cloneTables(o.Profile), Stacks: o.Stacks}
 }
 
-// compute makes the report of rq, one at a time, or takes it from the cache.
+// compute makes the report of rq, one at a time, or takes it from the cache. Once a report
+// is made, what making it took is given back to the system: the server may wait long for
+// the next request, and the next view starts from what is kept (the profile and the cache)
+// rather than from the garbage of this one, which would otherwise let the collector's
+// next goal (twice the heap it last found live) grow with every view.
 func (s *Server) compute(rq *request) (*result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -205,11 +222,45 @@ func (s *Server) compute(rq *request) (*result, error) {
 		return r, nil
 	}
 	r, err := s.build(rq)
+	defer debug.FreeOSMemory()
 	if err != nil {
 		return nil, err
 	}
-	s.cache.put(rq.key(), r)
+	// A report that cannot be sized is not kept: its JSON would fail as an answer too,
+	// and the page may not need it.
+	if size, err := r.size(); err == nil {
+		s.cache.put(rq.key(), r, size)
+	}
 	return r, nil
+}
+
+// Check checks the options of path, a view's path and query (the first page's), against
+// the profiles, as the commands check theirs: a sample type the profiles lack is a usage
+// error before the server starts rather than on the first page. What a view cannot show
+// of these profiles (a flame graph of values that --base made negative) is not an error
+// of the options: its page says so, and the other views are served.
+func (s *Server) Check(path string) error {
+	u, err := url.Parse(path)
+	if err != nil {
+		return err
+	}
+	view := strings.TrimPrefix(u.Path, "/")
+	if view == "" {
+		view = viewFlame
+	}
+	rq, err := parseRequest(view, u.Query())
+	if err != nil {
+		return err
+	}
+	if _, err := rq.config(report.DefaultConfig(), &s.o); err != nil {
+		return err
+	}
+	if v := rq.params.Get(paramSampleIndex); v != "" && s.o.Profile != nil {
+		if _, err := s.o.Profile.SampleIndexByName(v); err != nil {
+			return &option.Error{Name: "sample-index", Err: err}
+		}
+	}
+	return nil
 }
 
 // jsonOptions are the render options of the commands' --format json (and table).
@@ -227,7 +278,7 @@ func (s *Server) build(rq *request) (*result, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, _ := copyData(o, cfg)
+		d := copyData(o)
 		t, err := report.NewTop(d.Profile, d.Stacks, o.Inputs, cfg)
 		if err != nil {
 			return nil, err
@@ -253,7 +304,7 @@ func (s *Server) build(rq *request) (*result, error) {
 		if err := base.Validate(); err != nil {
 			return nil, err
 		}
-		d, _ := copyData(o, cfg)
+		d := copyData(o)
 		f, err := report.NewFlame(d.Profile, d.Stacks, o.Inputs, base)
 		if err != nil {
 			return nil, err
@@ -268,7 +319,7 @@ func (s *Server) build(rq *request) (*result, error) {
 			return nil, err
 		}
 		base.Config = cfg
-		d, _ := copyData(o, cfg)
+		d := copyData(o)
 		g, err := report.NewGraph(d.Profile, d.Stacks, o.Inputs, base)
 		if err != nil {
 			return nil, err
@@ -292,7 +343,7 @@ func (s *Server) build(rq *request) (*result, error) {
 		if re == nil {
 			return nil, usagef("the %s view needs a regexp: re=REGEXP", rq.view)
 		}
-		d, _ := copyData(o, cfg)
+		d := copyData(o)
 		var r *result
 		if rq.view == viewPeek {
 			pk, perr := report.NewPeek(d.Profile, d.Stacks, o.Inputs, cfg, re)
@@ -331,13 +382,9 @@ func (s *Server) build(rq *request) (*result, error) {
 		}
 		dc.Config, dc.Normalize = cfg, o.Normalize
 		capture := func(c Capture, role string) (*report.Capture, error) {
-			st := c.Stacks
-			if cfg.Options != (filter.Options{}) {
-				st = st.Clone()
-			}
 			in := c.Input
 			in.Role = role
-			return report.NewCapture(cloneTables(c.Profile), st, in, cfg)
+			return report.NewCapture(cloneTables(c.Profile), c.Stacks, in, cfg)
 		}
 		var base, neu []*report.Capture
 		for _, c := range o.Base {
@@ -456,31 +503,44 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, view string, rq *r
 	s.writePage(w, r, &page{rq: rq, err: err}, status)
 }
 
-// cache holds the last views computed, for reloads and going back: a few, since a view's
-// report can be large.
+// cache holds the last views computed, for reloads and going back: at most cacheEntries
+// of them, and at most cacheBytes of reports, each counted as its JSON's size
+// (result.size), since a view's report can be large (top with nodefraction=0 lists every
+// function). A report larger than cacheBytes is not kept.
 type cache struct {
-	keys    []string
-	results []*result
+	entries []cacheEntry // most recent last
+	bytes   int64
 }
 
-const cacheSize = 8
+type cacheEntry struct {
+	key  string
+	r    *result
+	size int64
+}
+
+const (
+	cacheEntries = 8
+	cacheBytes   = 64 << 20
+)
 
 func (c *cache) get(key string) (*result, bool) {
-	i := slices.Index(c.keys, key)
+	i := slices.IndexFunc(c.entries, func(e cacheEntry) bool { return e.key == key })
 	if i < 0 {
 		return nil, false
 	}
-	r := c.results[i]
-	// Most recent last.
-	c.keys = append(slices.Delete(c.keys, i, i+1), key)
-	c.results = append(slices.Delete(c.results, i, i+1), r)
-	return r, true
+	e := c.entries[i]
+	c.entries = append(slices.Delete(c.entries, i, i+1), e)
+	return e.r, true
 }
 
-func (c *cache) put(key string, r *result) {
-	if len(c.keys) == cacheSize {
-		c.keys, c.results = c.keys[1:], c.results[1:]
+func (c *cache) put(key string, r *result, size int64) {
+	if size > cacheBytes {
+		return
 	}
-	c.keys = append(c.keys, key)
-	c.results = append(c.results, r)
+	for len(c.entries) > 0 && (len(c.entries) >= cacheEntries || c.bytes+size > cacheBytes) {
+		c.bytes -= c.entries[0].size
+		c.entries = slices.Delete(c.entries, 0, 1)
+	}
+	c.entries = append(c.entries, cacheEntry{key, r, size})
+	c.bytes += size
 }

@@ -25,7 +25,7 @@ func FromProfile(p *profile.Profile) *Stacks {
 // Samples made of old's (Samples) and then filtered, which drops samples and cuts stacks
 // but never adds to them, always fit, so that the filtered stacks take no memory beside
 // the samples and the stacks they were made of; what does not fit (frames added to every
-// sample, by --tagroot) gets arrays of its own. A nil old reuses nothing.
+// sample, by --tagroot) gets arrays of its own. A nil or read-only old reuses nothing.
 //
 // Once many samples are converted, it collects the garbage: the samples are garbage now,
 // most of what is still live is the stacks' arrays, which hold no pointers, so the
@@ -37,7 +37,7 @@ func FromProfileReusing(p *profile.Profile, old *Stacks) *Stacks {
 	samples := p.Sample
 	p.Sample = nil
 	var reuse []Segment
-	if old != nil && old.NumValues == len(p.SampleType) {
+	if old != nil && !old.ReadOnly && old.NumValues == len(p.SampleType) {
 		reuse = old.Segments
 		old.Segments, old.LabelSets = nil, nil
 	}

@@ -211,3 +211,37 @@ func TestWithFrames(t *testing.T) {
 		t.Errorf("the stacks given changed (-want +got):\n%s", diff)
 	}
 }
+
+// TestFromProfileReusingReadOnly checks that read-only stacks are left as they were when
+// samples made of them are filtered and made stacks again: the filtered stacks are in
+// arrays of their own, and labels are removed from copies of the label sets.
+func TestFromProfileReusingReadOnly(t *testing.T) {
+	p := proftest.MustFolded([]string{"samples/count"}, "main;a 1\nmain;b 2\nmain;a;c 3\n")
+	p.Sample[0].Label = map[string][]string{"handler": {"x"}, "tenant": {"t"}}
+	st := FromProfile(p)
+	st.ReadOnly = true
+	want := fmt.Sprint(st.Segments, st.LabelSets)
+
+	own := st.WithOwnLabelSets()
+	if !own.ReadOnly || len(own.LabelSets) != 1 || mapPointer(own.LabelSets[0].Label) == mapPointer(st.LabelSets[0].Label) {
+		t.Fatalf("WithOwnLabelSets: %+v shares the label maps or is not read-only", own)
+	}
+	// What a report's filters do: samples made of the stacks, labels removed, a sample
+	// dropped and a stack cut, then stacks made of what is left.
+	p.Sample = own.Samples(p.Location)
+	delete(p.Sample[0].Label, "tenant")
+	p.Sample = []*profile.Sample{p.Sample[2], p.Sample[0]}
+	p.Sample[0].Location = p.Sample[0].Location[1:]
+	p.Sample[0].Value[0] = 30
+	got := FromProfileReusing(p, own)
+
+	if after := fmt.Sprint(st.Segments, st.LabelSets); after != want {
+		t.Errorf("read-only stacks changed:\n got %s\nwant %s", after, want)
+	}
+	if got.Len() != 2 || got.ReadOnly || &got.Segments[0].Frames[0] == &st.Segments[0].Frames[0] {
+		t.Errorf("filtered stacks %+v: want 2 samples in arrays of their own", got)
+	}
+	if ls := got.LabelSets[0]; len(ls.Label) != 1 || len(st.LabelSets[0].Label) != 2 {
+		t.Errorf("labels: filtered %v, read-only %v", ls.Label, st.LabelSets[0].Label)
+	}
+}

@@ -4,6 +4,7 @@
 package stacks
 
 import (
+	"maps"
 	"math"
 	"slices"
 
@@ -28,6 +29,11 @@ type Stacks struct {
 	LabelSets []LabelSet
 	// NumValues is how many values each sample has: the profile's sample types.
 	NumValues int
+	// ReadOnly says that the stacks are kept for other reports after this one, as profq
+	// serve keeps what it read for every view: a report that filters them then writes
+	// what the filters leave into arrays of its own (FromProfileReusing does not reuse
+	// these), and removes labels from copies of the label sets (WithOwnLabelSets).
+	ReadOnly bool
 }
 
 // Segment holds samples one after another. Sample j's locations are
@@ -195,7 +201,8 @@ func (st *Stacks) Group(groups [][]int, n int) []*Stacks {
 // root[s] above its root, each leaf first as stacks are. st is left as it is; its label
 // sets, and its arrays of values and label sets, are shared.
 func (st *Stacks) WithFrames(leaf, root [][]int32) *Stacks {
-	out := &Stacks{LabelSets: st.LabelSets, NumValues: st.NumValues, Segments: make([]Segment, len(st.Segments))}
+	// The values and label sets are st's: read-only if st is.
+	out := &Stacks{LabelSets: st.LabelSets, NumValues: st.NumValues, Segments: make([]Segment, len(st.Segments)), ReadOnly: st.ReadOnly}
 	for k := range st.Segments {
 		seg := &st.Segments[k]
 		added := 0
@@ -217,21 +224,18 @@ func (st *Stacks) WithFrames(leaf, root [][]int32) *Stacks {
 	return out
 }
 
-// Clone returns a copy of st whose arrays are its own, for a report that filters (and so
-// writes into its stacks' arrays) while st is kept for others: profq serve computes each
-// view from the stacks it read once. The label sets, which nothing writes into, are shared.
-func (st *Stacks) Clone() *Stacks {
-	out := &Stacks{LabelSets: st.LabelSets, NumValues: st.NumValues, Segments: make([]Segment, len(st.Segments))}
-	for k := range st.Segments {
-		seg := &st.Segments[k]
-		out.Segments[k] = Segment{
-			Frames: slices.Clone(seg.Frames),
-			Ends:   slices.Clone(seg.Ends),
-			Values: slices.Clone(seg.Values),
-			Labels: slices.Clone(seg.Labels),
-		}
+// WithOwnLabelSets returns stacks whose samples are st's, with copies of st's label sets in
+// place of them (each map its own, nil where st's is; the values' slices are shared, since
+// label filters delete whole entries and write into none): what a report that removes
+// labels from its samples (pprof's tagshow and taghide delete map entries) works on when
+// st is read-only. The segments are st's, and as read-only as st.
+func (st *Stacks) WithOwnLabelSets() *Stacks {
+	out := *st
+	out.LabelSets = make([]LabelSet, len(st.LabelSets))
+	for i, ls := range st.LabelSets {
+		out.LabelSets[i] = LabelSet{Label: maps.Clone(ls.Label), NumLabel: maps.Clone(ls.NumLabel), NumUnit: maps.Clone(ls.NumUnit)}
 	}
-	return out
+	return &out
 }
 
 // ScaleN multiplies the values of each sample type i by ratios[i], and drops the samples
