@@ -254,49 +254,6 @@ type speedscopeValue struct {
 	weight float64
 }
 
-// stackTree holds the stacks of a file as a tree: each stack is its leaf, a node that
-// knows its frame and the stack it was called from, so that a stack costs one node however
-// deep it is. An evented profile opens and closes frames one at a time: the stacks it
-// makes, each one frame deeper or shallower than the one before, are held as listed they
-// took the sum of their depths (with 10,000 frames open, 50 million frame indices).
-type stackTree struct {
-	nodes []stackNode
-	index map[[2]int32]int32 // by parent and frame
-}
-
-// stackNode is a stack: its leaf frame, the node of the stack without it (noStack for
-// none), and its depth.
-type stackNode struct {
-	parent, frame, depth int32
-}
-
-// noStack is the empty stack.
-const noStack = -1
-
-// child is the stack of parent with frame called from its leaf.
-func (t *stackTree) child(parent int32, frame int) int32 {
-	key := [2]int32{parent, int32(frame)}
-	if n, ok := t.index[key]; ok {
-		return n
-	}
-	depth := int32(1)
-	if parent != noStack {
-		depth += t.nodes[parent].depth
-	}
-	n := int32(len(t.nodes))
-	t.nodes = append(t.nodes, stackNode{parent: parent, frame: int32(frame), depth: depth})
-	t.index[key] = n
-	return n
-}
-
-// depth is the frames of stack n.
-func (t *stackTree) depth(n int32) int {
-	if n == noStack {
-		return 0
-	}
-	return int(t.nodes[n].depth)
-}
-
 // Read reads a speedscope file held whole (the registry's read).
 func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
 	p, warnings, err := Parse(o, raw)
@@ -358,7 +315,7 @@ func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, 
 
 	// The weights of every stack of every profile.
 	var values []speedscopeValue
-	tree := &stackTree{index: map[[2]int32]int32{}}
+	tree := format.NewStackTree()
 	index := map[[2]int32]int{} // profile and stack -> position in values
 	samples := 0
 	add := func(prof int, stack int32, w float64) error {
@@ -392,19 +349,19 @@ func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, 
 				if lim.Depth > 0 && len(s) > lim.Depth {
 					return nil, nil, &format.DepthLimitError{Limit: lim.Depth}
 				}
-				stack := int32(noStack)
+				stack := int32(format.NoStack)
 				for _, v := range s {
 					fr, ok := frameIndex(v)
 					if !ok {
 						return nil, nil, fmt.Errorf("%s: sample %d: frame %v is not an index of shared.frames (%d frames)", where, si, v, len(f.Shared.Frames))
 					}
-					stack = tree.child(stack, fr)
+					stack, _ = tree.Child(stack, int32(fr))
 				}
 				w := 1.0
 				if sp.Weights != nil {
 					w = sp.Weights[si]
 				}
-				if stack == noStack || w == 0 {
+				if stack == format.NoStack || w == 0 {
 					continue
 				}
 				if err := add(pi, stack, w); err != nil {
@@ -414,7 +371,7 @@ func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, 
 			continue
 		}
 		// Evented: the time between two events belongs to the stack open in between.
-		stack := int32(noStack)
+		stack := int32(format.NoStack)
 		last := sp.StartValue
 		if len(sp.Events) > 0 {
 			last = sp.Events[0].At
@@ -427,7 +384,7 @@ func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, 
 			if ev.At < last {
 				return nil, nil, fmt.Errorf("%s: event %d at %v is before the event before it (%v)", where, ei, ev.At, last)
 			}
-			if stack != noStack && ev.At > last {
+			if stack != format.NoStack && ev.At > last {
 				if err := add(pi, stack, ev.At-last); err != nil {
 					return nil, nil, err
 				}
@@ -435,24 +392,24 @@ func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, 
 			last = ev.At
 			switch ev.Type {
 			case "O":
-				if lim.Depth > 0 && tree.depth(stack) >= lim.Depth {
+				if lim.Depth > 0 && tree.Depth(stack) >= lim.Depth {
 					return nil, nil, &format.DepthLimitError{Limit: lim.Depth}
 				}
-				stack = tree.child(stack, fr)
+				stack, _ = tree.Child(stack, int32(fr))
 			case "C":
-				if stack == noStack || int(tree.nodes[stack].frame) != fr {
+				if stack == format.NoStack || int(tree.Nodes[stack].Frame) != fr {
 					open := "no frame is open"
-					if stack != noStack {
-						open = fmt.Sprintf("frame %d is open", tree.nodes[stack].frame)
+					if stack != format.NoStack {
+						open = fmt.Sprintf("frame %d is open", tree.Nodes[stack].Frame)
 					}
 					return nil, nil, fmt.Errorf("%s: event %d closes frame %d while %s", where, ei, fr, open)
 				}
-				stack = tree.nodes[stack].parent
+				stack = tree.Nodes[stack].Parent
 			default:
 				return nil, nil, fmt.Errorf("%s: event %d: unknown type %q (want O or C)", where, ei, ev.Type)
 			}
 		}
-		if stack != noStack {
+		if stack != format.NoStack {
 			// Closed at the profile's end, as speedscope does.
 			end := max(sp.EndValue, last)
 			if end > last {
@@ -460,7 +417,7 @@ func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, 
 					return nil, nil, err
 				}
 			}
-			warnings = append(warnings, fmt.Sprintf("%s: %d frames still open after the last event, closed at its end", where, tree.depth(stack)))
+			warnings = append(warnings, fmt.Sprintf("%s: %d frames still open after the last event, closed at its end", where, tree.Depth(stack)))
 		}
 	}
 
@@ -570,11 +527,11 @@ func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, 
 		if math.Abs(r) >= 1<<63 {
 			return nil, nil, fmt.Errorf("speedscope: profile %d (%q): a weight of %v is beyond what profq holds", v.prof, f.Profiles[v.prof].Name, v.weight)
 		}
-		s := &profile.Sample{Value: make([]int64, len(groups)), Location: make([]*profile.Location, tree.depth(v.node))}
+		s := &profile.Sample{Value: make([]int64, len(groups)), Location: make([]*profile.Location, tree.Depth(v.node))}
 		s.Value[groupOf[v.prof]] = int64(r)
 		// Leaf first.
-		for j, n := 0, v.node; n != noStack; j, n = j+1, tree.nodes[n].parent {
-			s.Location[j] = location(int(tree.nodes[n].frame))
+		for j, n := 0, v.node; n != format.NoStack; j, n = j+1, tree.Nodes[n].Parent {
+			s.Location[j] = location(int(tree.Nodes[n].Frame))
 		}
 		if !own {
 			if name := f.Profiles[v.prof].Name; name != "" {

@@ -8,46 +8,6 @@ import (
 	"github.com/profq/profq/internal/source/format"
 )
 
-// stackTree holds the stacks of a trace as a tree, a node per stack (its leaf frame and
-// the stack it was called from), so that a stack costs one node however deep it is.
-type stackTree struct {
-	nodes []stackNode
-	index map[[2]int32]int32 // by parent and frame
-}
-
-type stackNode struct {
-	parent, frame, depth int32
-}
-
-// noStack is the empty stack.
-const noStack = -1
-
-// child is the stack of parent with frame called from its leaf.
-func (t *stackTree) child(parent, frame int32, lim format.Limits) (int32, error) {
-	key := [2]int32{parent, frame}
-	if n, ok := t.index[key]; ok {
-		return n, nil
-	}
-	if err := lim.CheckEntries(len(t.nodes) + 1); err != nil {
-		return 0, err
-	}
-	depth := int32(1)
-	if parent != noStack {
-		depth += t.nodes[parent].depth
-	}
-	n := int32(len(t.nodes))
-	t.nodes = append(t.nodes, stackNode{parent: parent, frame: frame, depth: depth})
-	t.index[key] = n
-	return n, nil
-}
-
-func (t *stackTree) depth(n int32) int {
-	if n == noStack {
-		return 0
-	}
-	return int(t.nodes[n].depth)
-}
-
 // id is what speedscope calls an event's id: its name and, when it has any, its args.
 func (t *thread) id(e ev) uint64 {
 	if e.ext >= 0 {
@@ -65,6 +25,18 @@ func (r *reader) key(t *thread, e ev) uint64 {
 		return t.exts.at(int(e.ext)).key
 	}
 	return t.id(e)
+}
+
+// child is the stack of parent with frame called from its leaf, a stack held to
+// --max-entries as it is added.
+func (r *reader) child(parent, frame int32) (int32, error) {
+	n, added := r.tree.Child(parent, frame)
+	if added {
+		if err := r.lim.CheckEntries(len(r.tree.Nodes)); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // frameOf is the frame (location) of an event.
@@ -145,11 +117,11 @@ func (r *reader) replay(t *thread, ti int32, acc *accumulator) error {
 			if err != nil {
 				return err
 			}
-			parent := int32(noStack)
+			parent := int32(format.NoStack)
 			if len(open) > 0 {
 				parent = open[len(open)-1].node
 			}
-			node, err := r.tree.child(parent, f, r.lim)
+			node, err := r.child(parent, f)
 			if err != nil {
 				return err
 			}
@@ -297,7 +269,7 @@ func (r *reader) replaySamples(t *thread, ti int32, acc *accumulator) error {
 		if err != nil {
 			return err
 		}
-		if node == noStack {
+		if node == format.NoStack {
 			continue
 		}
 		if err := acc.add(ti, node, w); err != nil {
@@ -314,7 +286,7 @@ func (r *reader) sfStack(sf int32) (int32, error) {
 	}
 	// The frames up to one whose stack is known, leaf first.
 	var chain []int32
-	base := int32(noStack)
+	base := int32(format.NoStack)
 	for i := sf; ; {
 		if n := r.sfs[i].node; n != -2 {
 			base = n
@@ -340,13 +312,13 @@ func (r *reader) sfStack(sf int32) (int32, error) {
 		}
 		i = j
 	}
-	if r.lim.Depth > 0 && r.tree.depth(base)+len(chain) > r.lim.Depth {
+	if r.lim.Depth > 0 && r.tree.Depth(base)+len(chain) > r.lim.Depth {
 		return 0, &format.DepthLimitError{Limit: r.lim.Depth}
 	}
 	node := base
 	for k := len(chain) - 1; k >= 0; k-- {
 		var err error
-		if node, err = r.tree.child(node, r.sfs[chain[k]].frame, r.lim); err != nil {
+		if node, err = r.child(node, r.sfs[chain[k]].frame); err != nil {
 			return 0, err
 		}
 		r.sfs[chain[k]].node = node

@@ -153,7 +153,7 @@ type reader struct {
 	hasSamples bool
 	hasFrames  bool
 
-	tree      stackTree
+	tree      *format.StackTree
 	minTs     int64
 	maxTs     int64
 	timed     bool
@@ -178,7 +178,7 @@ func Read(o format.Options, _, raw []byte) (format.Decoded, error) {
 		processNames: map[string]string{},
 		threadNames:  map[[2]string]string{},
 		sfIndex:      map[string]int32{},
-		tree:         stackTree{index: map[[2]int32]int32{}},
+		tree:         format.NewStackTree(),
 	}
 	if err := r.parse(bytes.TrimPrefix(raw, []byte(format.UTF8BOM))); err != nil {
 		return format.Decoded{}, err
@@ -831,9 +831,9 @@ func (r *reader) profile() (*profile.Profile, []string, error) {
 		return labels[i]
 	}
 	for _, v := range acc.values {
-		s := &profile.Sample{Value: []int64{v.weight}, Location: make([]*profile.Location, r.tree.depth(v.node)), Label: labelsOf(v.thread)}
-		for j, n := 0, v.node; n != noStack; j, n = j+1, r.tree.nodes[n].parent {
-			s.Location[j] = location(r.tree.nodes[n].frame)
+		s := &profile.Sample{Value: []int64{v.weight}, Location: make([]*profile.Location, r.tree.Depth(v.node)), Label: labelsOf(v.thread)}
+		for j, n := 0, v.node; n != format.NoStack; j, n = j+1, r.tree.Nodes[n].Parent {
+			s.Location[j] = location(r.tree.Nodes[n].Frame)
 		}
 		p.Sample = append(p.Sample, s)
 	}
