@@ -14,7 +14,8 @@ test:
 	$(GO) test -count=1 -timeout 20m ./...
 
 ## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
-## or left to `make test`); 1 min 53 s on a 2-core machine, lightly loaded, build cache warm (2026-11-26).
+## or left to `make test`); 1 min 30 s on a 2-core machine, idle, build cache warm (2026-11-27;
+## docs/performance.md#the-test-suite).
 test-short:
 	$(GO) test -short -count=1 -timeout 10m ./...
 
