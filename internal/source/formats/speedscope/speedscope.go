@@ -497,23 +497,10 @@ func speedscopeProfile(f *File, lim format.Limits) (*profile.Profile, []string, 
 		}
 	}
 
-	locs := make([]*profile.Location, len(f.Shared.Frames))
-	funcs := map[[2]string]*profile.Function{}
+	locs := format.NewFrameLocations(p, len(f.Shared.Frames))
 	location := func(fr int) *profile.Location {
-		if l := locs[fr]; l != nil {
-			return l
-		}
-		sf := f.Shared.Frames[fr]
-		fn := funcs[[2]string{sf.Name, sf.File}]
-		if fn == nil {
-			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: sf.Name, SystemName: sf.Name, Filename: sf.File}
-			funcs[[2]string{sf.Name, sf.File}] = fn
-			p.Function = append(p.Function, fn)
-		}
-		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn, Line: sf.Line, Column: sf.Col}}}
-		locs[fr] = l
-		p.Location = append(p.Location, l)
-		return l
+		sf := &f.Shared.Frames[fr]
+		return locs.Location(fr, sf.Name, sf.File, sf.Line, sf.Col)
 	}
 	for _, v := range values {
 		x := v.weight * scales[v.prof]

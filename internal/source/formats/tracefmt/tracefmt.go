@@ -799,23 +799,10 @@ func (r *reader) profile() (*profile.Profile, []string, error) {
 	if r.timed {
 		p.DurationNanos = r.maxTs - r.minTs
 	}
-	locs := make([]*profile.Location, len(r.frames))
-	funcs := map[[2]string]*profile.Function{}
+	locs := format.NewFrameLocations(p, len(r.frames))
 	location := func(f int32) *profile.Location {
-		if l := locs[f]; l != nil {
-			return l
-		}
-		k := r.frames[f]
-		fn := funcs[[2]string{k.name, k.file}]
-		if fn == nil {
-			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: k.name, SystemName: k.name, Filename: k.file}
-			funcs[[2]string{k.name, k.file}] = fn
-			p.Function = append(p.Function, fn)
-		}
-		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn, Line: k.line, Column: k.col}}}
-		locs[f] = l
-		p.Location = append(p.Location, l)
-		return l
+		k := &r.frames[f]
+		return locs.Location(int(f), k.name, k.file, k.line, k.col)
 	}
 	// The labels of each thread that has samples, shared by them.
 	labels := make([]map[string][]string, len(r.threads))
