@@ -11,11 +11,14 @@
 # command-line report for; and flame, graph, peek and info on the heap profile, beside top.
 # Output goes to /dev/null; only the measurements are printed, with the load (uptime)
 # between them. REPORTS_ONLY=1 skips the floor, top and diff rows; PPROF_REPORTS=0 skips
-# pprof's reports.
+# pprof's reports. With SCALE=1 it measures how cost grows with the profile: the floor,
+# pprof -top, and profq's top, tags, top --focus, peek and flame on synthetic profiles of
+# 0.15M and 0.5M samples (made once, synth-150k.pb.gz and synth-500k.pb.gz, the same
+# parameters as synth-default.pb.gz otherwise) and the 1.5M-sample synth-default.pb.gz.
 #
 # Environment: PROFQ_BENCH_DIR (cache, default .bench), RUNS (runs per tool and input,
 # default 1), PPROF (pprof binary, default: on PATH or in $(go env GOPATH)/bin), REPORTS,
-# REPORTS_ONLY, PPROF_REPORTS.
+# REPORTS_ONLY, PPROF_REPORTS, SCALE.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -131,6 +134,30 @@ if [ -n "${REPORTS:-}" ] && [ -n "$profq" ]; then
 		measure graph heap.pb.gz "$profq" graph "$heap"
 		measure peek heap.pb.gz "$profq" peek 'main\.' "$heap"
 		measure info heap.pb.gz "$profq" info "$heap"
+	done
+	rm -rf "$out"
+fi
+if [ -n "${SCALE:-}" ] && [ -n "$profq" ]; then
+	for n in 150k 500k; do
+		if [ ! -s "$dir/synth-$n.pb.gz" ]; then
+			echo "bench-pprof: generating $dir/synth-$n.pb.gz" >&2
+			go run ./tools/synth/cmd/synth -samples "${n%k}000" -o "$dir/synth-$n.pb.gz"
+		fi
+	done
+	out=$(mktemp -d)
+	for _ in $(seq "$runs"); do
+		for input in "$dir/synth-150k.pb.gz" "$dir/synth-500k.pb.gz" "$dir/synth-default.pb.gz"; do
+			echo "# $(uptime)"
+			measure floor-ids "$input" "$dir/floor" -frames "$input"
+			if [ "${PPROF_REPORTS:-1}" != 0 ]; then
+				measure pprof "$input" "$pprof" -top -symbolize=none "$input"
+			fi
+			measure top "$input" "$profq" top "$input"
+			measure tags "$input" "$profq" tags "$input"
+			measure focus "$input" "$profq" top --focus index "$input"
+			measure peek "$input" "$profq" peek 'runtime\.mallocgc$' "$input"
+			measure flame "$input" "$profq" flame -o "$out/flame.html" "$input"
+		done
 	done
 	rm -rf "$out"
 fi
