@@ -2,6 +2,7 @@ package filter
 
 import (
 	"maps"
+	"slices"
 	"unsafe"
 
 	"github.com/google/pprof/profile"
@@ -39,7 +40,7 @@ func (s *Set) ApplyStacks(p *profile.Profile, st *stacks.Stacks) (*stacks.Stacks
 	var m matches
 	w := walker{byName: s.byName(), showFrom: s.showFrom != nil, nv: st.NumValues}
 	if s.byName() || s.showFrom != nil || s.pruneFrom != nil {
-		w.flags, w.anyHidden = s.locFlags(p, &m)
+		w.flags = s.locFlags(p, &m)
 	}
 	w.tags = s.byTag()
 	sets := len(st.LabelSets) + 1
@@ -161,9 +162,9 @@ func (s *Set) tagKeep(st *stacks.Stacks) []tagVerdict {
 // pprof's order, so that they change p's locations as they do and match what they match:
 // each runs once over the locations, on a profile of p's locations with one sample for
 // each, whose fate tells what pprof decided of the location. m gets what they matched.
-func (s *Set) locFlags(p *profile.Profile, m *matches) (flags []uint8, anyHidden bool) {
+func (s *Set) locFlags(p *profile.Profile, m *matches) []uint8 {
 	n := len(p.Location)
-	flags = make([]uint8, n)
+	flags := make([]uint8, n)
 	pr := newProbe(p.Location)
 	if s.byName() {
 		// Ignored, focused and hidden take a run each, so that each of the four
@@ -206,7 +207,6 @@ func (s *Set) locFlags(p *profile.Profile, m *matches) (flags []uint8, anyHidden
 			for _, smp := range q.Sample {
 				if len(smp.Location) == 1 {
 					flags[pr.position(smp)] |= locHidden
-					anyHidden = true
 				}
 			}
 		}
@@ -230,7 +230,7 @@ func (s *Set) locFlags(p *profile.Profile, m *matches) (flags []uint8, anyHidden
 			}
 		}
 	}
-	return flags, anyHidden
+	return flags
 }
 
 // probe makes profiles of a location table with one sample for each location, to learn
@@ -306,11 +306,14 @@ func (w *walker) segment(src, dst *stacks.Segment) {
 		stack := src.Frames[start:end]
 		start = end
 		lo, hi := 0, len(stack)
+		var whole bool // every frame of stack[lo:hi] stays
 		if w.flags != nil {
 			var ok bool
-			if lo, hi, ok = w.cut(stack); !ok {
+			if lo, hi, whole, ok = w.cut(stack); !ok {
 				continue
 			}
+		} else {
+			whole = !slices.Contains(stack, -1)
 		}
 		set := src.Labels[j]
 		if w.tags {
@@ -320,18 +323,13 @@ func (w *walker) segment(src, dst *stacks.Segment) {
 			}
 		}
 		w.survived[set] = true
-		// A position outside the table (-1) is no location: the sample goes without it,
-		// as Stacks.Samples makes it.
-		switch {
-		case w.anyHidden:
+		if whole {
+			dst.Frames = append(dst.Frames, stack[lo:hi]...)
+		} else {
+			// A position outside the table (-1) is no location: the sample goes without
+			// it, as Stacks.Samples makes it.
 			for _, pos := range stack[lo:hi] {
-				if pos >= 0 && w.flags[pos]&locHidden == 0 {
-					dst.Frames = append(dst.Frames, pos)
-				}
-			}
-		default:
-			for _, pos := range stack[lo:hi] {
-				if pos >= 0 {
+				if pos >= 0 && (w.flags == nil || w.flags[pos]&locHidden == 0) {
 					dst.Frames = append(dst.Frames, pos)
 				}
 			}
@@ -343,12 +341,13 @@ func (w *walker) segment(src, dst *stacks.Segment) {
 }
 
 // cut says whether the name filters and show_from keep a sample of this stack, and which
-// of its frames, [lo, hi), are left after show_from and prune_from (hidden frames to be
-// removed from them), as pprof's filters do one after another: focus and ignore look at
-// every frame; hidden frames are removed, and a stack left empty is dropped; show_from
-// cuts above the root-most matching frame left, and drops a stack that has none;
-// prune_from cuts below the leaf-most matching frame left.
-func (w *walker) cut(stack []int32) (lo, hi int, ok bool) {
+// of its frames, [lo, hi), are left after show_from and prune_from, hidden frames and
+// positions outside the table (-1) to be removed from them unless whole, as pprof's filters
+// do one after another: focus and ignore look at every frame; hidden frames are removed,
+// and a stack left empty is dropped; show_from cuts above the root-most matching frame
+// left, and drops a stack that has none; prune_from cuts below the leaf-most matching frame
+// left.
+func (w *walker) cut(stack []int32) (lo, hi int, whole, ok bool) {
 	focused := false
 	lastShow, firstPrune := -1, -1
 	left := 0
@@ -358,7 +357,7 @@ func (w *walker) cut(stack []int32) (lo, hi int, ok bool) {
 		}
 		f := w.flags[pos]
 		if f&locIgnored != 0 {
-			return 0, 0, false
+			return 0, 0, false, false
 		}
 		if f&locFocused != 0 {
 			focused = true
@@ -375,19 +374,21 @@ func (w *walker) cut(stack []int32) (lo, hi int, ok bool) {
 		}
 	}
 	if w.byName && (!focused || left == 0) {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	hi = len(stack)
 	if w.showFrom {
 		if lastShow < 0 {
-			return 0, 0, false
+			return 0, 0, false, false
 		}
 		hi = lastShow + 1
 	}
 	if firstPrune >= 0 && firstPrune < hi {
 		lo = firstPrune
 	}
-	return lo, hi, true
+	// Every frame of the stack is left: none in [lo, hi) to remove.
+	whole = left == len(stack)
+	return lo, hi, whole, true
 }
 
 // renumber gives the samples of st the label sets they carry of sets (by their numbers in
