@@ -289,7 +289,6 @@ func (pr *probe) position(smp *profile.Sample) int {
 // and label set.
 type walker struct {
 	flags             []uint8 // by location position; nil when no filter looks at frames
-	anyHidden         bool    // a location has locHidden
 	byName, showFrom  bool    // the name filters, show_from are set
 	tags              bool    // tagfocus or tagignore is set
 	keep              []tagVerdict
