@@ -112,60 +112,92 @@ func Compile(o Options) (*Set, error) {
 
 // Apply filters p in place, in pprof's order (applyFocus): focus/ignore/hide/show,
 // show_from, tagfocus/tagignore, tagshow/taghide, prune_from. It returns one warning for each
-// filter that matched no samples.
+// filter that matched no samples. ApplyStacks does the same to samples held as stacks.
 func (s *Set) Apply(p *profile.Profile) []string {
-	var warnings []string
+	var m matches
 	var numLabelUnits map[string]string
 	if s.tagFocus.numericRange() || s.tagIgnore.numericRange() {
 		// The unit of each numeric label key, as the profile stood before any filter ran.
 		numLabelUnits, _ = p.NumLabelUnits()
 	}
+	if s.byName() {
+		m.focus, m.ignore, m.hide, m.show = p.FilterSamplesByName(s.focus, s.ignore, s.hide, s.show)
+	}
+	if s.showFrom != nil {
+		m.showFrom = p.ShowFrom(s.showFrom)
+	}
+	if s.byTag() {
+		// A range names a key that holds strings: pprof says it read a range, not a regexp.
+		m.tagFocusStrings = s.tagFocus.numericRange() && s.tagFocus.key != "" && hasStringLabel(p, s.tagFocus.key)
+		m.tagIgnoreStrings = s.tagIgnore.numericRange() && s.tagIgnore.key != "" && hasStringLabel(p, s.tagIgnore.key)
+		m.tagFocus, m.tagIgnore = p.FilterSamplesByTag(s.tagFocus.matcher(numLabelUnits), s.tagIgnore.matcher(numLabelUnits))
+	}
+	if s.RemovesLabels() {
+		// After the sample filters, which may match the keys these remove, as in pprof.
+		m.tagShow, m.tagHide = p.FilterTagsByName(s.tagShow, s.tagHide)
+	}
+	if s.pruneFrom != nil {
+		p.PruneFrom(s.pruneFrom)
+	}
+	return s.warnings(m)
+}
+
+// byName says whether s has one of the filters of pprof's FilterSamplesByName.
+func (s *Set) byName() bool {
+	return s.focus != nil || s.ignore != nil || s.hide != nil || s.show != nil
+}
+
+// byTag says whether s has one of the filters of pprof's FilterSamplesByTag.
+func (s *Set) byTag() bool {
+	return s.tagFocus != nil || s.tagIgnore != nil
+}
+
+// matches are what the filters of a Set matched, as pprof's filter functions say it: a
+// filter not in the set, or not run, matched nothing here, and warnings does not ask.
+type matches struct {
+	focus, ignore, hide, show, showFrom bool
+	tagFocus, tagIgnore                 bool
+	// tagFocusStrings and tagIgnoreStrings say that the filter is a numeric range on a
+	// key that a sample it was tried on holds as a string.
+	tagFocusStrings, tagIgnoreStrings bool
+	tagShow, tagHide                  bool
+}
+
+// warnings are the warnings of the filters of s that matched no samples, in pprof's order.
+func (s *Set) warnings(m matches) []string {
+	var warnings []string
 	warn := func(matched bool, flag, expr string) {
 		if !matched {
 			warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples", option.Flag(flag), expr))
 		}
 	}
-	if s.focus != nil || s.ignore != nil || s.hide != nil || s.show != nil {
-		fm, im, hm, hnm := p.FilterSamplesByName(s.focus, s.ignore, s.hide, s.show)
-		warn(s.focus == nil || fm, "focus", s.opts.Focus)
-		warn(s.ignore == nil || im, "ignore", s.opts.Ignore)
-		warn(s.hide == nil || hm, "hide", s.opts.Hide)
-		warn(s.show == nil || hnm, "show", s.opts.Show)
+	if s.byName() {
+		warn(s.focus == nil || m.focus, "focus", s.opts.Focus)
+		warn(s.ignore == nil || m.ignore, "ignore", s.opts.Ignore)
+		warn(s.hide == nil || m.hide, "hide", s.opts.Hide)
+		warn(s.show == nil || m.show, "show", s.opts.Show)
 	}
 	if s.showFrom != nil {
-		warn(p.ShowFrom(s.showFrom), "show-from", s.opts.ShowFrom)
+		warn(m.showFrom, "show-from", s.opts.ShowFrom)
 	}
-	if s.tagFocus != nil || s.tagIgnore != nil {
-		// A range names a key that holds strings: pprof says it read a range, not a regexp.
-		stringKeys := map[*tagFilter]bool{
-			s.tagFocus:  s.tagFocus.numericRange() && s.tagFocus.key != "" && hasStringLabel(p, s.tagFocus.key),
-			s.tagIgnore: s.tagIgnore.numericRange() && s.tagIgnore.key != "" && hasStringLabel(p, s.tagIgnore.key),
-		}
-		tfm, tim := p.FilterSamplesByTag(s.tagFocus.matcher(numLabelUnits), s.tagIgnore.matcher(numLabelUnits))
-		for _, f := range []struct {
-			f       *tagFilter
-			matched bool
-			flag    string
-			expr    string
-		}{{s.tagFocus, tfm, "tagfocus", s.opts.TagFocus}, {s.tagIgnore, tim, "tagignore", s.opts.TagIgnore}} {
-			switch {
-			case f.f == nil || f.matched:
-			case stringKeys[f.f]:
-				warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples: its value was read as a numeric range, not a regexp, and %s holds strings (as a regexp: %s=^%s$)",
-					option.Flag(f.flag), f.expr, f.f.key, f.f.key, regexp.QuoteMeta(strings.TrimPrefix(f.expr, f.f.key+"="))))
-			default:
-				warn(false, f.flag, f.expr)
-			}
+	for _, f := range []struct {
+		f                *tagFilter
+		matched, strings bool
+		flag             string
+		expr             string
+	}{{s.tagFocus, m.tagFocus, m.tagFocusStrings, "tagfocus", s.opts.TagFocus}, {s.tagIgnore, m.tagIgnore, m.tagIgnoreStrings, "tagignore", s.opts.TagIgnore}} {
+		switch {
+		case f.f == nil || f.matched:
+		case f.strings:
+			warnings = append(warnings, fmt.Sprintf("%s expression %q matched no samples: its value was read as a numeric range, not a regexp, and %s holds strings (as a regexp: %s=^%s$)",
+				option.Flag(f.flag), f.expr, f.f.key, f.f.key, regexp.QuoteMeta(strings.TrimPrefix(f.expr, f.f.key+"="))))
+		default:
+			warn(false, f.flag, f.expr)
 		}
 	}
-	if s.tagShow != nil || s.tagHide != nil {
-		// After the sample filters, which may match the keys these remove, as in pprof.
-		sm, hm := p.FilterTagsByName(s.tagShow, s.tagHide)
-		warn(s.tagShow == nil || sm, "tagshow", s.opts.TagShow)
-		warn(s.tagHide == nil || hm, "taghide", s.opts.TagHide)
-	}
-	if s.pruneFrom != nil {
-		p.PruneFrom(s.pruneFrom)
+	if s.RemovesLabels() {
+		warn(s.tagShow == nil || m.tagShow, "tagshow", s.opts.TagShow)
+		warn(s.tagHide == nil || m.tagHide, "taghide", s.opts.TagHide)
 	}
 	return warnings
 }

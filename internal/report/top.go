@@ -176,11 +176,10 @@ type prepared struct {
 // prepare chooses the sample value of p, whose samples are st, then takes the report total
 // and filters the samples, in the order cfg.RelativePercentages asks for: the steps every
 // report takes before its own. The label frames of TagRoot and TagLeaf are added to the
-// stacks (addLabelFrames); the filters change samples one by one, with pprof's own code:
-// for them p is given its samples (Stacks.Samples), and what is left of them is made stacks
-// again, in the arrays of the stacks they were made of (stacks.FromProfileReusing), in the
-// result. It modifies p, and st when it filters: the caller must not use st again, unless
-// st is read-only (stacks.Stacks.ReadOnly), which it leaves as it was.
+// stacks (addLabelFrames); the filters drop samples and frames of the stacks, as pprof's
+// filters do of samples (filter.Set.ApplyStacks), and change p's locations as pprof's do.
+// It modifies p, and st when it filters: the caller must not use st again, unless st is
+// read-only (stacks.Stacks.ReadOnly), which it leaves as it was.
 func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.Set) (prepared, error) {
 	index, err := sampleIndex(p, cfg.SampleIndex)
 	if err != nil {
@@ -198,13 +197,10 @@ func prepare(p *profile.Profile, st *stacks.Stacks, cfg Config, filters *filter.
 	// The label frames come before the filters, which can match them.
 	st, pr.warnings = addLabelFrames(p, st, cfg)
 	if !filters.Empty() {
-		if st.ReadOnly && filters.RemovesLabels() {
-			st = st.WithOwnLabelSets()
-		}
-		p.Sample = st.Samples(p.Location)
-		pr.warnings = append(pr.warnings, filters.Apply(p)...)
-		// The stacks left go where st's were: they take no memory beside the samples.
-		st = stacks.FromProfileReusing(p, st)
+		// On the stacks, in their arrays (or in arrays of their own when st is read-only).
+		var w []string
+		st, w = filters.ApplyStacks(p, st)
+		pr.warnings = append(pr.warnings, w...)
 	}
 	pr.stacks = st
 	if cfg.RelativePercentages {

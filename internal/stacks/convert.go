@@ -22,6 +22,8 @@ func FromProfile(p *profile.Profile) *Stacks {
 
 // FromProfileReusing is FromProfile writing the stacks into the arrays of old, as far as
 // they hold them, rather than into arrays of its own: old must not be used afterwards.
+// The reports filter stacks without making samples of them (filter.Set.ApplyStacks); this
+// is for samples that were made of stacks and filtered as samples.
 // Samples made of old's (Samples) and then filtered, which drops samples and cuts stacks
 // but never adds to them, always fit, so that the filtered stacks take no memory beside
 // the samples and the stacks they were made of; what does not fit (frames added to every

@@ -17,12 +17,12 @@ import (
 // profile.Sample takes eight for the pointer alone, plus a slice and three maps of its own.
 // The pprof decoder can leave a profile's samples so (source.LoadStacks), FromProfile makes
 // them of any profile's samples, and Samples makes profile.Samples of them where something
-// needs those (pprof's filters). The profile they belong to has no Sample.
+// needs those (a profile written whole). The profile they belong to has no Sample.
 //
 // The samples are in segments, one after another, in the input's order; a segment is what
 // one reader decoded at once (FromProfile: up to 65,536 samples), and what one worker of a
 // report walks. The graph does not modify stacks; a report that filters them writes what
-// the filters leave into their arrays (FromProfileReusing).
+// the filters leave into their arrays (filter.Set.ApplyStacks).
 type Stacks struct {
 	Segments []Segment
 	// LabelSets are the label sets samples refer to, LabelSets[i-1] for set i.
@@ -31,8 +31,9 @@ type Stacks struct {
 	NumValues int
 	// ReadOnly says that the stacks are kept for other reports after this one, as profq
 	// serve keeps what it read for every view: a report that filters them then writes
-	// what the filters leave into arrays of its own (FromProfileReusing does not reuse
-	// these), and removes labels from copies of the label sets (WithOwnLabelSets).
+	// what the filters leave into arrays of its own (filter.Set.ApplyStacks;
+	// FromProfileReusing does not reuse these either), and removes labels from copies of
+	// the label sets.
 	ReadOnly bool
 }
 
@@ -79,7 +80,7 @@ func (st *Stacks) Len() int {
 // Samples makes the profile.Samples of the stacks, over the profile's location table, as
 // the pprof decoder would have made them: label maps shared, nil Value for no values. It is
 // the one conversion back from stacks (FromProfile is the one to them), for what needs the
-// samples one by one, such as pprof's filters. A position outside the table (-1, see
+// samples one by one, such as a profile written whole. A position outside the table (-1, see
 // FromSamples) has no location to give: the sample goes without it, as the graph does.
 func (st *Stacks) Samples(locations []*profile.Location) []*profile.Sample {
 	n := st.Len()
