@@ -64,6 +64,12 @@ type JSONScan struct {
 // NewJSONBytes is a JSONScan of b, held whole.
 func NewJSONBytes(b []byte) *JSONScan { return &JSONScan{buf: b, err: io.EOF} }
 
+// ResetBytes makes s a scanner of b, held whole, from b[at]; it keeps NameMax, OnName and
+// the space s had, so that a reader scanning many values allocates once.
+func (s *JSONScan) ResetBytes(b []byte, at int) {
+	*s = JSONScan{buf: b, I: at, err: io.EOF, stack: s.stack[:0], tok: s.tok[:0], NameMax: s.NameMax, OnName: s.OnName}
+}
+
 // JSONName is an object member's name as read.
 type JSONName struct {
 	Tok  []byte // its token as written, quotes included; nil when over
@@ -368,8 +374,28 @@ func (s *JSONScan) memberName() error {
 	return nil
 }
 
+// skipName reads a member's name and the colon after it, as memberName does, holding the
+// name only when OnName wants it.
+func (s *JSONScan) skipName() error {
+	if s.OnName != nil {
+		return s.memberName()
+	}
+	if c, ok := s.Space(); !ok || c != '"' {
+		return s.Fail("looking for the beginning of an object member's name")
+	}
+	if err := s.Str(); err != nil {
+		return err
+	}
+	if c, ok := s.Space(); !ok || c != ':' {
+		return s.Fail("after an object member's name")
+	}
+	s.I++
+	return nil
+}
+
 // Members reads the object whose '{' is next (after white space), calling fn for each
-// member once its name and colon are read: fn reads the value.
+// member once its name and colon are read: fn reads the value. The name is the scanner's:
+// reading the value reads the names in it over it, so fn copies what it keeps of it first.
 func (s *JSONScan) Members(fn func(name *JSONName) error) error {
 	return s.items(func(byte) error { return fn(&s.name) })
 }
@@ -455,7 +481,7 @@ func (s *JSONScan) Skip() error {
 			s.stack = append(s.stack, c == '{')
 			complete = false
 			if c == '{' {
-				if err := s.memberName(); err != nil {
+				if err := s.skipName(); err != nil {
 					return err
 				}
 			}
@@ -477,7 +503,7 @@ func (s *JSONScan) Skip() error {
 				s.I++
 				complete = false
 				if object {
-					if err := s.memberName(); err != nil {
+					if err := s.skipName(); err != nil {
 						return err
 					}
 				}
