@@ -45,24 +45,24 @@ func valueEnd(s *format.JSONScan, b []byte, i int) int {
 // order; fn's error ends the walk. It stops where obj ends or is not JSON, so that it can
 // read the start of an input.
 func members(obj []byte, fn func(name string, value []byte) error) error {
-	return membersWith(format.NewJSONBytes(obj), obj, func(name, value []byte) error {
+	var buf []byte
+	return membersWith(format.NewJSONBytes(obj), &buf, obj, func(name, value []byte) error {
 		return fn(string(name), value)
 	})
 }
 
-// membersWith is members with the names' text as read, by s (reset to obj).
-func membersWith(s *format.JSONScan, obj []byte, fn func(name []byte, value []byte) error) error {
+// membersWith is members with the names' text as read, by s (reset to obj), each copied
+// into *name (which the scanner would read the value's own names over).
+func membersWith(s *format.JSONScan, name *[]byte, obj []byte, fn func(name []byte, value []byte) error) error {
 	s.ResetBytes(obj, 0)
 	var ferr error
-	var name []byte
 	_ = s.Members(func(n *format.JSONName) error {
-		// The scanner reads the value's own names into n.
-		name = append(name[:0], n.Text...)
+		*name = append((*name)[:0], n.Text...)
 		start := s.I
 		if err := s.Skip(); err != nil {
 			return err
 		}
-		ferr = fn(name, obj[start:s.I])
+		ferr = fn(*name, obj[start:s.I])
 		return ferr
 	})
 	return ferr

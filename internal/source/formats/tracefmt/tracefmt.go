@@ -122,8 +122,10 @@ type frameKey struct {
 }
 
 type reader struct {
-	// scan finds where values end, and members walks an event's members.
+	// scan finds where values end, and members walks an event's members, copying each
+	// name into memberName.
 	scan, members format.JSONScan
+	memberName    []byte
 
 	lim    format.Limits
 	budget format.StringBudget
@@ -372,7 +374,7 @@ func (r *reader) event(raw []byte, n int) error {
 		return fmt.Errorf("trace events: event %d is not a JSON object", n)
 	}
 	var name, ph, pid, tid, ts, dur, tdur, args []byte
-	_ = membersWith(&r.members, raw, func(m, value []byte) error {
+	_ = membersWith(&r.members, &r.memberName, raw, func(m, value []byte) error {
 		switch string(m) {
 		case "name":
 			name = value
