@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/profq/profq/internal/source/formats/otlp"
+	"github.com/profq/profq/internal/source/format"
 )
 
 // Parca serves its query API (parca.query.v1alpha1.QueryService) as HTTP and JSON under /api
@@ -78,13 +78,14 @@ var errPprofField = errors.New("at the pprof field")
 
 // parcaPprof reads r, a QueryResponse in JSON, up to the value of its top-level "pprof" field,
 // and returns a reader of the bytes it encodes: the base64 is decoded as it is read. The
-// members before it are read by jsonScan, checked and skipped as they are read, never held.
+// members before it are read by format.JSONScan, checked and skipped as they are read, never held.
 func parcaPprof(r *bufio.Reader) (io.Reader, error) {
-	s := &otlp.JSONScan{R: r}
+	// No member name longer than "pprof" is held.
+	s := &format.JSONScan{R: r, NameMax: 64}
 	if c, ok := s.Space(); !ok || c != '{' {
 		return nil, malformedJSON(s.Fail("looking for the answer's object"))
 	}
-	err := s.Members(func(name *otlp.JSONName) error {
+	err := s.Members(func(name *format.JSONName) error {
 		if name.Over || string(name.Text) != "pprof" {
 			return s.Skip()
 		}

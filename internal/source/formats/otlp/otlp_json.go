@@ -41,12 +41,6 @@ import (
 //     protojson refuses a field given twice. Only names of OTLP fields are looked at:
 //     protojson discards the others, however many times they come.
 
-// maxJSONDepth is how deeply arrays and objects may nest, as encoding/json allows.
-const maxJSONDepth = 10000
-
-// errJSONTooDeep is JSON nested deeper than maxJSONDepth.
-var errJSONTooDeep = fmt.Errorf("invalid JSON: arrays and objects nested more than %d deep", maxJSONDepth)
-
 // DecodeJSON decodes OTLP/JSON: one object, or several one after the other (JSON lines).
 func DecodeJSON(raw []byte) ([]*otlppb.ProfilesData, error) {
 	in := bytes.TrimPrefix(raw, []byte(format.UTF8BOM))
@@ -202,7 +196,7 @@ func (f *JSONFixer) syntaxError(what string) error {
 }
 
 // value reads one JSON value from f.pos, without recursion: nesting is bounded by
-// maxJSONDepth only.
+// format.MaxJSONDepth only.
 func (f *JSONFixer) value() error {
 	for {
 		complete, err := f.open()
@@ -231,8 +225,8 @@ func (f *JSONFixer) open() (complete bool, err error) {
 	f.idValue = false
 	switch c := f.in[f.pos]; {
 	case c == '{' || c == '[':
-		if len(f.frames) >= maxJSONDepth {
-			return false, errJSONTooDeep
+		if len(f.frames) >= format.MaxJSONDepth {
+			return false, format.ErrJSONTooDeep
 		}
 		f.pos++
 		f.frames = append(f.frames, jsonFrame{object: c == '{', members: len(f.members), pending: -1})
@@ -325,7 +319,7 @@ func (f *JSONFixer) member() error {
 	if plain {
 		name, known = otlpJSONNames()[string(tok)]
 	} else {
-		name, known = otlpJSONNames()[jsonUnquote(tok)]
+		name, known = otlpJSONNames()[format.JSONUnquote(tok)]
 	}
 	if !known {
 		return nil
@@ -388,7 +382,7 @@ func (f *JSONFixer) stringValue(id bool) error {
 	}
 	s := tok
 	if !plain {
-		s = []byte(jsonUnquote(tok))
+		s = []byte(format.JSONUnquote(tok))
 	}
 	if len(s) == 0 || len(s)%2 != 0 {
 		return nil
@@ -429,7 +423,7 @@ func (f *JSONFixer) str() (tok []byte, plain bool, err error) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				p += 2
 			case 'u':
-				r := hex4(f.in, p)
+				r := format.Hex4(f.in, p)
 				if r < 0 {
 					f.pos = p + 2
 					return nil, false, f.syntaxError("in a \\u escape")
@@ -438,7 +432,7 @@ func (f *JSONFixer) str() (tok []byte, plain bool, err error) {
 					p += 6
 					break
 				}
-				if utf16.DecodeRune(r, hex4(f.in, p+6)) != utf8.RuneError {
+				if utf16.DecodeRune(r, format.Hex4(f.in, p+6)) != utf8.RuneError {
 					p += 12
 					break
 				}
@@ -469,77 +463,6 @@ var (
 	escapedRuneError = []byte(`\ufffd`)
 	runeError        = []byte(string(utf8.RuneError))
 )
-
-// hex4 is the code unit of the \u escape at in[p:], or -1 when there is none.
-func hex4(in []byte, p int) rune {
-	if p+6 > len(in) || in[p] != '\\' || in[p+1] != 'u' {
-		return -1
-	}
-	var r rune
-	for _, c := range in[p+2 : p+6] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-// jsonUnquote is the string the content of a valid JSON string token stands for, as
-// encoding/json reads it: escapes resolved, lone surrogates and bytes that are not UTF-8
-// replaced by U+FFFD.
-func jsonUnquote(tok []byte) string {
-	b := make([]byte, 0, len(tok))
-	for p := 0; p < len(tok); {
-		c := tok[p]
-		switch {
-		case c == '\\':
-			switch e := tok[p+1]; e {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := hex4(tok, p)
-				p += 6
-				if utf16.IsSurrogate(r) {
-					if d := utf16.DecodeRune(r, hex4(tok, p)); d != utf8.RuneError {
-						r = d
-						p += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				b = utf8.AppendRune(b, r)
-				continue
-			default: // '"', '\\', '/'
-				b = append(b, e)
-			}
-			p += 2
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			p++
-		default:
-			r, size := utf8.DecodeRune(tok[p:])
-			b = utf8.AppendRune(b, r)
-			p += size
-		}
-	}
-	return string(b)
-}
 
 // number reads a number, as JSON writes them.
 func (f *JSONFixer) number() error {

@@ -23,7 +23,7 @@ import (
 // object of JSON lines at a time, and of it only what the converter takes.
 //
 // The objects that hold the samples (ProfilesData, ResourceProfiles, ScopeProfiles, Profile)
-// and the dictionary are read member by member as the bytes arrive (JSONScan, which checks
+// and the dictionary are read member by member as the bytes arrive (format.JSONScan, which checks
 // the syntax as JSONFixer does, with the same errors). Everything else is decoded by
 // protojson, after the same rewriting as DecodeJSON's, from the bytes of just that part:
 // each sample, each entry of a dictionary table, and for each of those objects its other
@@ -53,13 +53,15 @@ func StreamJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	if b, _ := r.Peek(len(format.UTF8BOM)); string(b) == format.UTF8BOM {
 		bom, _ = r.Discard(len(format.UTF8BOM))
 	}
-	d := &otlpJSONStream{s: &JSONScan{R: r}, lim: o.Limits, selected: o.OTLPProfile, budget: o.Limits.Budget()}
+	d := &otlpJSONStream{s: newJSONScan(r), lim: o.Limits, selected: o.OTLPProfile, budget: o.Limits.Budget()}
 	s := d.s
+	sawKey := false
+	s.OnName = func(tok []byte) { sawKey = sawKey || sawOTLPKey(tok) }
 	for n := 1; ; n++ {
 		c, ok := s.Space()
 		if !ok {
-			if s.err != io.EOF {
-				return format.Decoded{}, s.err
+			if s.Err() != io.EOF {
+				return format.Decoded{}, s.Err()
 			}
 			break
 		}
@@ -71,13 +73,13 @@ func StreamJSON(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 		}
 		switch {
 		case err == nil:
-		case format.IsLimit(err), err == s.err:
+		case format.IsLimit(err), err == s.Err():
 			return format.Decoded{}, err
 		default:
 			return format.Decoded{}, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
 		}
 	}
-	if o.Format == "" && !s.sawKey {
+	if o.Format == "" && !sawKey {
 		// Read whole, it would not be taken for OTLP (IsOTLP), nor read as another format.
 		return format.Decoded{}, fmt.Errorf("%w: JSON without a resourceProfiles member", format.ErrNotProfile)
 	}
@@ -98,12 +100,12 @@ func LooksJSON(head []byte) bool {
 	if IsJSON(head) {
 		return true
 	}
-	s := &JSONScan{R: bufio.NewReaderSize(bytes.NewReader(bytes.TrimPrefix(head, []byte(format.UTF8BOM))), 16)}
+	s := newJSONScan(bufio.NewReaderSize(bytes.NewReader(bytes.TrimPrefix(head, []byte(format.UTF8BOM))), 16))
 	if c, ok := s.Space(); !ok || c != '{' {
 		return false
 	}
 	errFound := errors.New("found")
-	err := s.Members(func(name *JSONName) error {
+	err := s.Members(func(name *format.JSONName) error {
 		if f := JSONSchema().ProfilesData.field(name); f != nil && f.Num == 2 {
 			return errFound
 		}
@@ -114,7 +116,7 @@ func LooksJSON(head []byte) bool {
 
 // otlpJSONStream is OTLP/JSON being read from a stream.
 type otlpJSONStream struct {
-	s        *JSONScan
+	s        *format.JSONScan
 	lim      format.Limits
 	selected int // the Profile --otlp-profile picks, 0 for all
 	counted  int // the Profiles of the messages read so far
@@ -170,11 +172,11 @@ type jsonErr struct {
 func newJSONPart() *jsonPart { return &jsonPart{obj: []byte{'{'}, plain: true} }
 
 // name appends a member's name to obj.
-func (p *jsonPart) name(name *JSONName) { p.n = appendName(&p.obj, p.n, name) }
+func (p *jsonPart) name(name *format.JSONName) { p.n = appendName(&p.obj, p.n, name) }
 
 // replace starts a member read as a stream, which replaces any before of its name, and
 // returns its name; the member stands in obj as the array or object it is.
-func (p *jsonPart) replace(name *JSONName) string {
+func (p *jsonPart) replace(name *format.JSONName) string {
 	key := string(name.Text)
 	p.errs = slices.DeleteFunc(p.errs, func(e jsonErr) bool { return e.name == key })
 	p.name(name)
@@ -218,7 +220,7 @@ func (p *jsonPart) broken(name string) bool {
 
 // member reads a member that is not read as a stream into obj: a known field's value as
 // protojson needs it, an extension's name (which protojson refuses), nothing of others.
-func (p *jsonPart) member(s *JSONScan, name *JSONName, f *jsonField) error {
+func (p *jsonPart) member(s *format.JSONScan, name *format.JSONName, f *jsonField) error {
 	if f == nil {
 		if isExtensionName(name) {
 			p.name(name)
@@ -229,7 +231,7 @@ func (p *jsonPart) member(s *JSONScan, name *JSONName, f *jsonField) error {
 	}
 	p.name(name)
 	p.plain = false
-	return s.value(&p.obj, f.ctx)
+	return readValue(s, &p.obj, f.ctx)
 }
 
 // finish decodes the members gathered into msg, level deep (by f), and returns the object's
@@ -259,11 +261,11 @@ func (p *jsonPart) finish(f *JSONFixer, msg proto.Message, level int) error {
 func (d *otlpJSONStream) list(p *jsonPart, f *jsonField, want byte, elem func() error) error {
 	s := d.s
 	if c, ok := s.Space(); !ok || c != '[' {
-		return s.value(&p.obj, f.ctx)
+		return readValue(s, &p.obj, f.ctx)
 	}
 	p.obj = append(p.obj, '[')
 	n := 0
-	err := s.elements(func(c byte) error {
+	err := s.Elements(func(c byte) error {
 		if c == want {
 			return elem()
 		}
@@ -271,7 +273,7 @@ func (d *otlpJSONStream) list(p *jsonPart, f *jsonField, want byte, elem func() 
 			p.obj = append(p.obj, ',')
 		}
 		n++
-		return s.value(&p.obj, jsonCtx{kind: kindMessage})
+		return readValue(s, &p.obj, jsonCtx{kind: kindMessage})
 	})
 	p.obj = append(p.obj, ']')
 	return err
@@ -287,7 +289,7 @@ func (d *otlpJSONStream) object(msg *JSONMsg, into proto.Message, level int, par
 	// A resource and a scope are held until the input is converted.
 	sch := JSONSchema()
 	held := msg == sch.ResourceProfiles || msg == sch.ScopeProfiles
-	err := d.s.Members(func(name *JSONName) error {
+	err := d.s.Members(func(name *format.JSONName) error {
 		f := msg.field(name)
 		if f == nil || !f.Streamed {
 			return d.member(p, name, f, held)
@@ -324,7 +326,7 @@ func (d *otlpJSONStream) object(msg *JSONMsg, into proto.Message, level int, par
 // member reads a member of p gathered for protojson (jsonPart.member), holding it only up
 // to what is left of the string-byte budget: a longer one is read on without being held, and
 // refused. A member held until the input is converted takes its bytes from the budget.
-func (d *otlpJSONStream) member(p *jsonPart, name *JSONName, f *jsonField, held bool) error {
+func (d *otlpJSONStream) member(p *jsonPart, name *format.JSONName, f *jsonField, held bool) error {
 	at, n := len(p.obj), p.n
 	left, ok := d.budget.Left()
 	if ok {
@@ -362,7 +364,7 @@ func (d *otlpJSONStream) message() error {
 			p.obj = append(p.obj, "{}"...)
 			return d.dictionary(m.dict, p, key)
 		}
-		return d.s.value(&p.obj, f.ctx)
+		return readValue(d.s, &p.obj, f.ctx)
 	})
 	if err != nil {
 		return err
@@ -417,7 +419,7 @@ func (d *otlpJSONStream) addSample(a *otlpSamples, at int64, p *jsonPart, key st
 		return d.s.Skip()
 	}
 	d.part = d.part[:0]
-	if err := d.s.value(&d.part, jsonCtx{kind: kindMessage, msg: JSONSchema().sample}); err != nil {
+	if err := readValue(d.s, &d.part, jsonCtx{kind: kindMessage, msg: JSONSchema().sample}); err != nil {
 		return err
 	}
 	v, ok := ParseJSONSample(d.part, &d.fields, &d.values)
@@ -481,11 +483,11 @@ func (d *otlpJSONStream) entry(dict *otlpTables, f *jsonField, p *jsonPart, key 
 	}
 	var err error
 	if num == DictStrings {
-		s.startKeep(&d.part, 0)
-		err = s.str()
-		s.endKeep()
+		s.Keep(&d.part, 0)
+		err = s.Str()
+		s.EndKeep()
 	} else {
-		err = s.value(&d.part, jsonCtx{kind: kindMessage, msg: f.ctx.msg})
+		err = readValue(s, &d.part, jsonCtx{kind: kindMessage, msg: f.ctx.msg})
 	}
 	limited := s.Limited()
 	s.LimitKeep(nil, 0)
@@ -502,7 +504,7 @@ func (d *otlpJSONStream) entry(dict *otlpTables, f *jsonField, p *jsonPart, key 
 		// What protojson makes of the string once JSONFixer has rewritten it.
 		text := d.part[1 : len(d.part)-1]
 		if bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
-			entries, err = dict.addString(jsonUnquote(text))
+			entries, err = dict.addString(format.JSONUnquote(text))
 		} else {
 			entries, err = dict.add(num, text)
 		}
@@ -542,7 +544,7 @@ func (d *otlpJSONStream) entry(dict *otlpTables, f *jsonField, p *jsonPart, key 
 	return nil
 }
 
-// ParseJSONSample reads a sample as JSONScan.value keeps it (no white space, no members that
+// ParseJSONSample reads a sample as readValue keeps it (no white space, no members that
 // Sample does not know) when it has the shape writers give it: each field at most once,
 // under its JSON or proto name unescaped, its integers written plainly (plainInt) as numbers
 // or strings, and in range. protojson reads such a sample as this does: for a number that is

@@ -3,346 +3,19 @@ package otlp
 import (
 	"bufio"
 	"bytes"
-	"fmt"
-	"io"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/profq/profq/internal/source/format"
 
 	otlppb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
-// JSONScan reads JSON from a stream as JSONFixer reads it in memory: the same syntax, the
-// same errors (at the same byte offsets, counted after a byte-order mark) and the same limit
-// on nesting (maxJSONDepth), holding only the bytes of the token being read. What a caller
-// wants of a value it keeps, as it reads it, into a buffer of its own (value), where the
-// members protojson would pass over are left out: a huge string or array the message does
-// not know costs nothing, however large.
-type JSONScan struct {
-	R   *bufio.Reader
-	buf []byte // the bytes r has buffered, from the first not yet discarded
-	I   int    // the next byte to read in buf
-	off int64  // the offset of buf[0] in the input
-	// err is what ended the input: io.EOF, or the error reading it. Bytes still in buf are
-	// read first.
-	err   error
-	depth int // arrays and objects open
-	// keep, when not nil, receives the bytes read from buf[mark:]. Past keepMax bytes (when
-	// not 0), only its last nameTail bytes are kept, and over is set.
-	keep    *[]byte
-	mark    int
-	keepMax int
-	over    bool
-	// limit, when not nil, bounds what is kept in it to limitMax bytes past its first
-	// limitBase, whatever keeps it: past them, what it holds beyond limitBase is dropped and
-	// limited set (LimitKeep).
-	limit     *[]byte
-	limitBase int
-	limitMax  int
-	limited   bool
-	// stack is the arrays (false) and objects (true) that skip has open.
-	stack []bool
-	// name is the member name last read, tok its token as read.
-	name JSONName
-	tok  []byte
-	// sawKey says that a member name IsJSON looks for was read (sawOTLPKey).
-	sawKey bool
-}
-
-// JSONName is an object member's name as read.
-type JSONName struct {
-	tok  []byte // its token as written, quotes included; nil when over
-	Text []byte // its text: what the token stands for
-	Over bool   // too long to be a name protojson knows (jsonSchema.nameMax)
-}
-
-// nameTail is how many bytes of a name too long to be known are kept: enough for
-// sawOTLPKey.
-const nameTail = 32
-
-// more makes n bytes (at most 16, bufio's least buffer) available at s.i, unless the input
-// ends or fails first, and says whether they are.
-func (s *JSONScan) more(n int) bool {
-	if len(s.buf)-s.I >= n {
-		return true
-	}
-	if s.err != nil {
-		return false
-	}
-	if s.keep != nil {
-		s.flush()
-		s.mark = 0
-	}
-	s.R.Discard(s.I)
-	s.off += int64(s.I)
-	s.I = 0
-	if _, err := s.R.Peek(n); err != nil {
-		s.err = err
-	}
-	s.buf, _ = s.R.Peek(s.R.Buffered())
-	return len(s.buf) >= n
-}
-
-// flush appends the bytes kept so far to keep.
-func (s *JSONScan) flush() {
-	*s.keep = append(*s.keep, s.buf[s.mark:s.I]...)
-	if b := *s.keep; s.keepMax > 0 && len(b) > s.keepMax {
-		*s.keep = b[:copy(b, b[len(b)-nameTail:])]
-		s.over = true
-	}
-	if s.keep == s.limit && len(*s.keep)-s.limitBase > s.limitMax {
-		*s.keep = (*s.keep)[:s.limitBase]
-		s.limited = true
-	}
-}
-
-// LimitKeep bounds what the values read next keep in dst, past what it holds now, to max
-// bytes: a value that would keep more is read on without being held, and Limited then says
-// so. LimitKeep(nil, 0) ends the bound.
-func (s *JSONScan) LimitKeep(dst *[]byte, max int) {
-	s.limit, s.limitMax, s.limited = dst, max, false
-	if dst != nil {
-		s.limitBase = len(*dst)
-	}
-}
-
-// Limited says whether the value read since LimitKeep was longer than its bound.
-func (s *JSONScan) Limited() bool { return s.limited }
-
-// startKeep keeps the bytes read from now on in dst, up to max (0: all).
-func (s *JSONScan) startKeep(dst *[]byte, max int) {
-	s.keep, s.mark, s.keepMax, s.over = dst, s.I, max, false
-}
-
-func (s *JSONScan) endKeep() {
-	s.flush()
-	s.keep = nil
-}
-
-// peek is the next byte, not read yet; ok is false at the end of the input.
-func (s *JSONScan) Peek() (c byte, ok bool) {
-	if s.I < len(s.buf) || s.more(1) {
-		return s.buf[s.I], true
-	}
-	return 0, false
-}
-
-// pos is the offset of the next byte in the input.
-func (s *JSONScan) Pos() int64 { return s.off + int64(s.I) }
-
-// fail is the syntax error for the next byte, as JSONFixer.syntaxError says it; at the end
-// of the input, it is io.ErrUnexpectedEOF, or the error that ended it.
-func (s *JSONScan) Fail(what string) error {
-	c, ok := s.Peek()
-	if !ok {
-		return s.Ended()
-	}
-	return fmt.Errorf("invalid JSON: unexpected %q at byte %d, %s", c, s.Pos(), what)
-}
-
-// ended is the error for a value the end of the input cuts short.
-func (s *JSONScan) Ended() error {
-	if s.err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return s.err
-}
-
-// space reads white space and returns the byte after it, not read yet.
-func (s *JSONScan) Space() (c byte, ok bool) {
-	for {
-		for ; s.I < len(s.buf); s.I++ {
-			switch c := s.buf[s.I]; c {
-			case ' ', '\t', '\r', '\n':
-			default:
-				return c, true
-			}
-		}
-		if !s.more(1) {
-			return 0, false
-		}
-	}
-}
-
-// open reads the '[' or '{' at s.i.
-func (s *JSONScan) open() error {
-	if s.depth >= maxJSONDepth {
-		return errJSONTooDeep
-	}
-	s.depth++
-	s.I++
-	return nil
-}
-
-// strStop marks the bytes that end a run of plain bytes in a string.
-var strStop = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
-// str reads the string whose opening quote is at s.i, as JSONFixer.str does. Bytes that are
-// not UTF-8 are no error: they are read as U+FFFD.
-func (s *JSONScan) str() error {
-	s.I++
-	for {
-		i, buf := s.I, s.buf
-		for i < len(buf) && !strStop[buf[i]] {
-			i++
-		}
-		s.I = i
-		if i == len(buf) {
-			if !s.more(1) {
-				return s.Ended()
-			}
-			continue
-		}
-		switch buf[i] {
-		case '"':
-			s.I++
-			return nil
-		case '\\':
-			if err := s.escape(); err != nil {
-				return err
-			}
-		default:
-			return s.Fail("in a string")
-		}
-	}
-}
-
-// escape reads the escape at s.i, looking as far ahead as JSONFixer.str does: a \u escape of
-// a surrogate and the one after it.
-func (s *JSONScan) escape() error {
-	if !s.more(12) && s.err != io.EOF {
-		return s.err
-	}
-	b := s.buf[s.I:]
-	if len(b) < 2 {
-		s.I++
-		return s.Ended()
-	}
-	switch b[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		s.I += 2
-	case 'u':
-		r := hex4(b, 0)
-		if r < 0 {
-			s.I += 2
-			return s.Fail("in a \\u escape")
-		}
-		if utf16.IsSurrogate(r) && utf16.DecodeRune(r, hex4(b, 6)) != utf8.RuneError {
-			s.I += 12
-		} else {
-			s.I += 6
-		}
-	default:
-		s.I++
-		return s.Fail("in a string escape")
-	}
-	return nil
-}
-
-// number reads a number, as JSONFixer.number does.
-func (s *JSONScan) number() error {
-	if s.buf[s.I] == '-' {
-		s.I++
-	}
-	if c, ok := s.Peek(); ok && c == '0' {
-		s.I++
-	} else if !s.digits() {
-		return s.Fail("in a number")
-	}
-	if c, ok := s.Peek(); ok && c == '.' {
-		s.I++
-		if !s.digits() {
-			return s.Fail("after the decimal point of a number")
-		}
-	}
-	if c, ok := s.Peek(); ok && (c == 'e' || c == 'E') {
-		s.I++
-		if c, ok := s.Peek(); ok && (c == '+' || c == '-') {
-			s.I++
-		}
-		if !s.digits() {
-			return s.Fail("in the exponent of a number")
-		}
-	}
-	return nil
-}
-
-// digits reads decimal digits and says whether there was one.
-func (s *JSONScan) digits() bool {
-	any := false
-	for {
-		c, ok := s.Peek()
-		if !ok || c < '0' || c > '9' {
-			return any
-		}
-		s.I++
-		any = true
-	}
-}
-
-// literal reads true, false or null.
-func (s *JSONScan) Literal(word string) error {
-	for i := range len(word) {
-		if c, ok := s.Peek(); !ok || c != word[i] {
-			return s.Fail("in a literal (true, false or null)")
-		}
-		s.I++
-	}
-	return nil
-}
-
-// scalar reads the string, number or literal that starts with c.
-func (s *JSONScan) scalar(c byte) error {
-	switch {
-	case c == '"':
-		return s.str()
-	case c == '-' || c >= '0' && c <= '9':
-		return s.number()
-	case c == 't':
-		return s.Literal("true")
-	case c == 'f':
-		return s.Literal("false")
-	case c == 'n':
-		return s.Literal("null")
-	}
-	return s.Fail("looking for the beginning of a value")
-}
-
-// memberName reads an object member's name (into s.name) and the colon after it.
-func (s *JSONScan) memberName() error {
-	if c, ok := s.Space(); !ok || c != '"' {
-		return s.Fail("looking for the beginning of an object member's name")
-	}
-	s.tok = s.tok[:0]
-	s.startKeep(&s.tok, JSONSchema().nameMax)
-	err := s.str()
-	s.endKeep()
-	if err != nil {
-		return err
-	}
-	s.sawKey = s.sawKey || sawOTLPKey(s.tok)
-	s.name = JSONName{Over: s.over}
-	if !s.over {
-		s.name.tok = s.tok
-		text := s.tok[1 : len(s.tok)-1]
-		if bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
-			text = []byte(jsonUnquote(text))
-		}
-		s.name.Text = text
-	}
-	if c, ok := s.Space(); !ok || c != ':' {
-		return s.Fail("after an object member's name")
-	}
-	s.I++
-	return nil
+// newJSONScan is the scanner of OTLP/JSON read from r: a member name longer than any that
+// protojson knows is not held.
+func newJSONScan(r *bufio.Reader) *format.JSONScan {
+	return &format.JSONScan{R: r, NameMax: JSONSchema().nameMax}
 }
 
 // sawOTLPKey says whether the bytes of the member name tok (as read, or its last bytes) end
@@ -357,129 +30,7 @@ func sawOTLPKey(tok []byte) bool {
 	return bytes.HasSuffix(tok, []byte(`"resourceProfiles`)) || bytes.HasSuffix(tok, []byte(`"resource_profiles`))
 }
 
-// members reads the object whose '{' is at s.i, calling fn for each member once its name
-// (s.name) and colon are read: fn reads the value.
-func (s *JSONScan) Members(fn func(name *JSONName) error) error {
-	return s.items(func(byte) error { return fn(&s.name) })
-}
-
-// elements reads the array whose '[' is at s.i, calling fn for each element with its first
-// byte, not read yet: fn reads the element.
-func (s *JSONScan) elements(fn func(c byte) error) error { return s.items(fn) }
-
-// items reads the array or object at s.i, calling fn for each element, or member once its
-// name and colon are read, with the first byte of the value, not read yet: fn reads it.
-func (s *JSONScan) items(fn func(c byte) error) error {
-	object := s.buf[s.I] == '{'
-	closer, after := byte(']'), "after an array element"
-	if object {
-		closer, after = '}', "after an object member"
-	}
-	if err := s.open(); err != nil {
-		return err
-	}
-	if c, ok := s.Space(); ok && c == closer {
-		s.I++
-		s.depth--
-		return nil
-	}
-	for {
-		if object {
-			if err := s.memberName(); err != nil {
-				return err
-			}
-		}
-		c, ok := s.Space()
-		if !ok {
-			return s.Ended()
-		}
-		if err := fn(c); err != nil {
-			return err
-		}
-		c, ok = s.Space()
-		switch {
-		case !ok:
-			return s.Ended()
-		case c == ',':
-			s.I++
-		case c == closer:
-			s.I++
-			s.depth--
-			return nil
-		default:
-			return s.Fail(after)
-		}
-	}
-}
-
-// skip reads a value, checking its syntax only: without recursion, so that nesting costs a
-// byte a level.
-func (s *JSONScan) Skip() error {
-	base := len(s.stack)
-	defer func() { s.stack = s.stack[:base] }()
-	for {
-		c, ok := s.Space()
-		if !ok {
-			return s.Ended()
-		}
-		complete := true
-		switch c {
-		case '{', '[':
-			if err := s.open(); err != nil {
-				return err
-			}
-			closer := byte(']')
-			if c == '{' {
-				closer = '}'
-			}
-			if d, ok := s.Space(); ok && d == closer {
-				s.I++
-				s.depth--
-				break
-			}
-			s.stack = append(s.stack, c == '{')
-			complete = false
-			if c == '{' {
-				if err := s.memberName(); err != nil {
-					return err
-				}
-			}
-		default:
-			if err := s.scalar(c); err != nil {
-				return err
-			}
-		}
-		for complete {
-			if len(s.stack) == base {
-				return nil
-			}
-			object := s.stack[len(s.stack)-1]
-			c, ok := s.Space()
-			switch {
-			case !ok:
-				return s.Ended()
-			case c == ',':
-				s.I++
-				complete = false
-				if object {
-					if err := s.memberName(); err != nil {
-						return err
-					}
-				}
-			case c == '}' && object, c == ']' && !object:
-				s.I++
-				s.depth--
-				s.stack = s.stack[:len(s.stack)-1]
-			case object:
-				return s.Fail("after an object member")
-			default:
-				return s.Fail("after an array element")
-			}
-		}
-	}
-}
-
-// jsonKind is how value keeps a value, by where it sits.
+// jsonKind is how readValue keeps a value, by where it sits.
 type jsonKind uint8
 
 const (
@@ -503,12 +54,12 @@ type jsonCtx struct {
 	msg  *JSONMsg // the message of kindMessage (nil: any object is refused) and kindList
 }
 
-// value reads one value, appending to dst (nil: checking it only) what protojson needs of it
+// readValue reads one value, appending to dst (nil: checking it only) what protojson needs of it
 // where c says it is: the bytes of its tokens, without white space, and without the members
 // of objects that protojson passes over (unknown fields), whose syntax only is checked.
 // Protojson reads what is kept as it reads the value where it stands: what it would refuse
 // is kept in a form it refuses as well.
-func (s *JSONScan) value(dst *[]byte, c jsonCtx) error {
+func readValue(s *format.JSONScan, dst *[]byte, c jsonCtx) error {
 	b, ok := s.Space()
 	if !ok {
 		return s.Ended()
@@ -519,34 +70,34 @@ func (s *JSONScan) value(dst *[]byte, c jsonCtx) error {
 	switch {
 	case b == '{':
 		if c.kind == kindMessage && c.msg != nil {
-			return s.object(dst, c.msg)
+			return readObject(s, dst, c.msg)
 		}
 		*dst = append(*dst, "{}"...)
 		return s.Skip()
 	case b == '[':
 		if c.kind == kindList {
-			return s.array(dst, c.msg)
+			return readArray(s, dst, c.msg)
 		}
 		*dst = append(*dst, "[]"...)
 		return s.Skip()
 	case b == 't' || b == 'f' || b == 'n' || c.kind == kindScalar:
-		s.startKeep(dst, 0)
-		err := s.scalar(b)
-		s.endKeep()
+		s.Keep(dst, 0)
+		err := s.Scalar(b)
+		s.EndKeep()
 		return err
 	case b == '"':
 		*dst = append(*dst, `""`...)
 	default:
 		*dst = append(*dst, '0')
 	}
-	return s.scalar(b)
+	return s.Scalar(b)
 }
 
-// object reads an object of message msg into dst (value).
-func (s *JSONScan) object(dst *[]byte, msg *JSONMsg) error {
+// readObject reads an object of message msg into dst (readValue).
+func readObject(s *format.JSONScan, dst *[]byte, msg *JSONMsg) error {
 	*dst = append(*dst, '{')
 	n := 0
-	err := s.Members(func(name *JSONName) error {
+	err := s.Members(func(name *format.JSONName) error {
 		f := msg.field(name)
 		if f == nil {
 			if isExtensionName(name) {
@@ -556,27 +107,27 @@ func (s *JSONScan) object(dst *[]byte, msg *JSONMsg) error {
 			return s.Skip()
 		}
 		n = appendName(dst, n, name)
-		return s.value(dst, f.ctx)
+		return readValue(s, dst, f.ctx)
 	})
 	*dst = append(*dst, '}')
 	return err
 }
 
-// array reads an array of a repeated field into dst (value): elements of message msg, or
+// readArray reads an array of a repeated field into dst (readValue): elements of message msg, or
 // scalars when msg is nil.
-func (s *JSONScan) array(dst *[]byte, msg *JSONMsg) error {
+func readArray(s *format.JSONScan, dst *[]byte, msg *JSONMsg) error {
 	elem := jsonCtx{kind: kindScalar}
 	if msg != nil {
 		elem = jsonCtx{kind: kindMessage, msg: msg}
 	}
 	*dst = append(*dst, '[')
 	n := 0
-	err := s.elements(func(byte) error {
+	err := s.Elements(func(byte) error {
 		if n > 0 {
 			*dst = append(*dst, ',')
 		}
 		n++
-		return s.value(dst, elem)
+		return readValue(s, dst, elem)
 	})
 	*dst = append(*dst, ']')
 	return err
@@ -584,18 +135,18 @@ func (s *JSONScan) array(dst *[]byte, msg *JSONMsg) error {
 
 // appendName appends the member name (with the comma before it after the first of n) and
 // the colon after it to dst, and returns n+1.
-func appendName(dst *[]byte, n int, name *JSONName) int {
+func appendName(dst *[]byte, n int, name *format.JSONName) int {
 	if n > 0 {
 		*dst = append(*dst, ',')
 	}
-	*dst = append(append(*dst, name.tok...), ':')
+	*dst = append(append(*dst, name.Tok...), ':')
 	return n + 1
 }
 
 // isExtensionName says whether protojson takes name for that of an extension ("[full.name]")
 // that it can resolve, which no OTLP message has: it then refuses the member instead of
 // passing over it as unknown.
-func isExtensionName(name *JSONName) bool {
+func isExtensionName(name *format.JSONName) bool {
 	t := name.Text
 	if name.Over || len(t) < 2 || t[0] != '[' || t[len(t)-1] != ']' {
 		return false
@@ -620,7 +171,7 @@ type jsonField struct {
 }
 
 // field is the field protojson reads a member of that name into, nil for an unknown one.
-func (m *JSONMsg) field(name *JSONName) *jsonField {
+func (m *JSONMsg) field(name *format.JSONName) *jsonField {
 	if name.Over {
 		return nil
 	}
@@ -629,7 +180,7 @@ func (m *JSONMsg) field(name *JSONName) *jsonField {
 
 // jsonMessages are the messages of ProfilesData as OTLP/JSON is read.
 type jsonMessages struct {
-	// ok says that every message reads as JSONScan.value reads it: no maps, groups or
+	// ok says that every message reads as readValue reads it: no maps, groups or
 	// well-known types, which protojson reads otherwise. Were a version of the proto to add
 	// one, OTLP/JSON would be read whole.
 	OK                                                                         bool

@@ -130,115 +130,52 @@ func speedscopeUnitNs(unit string) float64 {
 // Looks says whether data, the start of a decompressed input or all of it, is a
 // speedscope file: a JSON object whose $schema is speedscope's, or without one, that has
 // both shared and profiles members, or a shared member whose first member is frames. Only
-// the top-level members are looked at, the others skipped byte by byte without being
-// decoded, so that a large JSON input of another format costs no memory here.
+// the top-level members are looked at (names as written), the others skipped without
+// being held (format.JSONScan), so that a large JSON input of another format costs no
+// memory here; the walk ends where data does, or at what is not JSON.
 func Looks(data []byte) bool {
-	doc := bytes.TrimLeft(bytes.TrimPrefix(data, []byte(format.UTF8BOM)), " \t\r\n")
-	if len(doc) == 0 || doc[0] != '{' {
+	doc := bytes.TrimPrefix(data, []byte(format.UTF8BOM))
+	s := format.NewJSONBytes(doc)
+	s.NameMax = 64 // longer than any name looked for
+	if c, ok := s.Space(); !ok || c != '{' {
 		return false
 	}
 	var shared, profiles, found bool
-	jsonTopMembers(doc, func(name, value []byte) bool {
-		switch string(name) {
-		case "$schema":
-			var s string
-			if end := jsonStringEnd(value, 0); end > 0 && json.Unmarshal(value[:end], &s) == nil {
-				s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://"), "#")
-				found = s == strings.TrimPrefix(Schema, "https://")
-			}
-			return false
-		case "shared":
-			shared = true
-			inner := bytes.TrimLeft(value, " \t\r\n")
-			if len(inner) > 0 && inner[0] == '{' {
-				if rest := bytes.TrimLeft(inner[1:], " \t\r\n"); bytes.HasPrefix(rest, []byte(`"frames"`)) {
-					found = true
-					return false
+	_ = s.Members(func(name *format.JSONName) error {
+		switch string(name.Tok) {
+		case `"$schema"`:
+			if c, ok := s.Space(); ok && c == '"' {
+				start := s.Pos()
+				var str string
+				if s.Str() == nil && json.Unmarshal(doc[start:s.Pos()], &str) == nil {
+					str = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(str, "https://"), "http://"), "#")
+					found = str == strings.TrimPrefix(Schema, "https://")
 				}
 			}
-		case "profiles":
+			return errLooked
+		case `"shared"`:
+			shared = true
+			if c, ok := s.Space(); ok && c == '{' {
+				inner := doc[s.Pos()+1:]
+				if rest := bytes.TrimLeft(inner, " \t\r\n"); bytes.HasPrefix(rest, []byte(`"frames"`)) {
+					found = true
+					return errLooked
+				}
+			}
+		case `"profiles"`:
 			profiles = true
 		}
 		if shared && profiles {
 			found = true
-			return false
+			return errLooked
 		}
-		return true
+		return s.Skip()
 	})
 	return found
 }
 
-// jsonTopMembers calls fn with the name (as written, without its quotes) and the rest of
-// the input from the value of each member of the JSON object that doc starts with, until fn
-// returns false or the object or doc ends. Values are skipped by their strings and
-// nesting only: syntax is the reader's to check.
-func jsonTopMembers(doc []byte, fn func(name, value []byte) bool) {
-	space := func(i int) int {
-		for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\r' || doc[i] == '\n') {
-			i++
-		}
-		return i
-	}
-	i := 1 // past the '{'
-	for {
-		if i = space(i); i >= len(doc) || doc[i] != '"' {
-			return
-		}
-		end := jsonStringEnd(doc, i)
-		if end < 0 {
-			return
-		}
-		name := doc[i+1 : end-1]
-		if i = space(end); i >= len(doc) || doc[i] != ':' {
-			return
-		}
-		i = space(i + 1)
-		if i >= len(doc) || !fn(name, doc[i:]) {
-			return
-		}
-		// Past the value, to the ',' or '}' after it.
-		depth := 0
-		for ; i < len(doc); i++ {
-			c := doc[i]
-			if c == '"' {
-				end := jsonStringEnd(doc, i)
-				if end < 0 {
-					return
-				}
-				i = end - 1
-				continue
-			}
-			if c == '{' || c == '[' {
-				depth++
-			} else if c == '}' || c == ']' {
-				if depth == 0 {
-					return
-				}
-				depth--
-			} else if c == ',' && depth == 0 {
-				break
-			}
-		}
-		i++
-	}
-}
-
-// jsonStringEnd returns the position after the JSON string whose '"' is at doc[i], or -1
-// when doc ends first.
-func jsonStringEnd(doc []byte, i int) int {
-	if i >= len(doc) || doc[i] != '"' {
-		return -1
-	}
-	for j := i + 1; j < len(doc); j++ {
-		switch doc[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
+// errLooked ends Looks' walk once it knows.
+var errLooked = errors.New("looked")
 
 // speedscopeGroup is one sample type of the profile being built.
 type speedscopeGroup struct {

@@ -3,14 +3,16 @@ package tracefmt
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"strconv"
+
+	"github.com/profq/profq/internal/source/format"
 )
 
-// The trace is read from its bytes with a small JSON scanner of its own: each event is
-// found by its strings and nesting, checked by encoding/json (json.Valid), and its members
-// read where they are, without decoding the event into maps or copying what profq does not
-// keep (args are hashed, not held).
+// The trace is read from its bytes with format.JSONScan: each event is checked as it is
+// found, and its members read where they are, without decoding the event into maps or
+// copying what profq does not keep (args are hashed, not held).
 
 // space returns the position of the first byte at or after i that is not JSON white space.
 func space(b []byte, i int) int {
@@ -20,165 +22,66 @@ func space(b []byte, i int) int {
 	return i
 }
 
-// valueEnd returns the position after the JSON value that starts at b[i], found by its
-// strings and nesting only, or -1 when b ends first. Syntax is json.Valid's to check.
-func valueEnd(b []byte, i int) int {
-	depth := 0
-	for i < len(b) {
-		switch c := b[i]; c {
-		case '"':
-			j := stringEnd(b, i)
-			if j < 0 {
-				return -1
-			}
-			i = j
-		case '{', '[':
-			depth++
-			i++
-		case '}', ']':
-			depth--
-			i++
-			if depth < 0 {
-				return -1
-			}
-		case ' ', '\t', '\r', '\n':
-			i++
-			continue
-		case ',', ':':
-			if depth == 0 {
-				return i
-			}
-			i++
-		default:
-			for i < len(b) && !endsScalar(b[i]) {
-				i++
-			}
-			if depth == 0 {
-				return i
-			}
-			continue
-		}
-		if depth == 0 {
-			return i
-		}
-	}
-	return -1
-}
+// Where a value ends, when it does not (valueEnd).
+const (
+	endCut    = -1 // b ends inside the value
+	endBroken = -2 // the value is not JSON
+)
 
-// stringEnd returns the position after the JSON string whose '"' is at b[i], -1 when b
-// ends first.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
+// valueEnd returns the position after the JSON value that starts at b[i], checked by s
+// (reset to b), or endCut or endBroken.
+func valueEnd(s *format.JSONScan, b []byte, i int) int {
+	s.ResetBytes(b, i)
+	switch err := s.Skip(); {
+	case err == nil:
+		return s.I
+	case err == io.ErrUnexpectedEOF:
+		return endCut
 	}
-	return -1
-}
-
-// endsScalar says whether c ends a JSON number or literal.
-func endsScalar(c byte) bool {
-	switch c {
-	case ' ', '\t', '\r', '\n', ',', ':', ']', '}', '"', '{', '[':
-		return true
-	}
-	return false
+	return endBroken
 }
 
 // members calls fn with the name and the value of each member of obj, a JSON object, in
 // order; fn's error ends the walk. It stops where obj ends or is not JSON, so that it can
 // read the start of an input.
 func members(obj []byte, fn func(name string, value []byte) error) error {
-	i := space(obj, 1)
-	for i < len(obj) && obj[i] == '"' {
-		end := stringEnd(obj, i)
-		if end < 0 {
-			return nil
-		}
-		name := unquote(obj[i:end])
-		i = space(obj, end)
-		if i >= len(obj) || obj[i] != ':' {
-			return nil
-		}
-		i = space(obj, i+1)
-		vend := valueEnd(obj, i)
-		if vend <= i {
-			return nil
-		}
-		if err := fn(name, obj[i:vend]); err != nil {
+	var buf []byte
+	return membersWith(format.NewJSONBytes(obj), &buf, obj, func(name, value []byte) error {
+		return fn(string(name), value)
+	})
+}
+
+// membersWith is members with the names' text as read, by s (reset to obj), each copied
+// into *name (which the scanner would read the value's own names over).
+func membersWith(s *format.JSONScan, name *[]byte, obj []byte, fn func(name []byte, value []byte) error) error {
+	s.ResetBytes(obj, 0)
+	var ferr error
+	_ = s.Members(func(n *format.JSONName) error {
+		*name = append((*name)[:0], n.Text...)
+		start := s.I
+		if err := s.Skip(); err != nil {
 			return err
 		}
-		i = space(obj, vend)
-		if i >= len(obj) || obj[i] != ',' {
-			return nil
-		}
-		i = space(obj, i+1)
-	}
-	return nil
+		ferr = fn(*name, obj[start:s.I])
+		return ferr
+	})
+	return ferr
 }
 
-// memberIter reads the members of a JSON object one at a time, without allocating: the
-// name as written (quoted), and the value.
-type memberIter struct {
-	obj []byte
-	i   int
-}
-
-func newMembers(obj []byte) memberIter { return memberIter{obj: obj, i: space(obj, 1)} }
-
-// next returns the next member; ok is false at the end of the object or of obj, or at
-// anything that is not JSON.
-func (m *memberIter) next() (name, value []byte, ok bool) {
-	obj, i := m.obj, m.i
-	if i >= len(obj) || obj[i] != '"' {
-		return nil, nil, false
-	}
-	end := stringEnd(obj, i)
-	if end < 0 {
-		return nil, nil, false
-	}
-	name = obj[i:end]
-	i = space(obj, end)
-	if i >= len(obj) || obj[i] != ':' {
-		return nil, nil, false
-	}
-	i = space(obj, i+1)
-	vend := valueEnd(obj, i)
-	if vend <= i {
-		return nil, nil, false
-	}
-	value = obj[i:vend]
-	i = space(obj, vend)
-	if i < len(obj) && obj[i] == ',' {
-		i = space(obj, i+1)
-	} else {
-		i = len(obj) // the last member: nothing follows it
-	}
-	m.i = i
-	return name, value, true
-}
-
-// elements calls fn with each element of arr, a valid JSON array, in order.
+// elements calls fn with each element of arr, a JSON array, in order; fn's error ends the
+// walk. It stops where arr ends or is not JSON.
 func elements(arr []byte, fn func(value []byte) error) error {
-	i := space(arr, 1)
-	for i < len(arr) && arr[i] != ']' {
-		end := valueEnd(arr, i)
-		if end <= i {
-			return nil
-		}
-		if err := fn(arr[i:end]); err != nil {
+	s := format.NewJSONBytes(arr)
+	var ferr error
+	_ = s.Elements(func(byte) error {
+		start := s.I
+		if err := s.Skip(); err != nil {
 			return err
 		}
-		i = space(arr, end)
-		if i >= len(arr) || arr[i] != ',' {
-			return nil
-		}
-		i = space(arr, i+1)
-	}
-	return nil
+		ferr = fn(arr[start:s.I])
+		return ferr
+	})
+	return ferr
 }
 
 // unquote returns the text of a JSON string (as it is when it has no escapes), "" for

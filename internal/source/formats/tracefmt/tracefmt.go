@@ -27,7 +27,6 @@ package tracefmt
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -123,6 +122,11 @@ type frameKey struct {
 }
 
 type reader struct {
+	// scan finds where values end, and members walks an event's members, copying each
+	// name into memberName.
+	scan, members format.JSONScan
+	memberName    []byte
+
 	lim    format.Limits
 	budget format.StringBudget
 	hermes bool
@@ -215,9 +219,12 @@ func (r *reader) parse(b []byte) error {
 			if b[i] != '"' {
 				return fmt.Errorf("trace events: %s where a member of the JSON object belongs", quoteAt(b, i))
 			}
-			end := stringEnd(b, i)
-			if end < 0 {
+			end := valueEnd(&r.scan, b, i)
+			if end == endCut {
 				return errors.New("trace events: the input ends inside its JSON object")
+			}
+			if end < 0 {
+				return fmt.Errorf("trace events: %s where a member of the JSON object belongs", quoteAt(b, i))
 			}
 			name := unquote(b[i:end])
 			i = space(b, end)
@@ -225,26 +232,40 @@ func (r *reader) parse(b []byte) error {
 				return fmt.Errorf("trace events: %s where ':' belongs after member %q", quoteAt(b, i), name)
 			}
 			i = space(b, i+1)
-			vend := valueEnd(b, i)
-			if vend < 0 {
+			if name == "traceEvents" && (i >= len(b) || b[i] != '[') {
+				if valueEnd(&r.scan, b, i) == endCut {
+					return fmt.Errorf("trace events: the input ends inside member %q", name)
+				}
+				return fmt.Errorf("trace events: traceEvents is not an array")
+			}
+			var vend int
+			var err error
+			if name == "traceEvents" && i < len(b) && b[i] == '[' {
+				// The events are checked as they are read.
+				vend, err = r.events(b, i, false)
+			} else {
+				vend = valueEnd(&r.scan, b, i)
+			}
+			switch {
+			case err != nil:
+				return err
+			case vend == endCut:
 				return fmt.Errorf("trace events: the input ends inside member %q", name)
+			case vend == endBroken:
+				switch name {
+				case "stackFrames":
+					return errors.New("trace events: stackFrames is not a JSON object")
+				case "samples":
+					return errors.New("trace events: samples is not a JSON array")
+				}
+				return fmt.Errorf("trace events: member %q is not valid JSON", name)
 			}
 			value := b[i:vend]
-			var err error
 			switch name {
-			case "traceEvents":
-				if len(value) == 0 || value[0] != '[' {
-					return fmt.Errorf("trace events: traceEvents is not an array")
-				}
-				_, err = r.events(value, 0, false)
 			case "stackFrames":
 				err = r.stackFrames(value)
 			case "samples":
 				err = r.samplesOf(value)
-			default:
-				if !json.Valid(value) {
-					err = fmt.Errorf("trace events: member %q is not valid JSON", name)
-				}
 			}
 			if err != nil {
 				return err
@@ -295,9 +316,12 @@ func (r *reader) events(b []byte, i int, top bool) (int, error) {
 			}
 			return i + 1, nil
 		}
-		end := valueEnd(b, i)
-		if end < 0 {
+		end := valueEnd(&r.scan, b, i)
+		switch end {
+		case endCut:
 			return i, fmt.Errorf("trace events: the input ends inside event %d", n)
+		case endBroken:
+			return i, fmt.Errorf("trace events: event %d is not valid JSON", n)
 		}
 		if top && n == 0 {
 			r.hermes = isHermes(b[i:end])
@@ -323,7 +347,7 @@ func (r *reader) events(b []byte, i int, top bool) (int, error) {
 
 // isHermes says whether an event's args hold every member of Hermes' args.
 func isHermes(event []byte) bool {
-	if !json.Valid(event) || event[0] != '{' {
+	if event[0] != '{' {
 		return false
 	}
 	hermes := false
@@ -346,40 +370,31 @@ func isHermes(event []byte) bool {
 // event reads the n-th event of the trace.
 func (r *reader) event(raw []byte, n int) error {
 	r.nEvents++
-	if !json.Valid(raw) {
-		return fmt.Errorf("trace events: event %d is not valid JSON", n)
-	}
 	if raw[0] != '{' {
 		return fmt.Errorf("trace events: event %d is not a JSON object", n)
 	}
 	var name, ph, pid, tid, ts, dur, tdur, args []byte
-	for it := newMembers(raw); ; {
-		m, value, ok := it.next()
-		if !ok {
-			break
-		}
-		if bytes.IndexByte(m, '\\') >= 0 {
-			m = []byte(strconv.Quote(unquote(m)))
-		}
+	_ = membersWith(&r.members, &r.memberName, raw, func(m, value []byte) error {
 		switch string(m) {
-		case `"name"`:
+		case "name":
 			name = value
-		case `"ph"`:
+		case "ph":
 			ph = value
-		case `"pid"`:
+		case "pid":
 			pid = value
-		case `"tid"`:
+		case "tid":
 			tid = value
-		case `"ts"`:
+		case "ts":
 			ts = value
-		case `"dur"`:
+		case "dur":
 			dur = value
-		case `"tdur"`:
+		case "tdur":
 			tdur = value
-		case `"args"`:
+		case "args":
 			args = value
 		}
-	}
+		return nil
+	})
 	var phase string
 	switch string(ph) {
 	case `"B"`, `"E"`, `"X"`, `"M"`:
@@ -640,7 +655,7 @@ func (r *reader) hermesFrame(name int32, args []byte) (int32, uint64, error) {
 // stackFrames reads the stackFrames object of the sampled form: frames by id, each with a
 // name, a category and the id of its parent.
 func (r *reader) stackFrames(value []byte) error {
-	if !json.Valid(value) || value[0] != '{' {
+	if value[0] != '{' {
 		return errors.New("trace events: stackFrames is not a JSON object")
 	}
 	r.hasFrames = true
@@ -702,7 +717,7 @@ func (r *reader) stackFrame(id string) (int32, error) {
 
 // samplesOf reads the samples array of the sampled form.
 func (r *reader) samplesOf(value []byte) error {
-	if !json.Valid(value) || value[0] != '[' {
+	if value[0] != '[' {
 		return errors.New("trace events: samples is not a JSON array")
 	}
 	n := 0

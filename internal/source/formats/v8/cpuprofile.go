@@ -498,193 +498,92 @@ func jsonScalar(raw json.RawMessage) string {
 // and which has traceEvents, or nodes whose first node has a callFrame, or a head node of
 // the legacy tree (with a functionName or a callFrame); or an array of trace events, the
 // first with a ph and a pid. Neither OTLP/JSON, speedscope files nor profq's own JSON
-// reports have such members.
+// reports have such members. Names are compared as written; the walk (format.JSONScan)
+// ends where data does, or at what is not JSON.
 func Looks(data []byte) bool {
-	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(format.UTF8BOM))}
-	switch s.peek() {
+	s := newScan(bytes.TrimPrefix(data, []byte(format.UTF8BOM)))
+	switch c, _ := s.Space(); c {
 	case '[':
-		s.i++
-		if s.peek() != '{' {
-			return false
-		}
 		var ph, pid bool
-		s.members(func(name string) bool {
-			ph, pid = ph || name == "ph", pid || name == "pid"
-			return !(ph && pid)
+		_ = s.Elements(func(c byte) error {
+			if c == '{' {
+				_ = s.Members(func(name *format.JSONName) error {
+					n := written(name)
+					ph, pid = ph || n == "ph", pid || n == "pid"
+					if ph && pid {
+						return errFound
+					}
+					return s.Skip()
+				})
+			}
+			return errFound // the first event only
 		})
 		return ph && pid
 	case '{':
 		found := false
-		s.members(func(name string) bool {
-			switch name {
+		_ = s.Members(func(name *format.JSONName) error {
+			switch written(name) {
 			case "traceEvents":
 				found = true
 			case "nodes":
-				if s.peek() == '[' {
-					s.i++
-					found = s.peek() == '{' && s.hasMember("callFrame")
+				if c, _ := s.Space(); c == '[' {
+					_ = s.Elements(func(c byte) error {
+						found = c == '{' && hasMember(s, "callFrame")
+						return errFound // the first node only
+					})
 				}
 			case "head":
-				found = s.peek() == '{' && s.hasMember("functionName", "callFrame")
+				c, _ := s.Space()
+				found = c == '{' && hasMember(s, "functionName", "callFrame")
 			default:
-				return true
+				return s.Skip()
 			}
-			return false
+			return errFound
 		})
 		return found
 	}
 	return false
 }
 
-// elements counts the elements of the array at the cursor, as far as they are JSON, and
-// leaves the cursor at its start.
-func (s *jsonCursor) elements() int {
-	start := s.i
-	defer func() { s.i = start }()
-	if s.peek() != '[' {
-		return 0
+// errFound ends a walk of members once it has found what it looks for.
+var errFound = errors.New("found")
+
+// newScan is a scanner of b for the walks of this package: no member name longer than
+// those it looks for is held.
+func newScan(b []byte) *format.JSONScan {
+	s := format.NewJSONBytes(b)
+	s.NameMax = 64
+	return s
+}
+
+// written is a member's name as written, without its quotes ("" when too long to be one
+// looked for).
+func written(name *format.JSONName) string {
+	if name.Over {
+		return ""
 	}
-	s.i++
-	if s.peek() == ']' {
-		return 0
-	}
-	n := 0
-	for s.skip() {
-		n++
-		if s.peek() != ',' {
-			break
-		}
-		s.i++
-	}
-	return n
+	return string(name.Tok[1 : len(name.Tok)-1])
 }
 
 // jsonHasMember says whether the JSON object data has a member name at its top level,
 // looking at the members before it only.
 func jsonHasMember(data []byte, name string) bool {
-	s := jsonCursor{b: bytes.TrimPrefix(data, []byte(format.UTF8BOM))}
-	return s.peek() == '{' && s.hasMember(name)
+	s := newScan(bytes.TrimPrefix(data, []byte(format.UTF8BOM)))
+	c, _ := s.Space()
+	return c == '{' && hasMember(s, name)
 }
 
-// jsonCursor reads the member names of JSON objects and skips their values without
-// decoding them, as far as its bytes go.
-type jsonCursor struct {
-	b []byte
-	i int
-}
-
-// peek returns the next byte that is not white space, 0 at the end.
-func (s *jsonCursor) peek() byte {
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; c {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return c
-		}
-	}
-	return 0
-}
-
-// hasMember says whether the object at the cursor has one of names among its members,
-// up to the first of them, and leaves the cursor somewhere within it.
-func (s *jsonCursor) hasMember(names ...string) bool {
+// hasMember says whether the object next in s has one of names among its members, up to
+// the first of them.
+func hasMember(s *format.JSONScan, names ...string) bool {
 	found := false
-	s.members(func(name string) bool {
-		found = slices.Contains(names, name)
-		return !found
+	_ = s.Members(func(name *format.JSONName) error {
+		if found = slices.Contains(names, written(name)); found {
+			return errFound
+		}
+		return s.Skip()
 	})
 	return found
-}
-
-// members calls f with the name of each member of the object at the cursor, the cursor
-// then at its value, which f may read; when f returns true the value is skipped (from
-// where it starts) and the next member read. It stops at the end of the object, of the
-// bytes, at anything that is not JSON, or when f returns false.
-func (s *jsonCursor) members(f func(name string) bool) {
-	if s.peek() != '{' {
-		return
-	}
-	s.i++
-	for {
-		if s.peek() != '"' {
-			return
-		}
-		start := s.i + 1
-		if !s.skip() {
-			return
-		}
-		name := string(s.b[start : s.i-1])
-		if s.peek() != ':' {
-			return
-		}
-		s.i++
-		s.peek()
-		if !f(name) || !s.skip() {
-			return
-		}
-		if s.peek() != ',' {
-			return
-		}
-		s.i++
-	}
-}
-
-// skip moves the cursor past the value at it, reporting false when the value does not
-// end within the bytes.
-func (s *jsonCursor) skip() bool {
-	depth := 0
-	for s.peek() != 0 {
-		switch c := s.b[s.i]; c {
-		case '"':
-			s.i++
-			for s.i < len(s.b) && s.b[s.i] != '"' {
-				if s.b[s.i] == '\\' {
-					s.i++
-				}
-				s.i++
-			}
-			if s.i >= len(s.b) {
-				return false
-			}
-			s.i++
-		case '{', '[':
-			depth++
-			s.i++
-		case '}', ']':
-			depth--
-			s.i++
-			if depth < 0 {
-				return false
-			}
-		case ',', ':':
-			if depth == 0 {
-				return false
-			}
-			s.i++
-		default:
-			// A number, true, false or null: up to what ends it.
-			for s.i < len(s.b) && !endsScalar(s.b[s.i]) {
-				s.i++
-			}
-			if s.i >= len(s.b) {
-				return false
-			}
-		}
-		if depth == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// endsScalar says whether c ends a JSON number or literal.
-func endsScalar(c byte) bool {
-	switch c {
-	case ' ', '\t', '\r', '\n', ',', ':', ']', '}':
-		return true
-	}
-	return false
 }
 
 // eventArgs is the args of a trace event, {} when it has none.

@@ -34,30 +34,34 @@ type numbers struct {
 type numberReader struct {
 	s   *numbers
 	i   int
-	cur jsonCursor
+	cur *format.JSONScan
 }
 
 func (s *numbers) reader() *numberReader {
 	r := &numberReader{s: s}
 	if s.raw != nil {
-		r.cur = jsonCursor{b: s.raw, i: 1} // past the '['
+		r.cur = format.NewJSONBytes(s.raw)
+		r.cur.I = 1 // past the '['
 	}
 	return r
 }
 
 // token returns the text of the next number of a raw series: its bytes are JSON, which
-// json.Unmarshal checked, so a value ends where a scalar ends.
+// json.Unmarshal checked.
 func (r *numberReader) token() string {
-	c := &r.cur
-	if c.peek() == ',' {
-		c.i++
-		c.peek()
+	c := r.cur
+	b, _ := c.Space()
+	if b == ',' {
+		c.I++
+		b, _ = c.Space()
 	}
-	start := c.i
-	for c.i < len(c.b) && !endsScalar(c.b[c.i]) {
-		c.i++
+	start := c.I
+	if b == '{' || b == '[' {
+		_ = c.Skip()
+	} else {
+		_ = c.Scalar(b)
 	}
-	return string(c.b[start:c.i])
+	return string(r.s.raw[start:c.I])
 }
 
 // int returns the next number, a whole one. null reads as 0, as json.Unmarshal reads it
@@ -114,28 +118,33 @@ func rawSeries(raw []byte, lim format.Limits) (v8Series, error) {
 		timestamps: numbers{name: "timestamps"},
 	}
 	var err error
-	s := jsonCursor{b: raw}
-	s.members(func(name string) bool {
+	s := newScan(raw)
+	if c, _ := s.Space(); c != '{' {
+		return vp, nil
+	}
+	_ = s.Members(func(name *format.JSONName) error {
 		for _, a := range []*numbers{&vp.samples, &vp.timeDeltas, &vp.timestamps} {
-			if !strings.EqualFold(name, a.name) {
+			if !strings.EqualFold(written(name), a.name) {
 				continue
 			}
-			switch s.peek() {
+			switch c, _ := s.Space(); c {
 			case 'n': // null
 				a.present, a.raw, a.n = false, nil, 0
 			case '[':
-				a.present, a.n = true, s.elements()
+				at, n := s.Pos(), 0
+				serr := s.Elements(func(byte) error { n++; return s.Skip() })
+				a.present, a.n, a.raw = true, n, raw[at:]
 				if lim.Samples > 0 && a.n > lim.Samples {
 					err = &format.SampleLimitError{Limit: lim.Samples}
-					return false
+					return err
 				}
-				a.raw = raw[s.i:]
+				return serr // not JSON: json.Unmarshal says why
 			default:
 				err = fmt.Errorf("reading V8 CPU profile: %s is not an array", a.name)
-				return false
+				return err
 			}
 		}
-		return true
+		return s.Skip()
 	})
 	return vp, err
 }
