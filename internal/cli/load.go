@@ -46,7 +46,41 @@ func (r reportRequest) loadStacks(stdio IO, args []string) (*profile.Profile, *s
 	return p, st, inputs, err
 }
 
+// loadTotals is load for the reports that read only the samples' values and labels (tags):
+// the samples added up by label set (source.LoadTotals). The profile is left without
+// samples.
+func (r reportRequest) loadTotals(stdio IO, args []string) (*profile.Profile, *stacks.Totals, []report.Input, error) {
+	var tot *stacks.Totals
+	p, st, inputs, err := r.loadMode(stdio, args, func(o source.Options, args []string, bases source.Bases) (*profile.Profile, *stacks.Stacks, []source.Input, error) {
+		if o.Fetches(args, bases) {
+			// Saved as fetched, with its stacks, before they are added up.
+			return o.LoadStacks(args, bases)
+		}
+		p, t, inputs, err := o.LoadTotals(args, bases)
+		tot = t
+		return p, nil, inputs, err
+	})
+	if err == nil && tot == nil {
+		if st == nil {
+			st = stacks.FromProfile(p)
+		}
+		tot = stacks.TotalsOf(st)
+	}
+	return p, tot, inputs, err
+}
+
 func (r reportRequest) loadWith(stdio IO, args []string, compact bool) (*profile.Profile, *stacks.Stacks, []report.Input, error) {
+	return r.loadMode(stdio, args, func(o source.Options, args []string, bases source.Bases) (*profile.Profile, *stacks.Stacks, []source.Input, error) {
+		if compact {
+			return o.LoadStacks(args, bases)
+		}
+		p, inputs, err := o.LoadWithBases(args, bases)
+		return p, nil, inputs, err
+	})
+}
+
+// loadMode is load reading the arguments with read, once the request is checked.
+func (r reportRequest) loadMode(stdio IO, args []string, read func(o source.Options, args []string, bases source.Bases) (*profile.Profile, *stacks.Stacks, []source.Input, error)) (*profile.Profile, *stacks.Stacks, []report.Input, error) {
 	if err := r.output.validate(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -69,12 +103,7 @@ func (r reportRequest) loadWith(stdio IO, args []string, compact bool) (*profile
 		st     *stacks.Stacks
 		inputs []source.Input
 	)
-	if compact {
-		p, st, inputs, err = r.input.LoadStacks(args, bases)
-	} else {
-		p, inputs, err = r.input.LoadWithBases(args, bases)
-	}
-	if err != nil {
+	if p, st, inputs, err = read(r.input, args, bases); err != nil {
 		return nil, nil, nil, err
 	}
 	for _, in := range inputs {

@@ -71,13 +71,25 @@ choose the label keys by regexp; --tagfocus and --tagignore choose the samples.
 }
 
 func runTags(stdio IO, o *TagsOptions, args []string) error {
-	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
-	if err != nil {
-		return err
-	}
-	t, err := report.NewTags(p, st, inputs, o.Report)
-	if err != nil {
-		return err
+	req := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}
+	var t *report.Tags
+	if o.Report.ReadsFrames() {
+		p, st, inputs, err := req.loadStacks(stdio, args)
+		if err != nil {
+			return err
+		}
+		if t, err = report.NewTags(p, st, inputs, o.Report); err != nil {
+			return err
+		}
+	} else {
+		// Only the samples' values and labels count: they are added up as they are read.
+		p, tot, inputs, err := req.loadTotals(stdio, args)
+		if err != nil {
+			return err
+		}
+		if t, err = report.NewTagsTotals(p, tot, inputs, o.Report); err != nil {
+			return err
+		}
 	}
 	warn(stdio.Err, t.Warnings)
 	return o.Output.report(stdio, t, func(w io.Writer, format render.Format) error {

@@ -69,6 +69,13 @@ func (s *Set) RemovesLabels() bool {
 	return s.tagShow != nil || s.tagHide != nil
 }
 
+// ReadsFrames says whether a filter of the set reads the samples' frames (focus, ignore,
+// hide, show, show_from, prune_from): without one, the set reads only labels, and does to a
+// sample what it does to every sample with the same labels.
+func (s *Set) ReadsFrames() bool {
+	return s.focus != nil || s.ignore != nil || s.hide != nil || s.show != nil || s.showFrom != nil || s.pruneFrom != nil
+}
+
 // Empty says whether the set filters nothing: Apply then leaves every profile as it is.
 func (s *Set) Empty() bool {
 	return s.focus == nil && s.ignore == nil && s.hide == nil && s.show == nil && s.showFrom == nil &&

@@ -215,7 +215,32 @@ type flameBuilder struct {
 
 	minValue float64
 	f        *Flame
-	err      error // the graph grew past MaxFlameFrames, or a location is missing
+	// frames are the graph's frames as they are laid out, in blocks of flameBlock: the
+	// graph's size is known only once it is laid out, and a slice grown by append would
+	// copy it over and over (growing by a quarter, it allocates about five times its final
+	// size). emit copies them into f.Frames, made to size.
+	frames [][]FlameFrame
+	count  int
+	err    error // the graph grew past MaxFlameFrames, or a location is missing
+}
+
+// flameBlock is how many frames a block of flameBuilder.frames holds.
+const flameBlock = 4096
+
+// add appends fr to the frames and returns its index.
+func (b *flameBuilder) add(fr FlameFrame) int {
+	if b.count == len(b.frames)*flameBlock {
+		b.frames = append(b.frames, make([]FlameFrame, 0, flameBlock))
+	}
+	last := &b.frames[len(b.frames)-1]
+	*last = append(*last, fr)
+	b.count++
+	return b.count - 1
+}
+
+// at is the frame of index i.
+func (b *flameBuilder) at(i int) *FlameFrame {
+	return &b.frames[i/flameBlock][i%flameBlock]
 }
 
 // MaxFlameFrames bounds the frames of a flame graph. The default --min-width keeps any
@@ -373,11 +398,16 @@ func (b *flameBuilder) next(i int32) int32 {
 func (b *flameBuilder) emit(f *Flame, value, base int64, minWidth float64) error {
 	b.f = f
 	b.minValue = minWidth * float64(value)
-	f.Frames = make([]FlameFrame, 0, 1024)
 	root := FlameFrame{Name: "root", Parent: -1, Value: value, Self: value, Base: base}
 	b.shares(&root)
-	f.Frames = append(f.Frames, root)
+	b.add(root)
 	b.children(0, 0, len(b.pairs), 0, 0)
+	f.Frames = make([]FlameFrame, 0, b.count)
+	for i, block := range b.frames {
+		f.Frames = append(f.Frames, block...)
+		b.frames[i] = nil
+	}
+	b.frames = nil
 	return b.err
 }
 
@@ -393,7 +423,7 @@ func (b *flameBuilder) children(idx, lo, hi, depth int, x int64) {
 	if b.err != nil {
 		return
 	}
-	if len(b.f.Frames) > MaxFlameFrames {
+	if b.count > MaxFlameFrames {
 		b.err = option.Errorf("min-width", "the graph has more than %d frames; draw fewer with a larger %s (in pixels of a %d-pixel graph), or filters", MaxFlameFrames, option.Flag("min-width"), FlameNominalWidth)
 		return
 	}
@@ -426,8 +456,7 @@ func (b *flameBuilder) children(idx, lo, hi, depth int, x int64) {
 		case float64(v) < b.minValue:
 			small = append(small, smallFrame{key, v, base})
 		default:
-			child := len(b.f.Frames)
-			b.f.Frames = append(b.f.Frames, b.frame(key, idx, depth+1, cx, v, base))
+			child := b.add(b.frame(key, idx, depth+1, cx, v, base))
 			b.f.MaxDepth = max(b.f.MaxDepth, depth+1)
 			b.children(child, lo+i, lo+j, depth+1, cx)
 			cx += v
@@ -440,7 +469,7 @@ func (b *flameBuilder) children(idx, lo, hi, depth int, x int64) {
 		// One small frame keeps its name; only its descendants, narrower still, go.
 		fr := b.frame(small[0].rank, idx, depth+1, cx, small[0].value, small[0].base)
 		fr.Small = 1
-		b.f.Frames = append(b.f.Frames, fr)
+		b.add(fr)
 		cx += fr.Value
 	default:
 		var v, base int64
@@ -453,13 +482,14 @@ func (b *flameBuilder) children(idx, lo, hi, depth int, x int64) {
 			Value: v, Self: v, Base: base, Small: len(small),
 		}
 		b.shares(&fr)
-		b.f.Frames = append(b.f.Frames, fr)
+		b.add(fr)
 		cx += v
 	}
 	if len(small) > 0 {
 		b.f.MaxDepth = max(b.f.MaxDepth, depth+1)
 	}
-	b.f.Frames[idx].Self = b.f.Frames[idx].Value - (cx - x)
+	fr := b.at(idx)
+	fr.Self = fr.Value - (cx - x)
 }
 
 // frame describes the frame of the given rank on one path; its Self is its Value until its

@@ -35,6 +35,14 @@ func (c *TagsConfig) Validate() error {
 	return err
 }
 
+// ReadsFrames says whether the report's filters read the samples' frames, so that it needs
+// their stacks (NewTags) rather than their sums by label set (NewTagsTotals). Expressions
+// that do not compile read nothing.
+func (c *TagsConfig) ReadsFrames() bool {
+	f, err := c.compile()
+	return err == nil && f.ReadsFrames()
+}
+
 func (c *TagsConfig) compile() (*filter.Set, error) {
 	if c.Report.Mean {
 		// pprof -tags -mean divides the total but not the weights, so its percentages are of
@@ -48,11 +56,15 @@ func (c *TagsConfig) compile() (*filter.Set, error) {
 // run in place. The steps are pprof's -tags: read the numeric label units, take the total
 // (before filtering unless RelativePercentages), filter samples and drop label keys
 // (--tagshow, --taghide), then add each sample's value to every label value it carries,
-// the samples of a label set at a time.
+// the samples of a label set at a time. Without a filter that reads frames, the samples
+// are added up by label set first and the report is NewTagsTotals'.
 func NewTags(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg TagsConfig) (*Tags, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
+	}
+	if !filters.ReadsFrames() {
+		return newTagsTotals(p, stacks.TotalsOf(st), inputs, cfg, filters)
 	}
 	// The units come from the whole profile, before any filter, as pprof reads them.
 	numUnits, ignoredUnits := labelSamples(st).NumLabelUnits()
@@ -60,9 +72,77 @@ func NewTags(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg TagsConf
 	if err != nil {
 		return nil, err
 	}
-	index, total := pr.index, pr.total
-	warnings := append(unitWarnings(numUnits, ignoredUnits), pr.warnings...)
+	return tagsReport(p, inputs, cfg, pr.index, pr.total, append(unitWarnings(numUnits, ignoredUnits), pr.warnings...),
+		tagKeys(tagGroups(stacks.TotalsOf(pr.stacks), pr.index), numUnits, pr.total)), nil
+}
 
+// NewTagsTotals is NewTags from p's samples added up by label set (source.LoadTotals): what
+// a report whose filters read no frame needs of them. The label sets' maps are modified by
+// --tagshow and --taghide, unless t is read-only.
+func NewTagsTotals(p *profile.Profile, t *stacks.Totals, inputs []Input, cfg TagsConfig) (*Tags, error) {
+	filters, err := cfg.compile()
+	if err != nil {
+		return nil, err
+	}
+	if filters.ReadsFrames() {
+		return nil, option.Errorf("focus", "needs the samples' stacks")
+	}
+	return newTagsTotals(p, t, inputs, cfg, filters)
+}
+
+func newTagsTotals(p *profile.Profile, t *stacks.Totals, inputs []Input, cfg TagsConfig, filters *filter.Set) (*Tags, error) {
+	numUnits, ignoredUnits := labelSetSamples(t.LabelSets).NumLabelUnits()
+	index, err := sampleIndex(p, cfg.Report.SampleIndex)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	if !cfg.Report.RelativePercentages {
+		total = totalsTotal(t, index, nil)
+	}
+	warnings := unitWarnings(numUnits, ignoredUnits)
+	var kept []bool // by set, when filters ran
+	if !filters.Empty() {
+		if t.ReadOnly && filters.RemovesLabels() {
+			t = withOwnLabelSets(t)
+		}
+		// A sample for each label set that samples carry, in the order they first do: the
+		// filters read nothing else of a sample than its labels, and what they do to it
+		// they do to every sample of its set.
+		q := &profile.Profile{SampleType: p.SampleType}
+		for set, n := range t.Samples {
+			if n == 0 {
+				continue
+			}
+			s := &profile.Sample{}
+			if set > 0 {
+				ls := &t.LabelSets[set-1]
+				s.Label, s.NumLabel, s.NumUnit = ls.Label, ls.NumLabel, ls.NumUnit
+			}
+			q.Sample = append(q.Sample, s)
+		}
+		sets := make(map[*profile.Sample]int, len(q.Sample))
+		i := 0
+		for set, n := range t.Samples {
+			if n > 0 {
+				sets[q.Sample[i]] = set
+				i++
+			}
+		}
+		warnings = append(warnings, filters.Apply(q)...)
+		kept = make([]bool, len(t.Samples))
+		for _, s := range q.Sample {
+			kept[sets[s]] = true
+		}
+	}
+	if cfg.Report.RelativePercentages {
+		total = totalsTotal(t, index, kept)
+	}
+	return tagsReport(p, inputs, cfg, index, total, warnings, tagKeys(tagGroupsKept(t, index, kept), numUnits, total)), nil
+}
+
+// tagsReport is the report of the label keys keys.
+func tagsReport(p *profile.Profile, inputs []Input, cfg TagsConfig, index int, total int64, warnings []string, keys []TagKey) *Tags {
 	vt := p.SampleType[index]
 	opts := effectiveOptions(cfg.Report, index)
 	t := &Tags{
@@ -77,12 +157,41 @@ func NewTags(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg TagsConf
 		},
 		Inputs:   inputs,
 		Warnings: append([]string{}, warnings...),
-		Keys:     tagKeys(tagGroups(pr.stacks, index), numUnits, total),
+		Keys:     keys,
 	}
 	if t.Inputs == nil {
 		t.Inputs = []Input{}
 	}
-	return t, nil
+	return t
+}
+
+// totalsTotal is stackTotal of the samples added up in t, of the sets kept (all when kept
+// is nil): Σ|v| over the samples, or over the diff-base samples when there are any.
+func totalsTotal(t *stacks.Totals, index int, kept []bool) int64 {
+	base := diffBaseLabelSets(t.LabelSets)
+	var sum, baseSum int64
+	for set := range t.Samples {
+		if kept != nil && !kept[set] {
+			continue
+		}
+		a := int64(t.Abs[set*t.NumValues+index])
+		sum += a
+		if base[set] {
+			baseSum += a
+		}
+	}
+	if baseSum > 0 {
+		return baseSum
+	}
+	return sum
+}
+
+// withOwnLabelSets is t with copies of its label sets (Stacks.WithOwnLabelSets).
+func withOwnLabelSets(t *stacks.Totals) *stacks.Totals {
+	out := *t
+	out.LabelSets = (&stacks.Stacks{LabelSets: t.LabelSets}).WithOwnLabelSets().LabelSets
+	out.ReadOnly = false
+	return &out
 }
 
 // tagAcc accumulates one label value.
@@ -107,32 +216,41 @@ type tagGroup struct {
 	weight  int64
 }
 
-// tagGroups gathers the samples of st by their label set, adding up value index. Samples
-// share a label set where they share label maps, as the readers make them (one set of maps
-// for each set of labels); samples with equal labels in maps of their own are groups of
-// their own.
-func tagGroups(st *stacks.Stacks, index int) []tagGroup {
-	groups := make([]tagGroup, len(st.LabelSets)+1)
-	for i, set := range st.LabelSets {
-		groups[i+1].labels = &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit}
-	}
-	n := st.NumValues
-	for k := range st.Segments {
-		seg := &st.Segments[k]
-		for j, set := range seg.Labels {
-			g := &groups[set]
-			g.samples++
-			g.weight += seg.Values[j*n+index]
+// tagGroups gathers the samples added up in t by their label set, with their sums of
+// value index. Samples share a label set where they share label maps, as the readers make
+// them (one set of maps for each set of labels); samples with equal labels in maps of
+// their own are groups of their own.
+func tagGroups(t *stacks.Totals, index int) []tagGroup {
+	return tagGroupsKept(t, index, nil)
+}
+
+// tagGroupsKept is tagGroups of the sets kept (all when kept is nil); the samples without
+// labels are no group.
+func tagGroupsKept(t *stacks.Totals, index int, kept []bool) []tagGroup {
+	groups := make([]tagGroup, 0, len(t.LabelSets))
+	for i, set := range t.LabelSets {
+		if kept != nil && !kept[i+1] {
+			continue
 		}
+		groups = append(groups, tagGroup{
+			labels:  &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit},
+			samples: t.Samples[i+1],
+			weight:  t.Sums[(i+1)*t.NumValues+index],
+		})
 	}
-	return groups[1:]
+	return groups
 }
 
 // labelSamples is a profile with a sample for each of st's label sets, in the order samples
 // first carry them: what NumLabelUnits reads, which gives the units of the samples.
 func labelSamples(st *stacks.Stacks) *profile.Profile {
-	q := &profile.Profile{Sample: make([]*profile.Sample, len(st.LabelSets))}
-	for i, set := range st.LabelSets {
+	return labelSetSamples(st.LabelSets)
+}
+
+// labelSetSamples is labelSamples of these label sets.
+func labelSetSamples(sets []stacks.LabelSet) *profile.Profile {
+	q := &profile.Profile{Sample: make([]*profile.Sample, len(sets))}
+	for i, set := range sets {
 		q.Sample[i] = &profile.Sample{Label: set.Label, NumLabel: set.NumLabel, NumUnit: set.NumUnit}
 	}
 	return q

@@ -227,8 +227,13 @@ func stackTotal(st *stacks.Stacks, index int, mean bool) int64 {
 // diffBaseSets says of each label set of st, by number (0 for none), whether it marks the
 // samples of a --diff-base base (profile.Sample.DiffBaseSample).
 func diffBaseSets(st *stacks.Stacks) []bool {
-	base := make([]bool, len(st.LabelSets)+1)
-	for i, set := range st.LabelSets {
+	return diffBaseLabelSets(st.LabelSets)
+}
+
+// diffBaseLabelSets is diffBaseSets of these label sets.
+func diffBaseLabelSets(sets []stacks.LabelSet) []bool {
+	base := make([]bool, len(sets)+1)
+	for i, set := range sets {
 		base[i+1] = len(set.Label) > 0 && (&profile.Sample{Label: set.Label}).DiffBaseSample()
 	}
 	return base

@@ -12,8 +12,9 @@ import (
 // loaded is a profile as it is read and combined: its samples are its own when st is nil,
 // else the stacks st (LoadStacks), the profile then without samples.
 type loaded struct {
-	p  *profile.Profile
-	st *Stacks
+	p   *profile.Profile
+	st  *Stacks
+	tot *Totals // the samples added up, when read so (LoadTotals); p and st then have none
 }
 
 // materialize gives the profile the samples its stacks hold.
@@ -34,7 +35,7 @@ func (o Options) combineLoaded(ls []loaded, args []string) (loaded, error) {
 			l.materialize()
 		}
 		p, err := combine([]*profile.Profile{l.p}, args)
-		return loaded{p, l.st}, err
+		return loaded{p: p, st: l.st}, err
 	}
 	ps := make([]*profile.Profile, len(ls))
 	for i := range ls {
@@ -86,7 +87,7 @@ func (o Options) combineLoaded(ls []loaded, args []string) (loaded, error) {
 		ls[i] = loaded{} // merged: what only it held can go
 	}
 	p, st := m.stacks()
-	return loaded{p, st}, nil
+	return loaded{p: p, st: st}, nil
 }
 
 // preparingChanges says whether preparing p, whose headers prepared are h, changes its

@@ -13,6 +13,15 @@ import (
 // each count, a location without lines counts once) and the sums of its values (checkSums).
 // The samples are p's, or stacks when not nil.
 func checkLimits(p *profile.Profile, stacks *Stacks, lim format.Limits) error {
+	return checkLoadedLimits(p, stacks, nil, lim)
+}
+
+// checkLoadedLimits is checkLimits on samples that may be held as stacks or added up
+// (Totals). The decoder that adds samples up holds each to the depth limit itself.
+func checkLoadedLimits(p *profile.Profile, stacks *Stacks, tot *Totals, lim format.Limits) error {
+	if tot != nil {
+		return checkTotalsLimits(p, tot, lim)
+	}
 	if stacks != nil {
 		return checkStackLimits(p, stacks, lim)
 	}
@@ -88,6 +97,30 @@ func checkStackLimits(p *profile.Profile, st *Stacks, lim format.Limits) error {
 		for i, v := range seg.Values {
 			if err := addAbs(sums, i%st.NumValues, v, p.SampleType); err != nil {
 				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkTotalsLimits is checkLimits on samples added up by label set.
+func checkTotalsLimits(p *profile.Profile, t *Totals, lim format.Limits) error {
+	if lim.Samples > 0 && t.Len() > lim.Samples {
+		return &format.SampleLimitError{Limit: lim.Samples}
+	}
+	if lim.Labels > 0 {
+		for _, set := range t.LabelSets {
+			if format.LabelCount(set.Label, set.NumLabel) > lim.Labels {
+				return &format.LabelLimitError{Limit: lim.Labels}
+			}
+		}
+	}
+	for i := range t.NumValues {
+		var sum uint64
+		for set := range t.Samples {
+			a := t.Abs[set*t.NumValues+i]
+			if sum += a; sum < a || sum > math.MaxInt64 {
+				return &format.OverflowError{SampleType: format.ValueTypeName(p.SampleType[i])}
 			}
 		}
 	}

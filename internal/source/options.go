@@ -58,6 +58,9 @@ type Options struct {
 	Aggregate bool
 	// compact lets the pprof decoder leave the samples compact (LoadStacks).
 	compact bool
+	// totals lets the pprof decoder add a regular file's samples up by label set, as it
+	// reads them (LoadTotals).
+	totals bool
 	// Fetch says how URL arguments and fleet queries are fetched (package fetch).
 	Fetch fetch.Options
 	// NoSave says not to keep a copy of what was fetched (SaveFetched).

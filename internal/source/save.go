@@ -83,6 +83,12 @@ func (o Options) SaveFetched(args []string, bases Bases, p *profile.Profile, st 
 }
 
 // fetched says whether any of args is fetched: a URL or a fleet query.
+// Fetches says whether reading args and bases fetches a profile (a URL or a fleet query),
+// which SaveFetched saves unless told not to.
+func (o Options) Fetches(args []string, bases Bases) bool {
+	return fetched(args) || fetched(bases.Paths)
+}
+
 func fetched(args []string) bool {
 	for _, a := range args {
 		if fetch.IsURL(a) {

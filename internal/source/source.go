@@ -248,18 +248,52 @@ func (o Options) LoadStacks(args []string, bases Bases) (p *profile.Profile, sta
 	return o.loadStacks(args, bases, argReader{})
 }
 
+// LoadTotals is LoadStacks for the reports that read only the samples' values and labels
+// (tags): the samples added up by label set. A single profile.proto file without bases is
+// added up as it is read, its frames never held (Options.Totals), unless the decoder needs
+// the stacks to tell what they would give; anything else is read as LoadStacks reads it and
+// added up (stacks.TotalsOf).
+func (o Options) LoadTotals(args []string, bases Bases) (*profile.Profile, *Totals, []Input, error) {
+	if len(args) == 1 && len(bases.Paths) == 0 && args[0] != Stdin && !fetch.IsURL(args[0]) {
+		t := o
+		t.compact, t.totals = true, true
+		l, inputs, err := t.loadLoaded(args, bases, argReader{})
+		switch {
+		case errors.Is(err, format.ErrNeedStacks):
+		case err != nil:
+			return nil, nil, nil, err
+		case l.tot != nil:
+			return l.p, l.tot, inputs, nil
+		default:
+			return l.p, totalsOf(l), inputs, nil
+		}
+	}
+	p, st, inputs, err := o.LoadStacks(args, bases)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, totalsOf(loaded{p: p, st: st}), inputs, nil
+}
+
 // loadStacks is loadWith, the samples left compact where o.compact asks for it and the
 // reader could.
 func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.Profile, *Stacks, []Input, error) {
+	l, inputs, err := o.loadLoaded(args, bases, rd)
+	return l.p, l.st, inputs, err
+}
+
+// loadLoaded is loadStacks, the samples added up by label set where o.totals asks for it
+// and the reader could (LoadTotals).
+func (o Options) loadLoaded(args []string, bases Bases, rd argReader) (loaded, []Input, error) {
 	if len(args) == 0 {
-		return nil, nil, nil, errors.New("no profile to read")
+		return loaded{}, nil, errors.New("no profile to read")
 	}
 	if bases.Normalize && len(bases.Paths) == 0 {
-		return nil, nil, nil, errors.New("normalizing needs a base profile")
+		return loaded{}, nil, errors.New("normalizing needs a base profile")
 	}
 	all := append(slices.Clone(args), bases.Paths...)
 	if err := CheckStdin(all); err != nil {
-		return nil, nil, nil, err
+		return loaded{}, nil, err
 	}
 	if rd.read == nil && rd.open == nil {
 		// Every input is read as a stream; URLs are fetched ahead of their turn.
@@ -278,19 +312,24 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 		var d format.Decoded
 		var in Input
 		if d, in, err = o.parseDecoded(args[0], rd); err != nil {
-			return nil, nil, nil, err
+			return loaded{}, nil, err
 		}
-		if l, err = o.combineLoaded([]loaded{{d.P, d.Stacks}}, args); err != nil {
-			return nil, nil, nil, err
+		if d.Totals != nil && repeatsTypes(d.P) {
+			// Combining drops the samples' values of the repeated types.
+			return loaded{}, nil, format.ErrNeedStacks
 		}
+		if l, err = o.combineLoaded([]loaded{{p: d.P, st: d.Stacks}}, args); err != nil {
+			return loaded{}, nil, err
+		}
+		l.tot = d.Totals
 		inputs = []Input{in}
 	} else if l, inputs, err = o.sourcesOf(args, bases).group(args, rd); err != nil {
-		return nil, nil, nil, err
+		return loaded{}, nil, err
 	}
 	if len(bases.Paths) > 0 {
 		base, baseInputs, err := o.group(bases.Paths, rd)
 		if err != nil {
-			return nil, nil, nil, err
+			return loaded{}, nil, err
 		}
 		inputs = append(inputs, baseInputs...)
 		if bases.Diff {
@@ -298,26 +337,26 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 		}
 		if bases.Normalize {
 			if err := l.normalize(base); err != nil {
-				return nil, nil, nil, &inputError{"normalizing " + describe(args) + " by " + describe(bases.Paths), err}
+				return loaded{}, nil, &inputError{"normalizing " + describe(args) + " by " + describe(bases.Paths), err}
 			}
 		}
 		if err := o.newTypeCheck().check(inputs); err != nil {
-			return nil, nil, nil, err
+			return loaded{}, nil, err
 		}
 		base.scale(-1)
 		if l, err = o.combineLoaded([]loaded{l, base}, all); err != nil {
-			return nil, nil, nil, noCommonType(err, inputs)
+			return loaded{}, nil, noCommonType(err, inputs)
 		}
 	}
-	p, stacks := l.p, l.st
+	p, stacks, tot := l.p, l.st, l.tot
 
 	// pprof symbolizes, then demangles, the merged profile before it prunes it: drop_frames
 	// patterns match the demangled names.
 	if err := o.symbolize(p, inputs); err != nil {
-		return nil, nil, nil, err
+		return loaded{}, nil, err
 	}
 	if err := demangleProfile(p, o.Demangle); err != nil {
-		return nil, nil, nil, err
+		return loaded{}, nil, err
 	}
 	if stacks != nil && (p.DropFrames != "" || p.KeepFrames != "") {
 		// Pruning cuts the stacks of samples.
@@ -330,12 +369,12 @@ func (o Options) loadStacks(args []string, bases Bases, rd argReader) (*profile.
 	// One input is valid as its reader made it (each reader validates what it returns, and
 	// nothing since changes IDs or tables); a profile combined from several is checked.
 	if len(all) == 1 {
-		return p, stacks, inputs, nil
+		return loaded{p, stacks, tot}, inputs, nil
 	}
 	if err := p.CheckValid(); err != nil {
-		return nil, nil, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
+		return loaded{}, nil, &inputError{"checking " + describe(args), fmt.Errorf("malformed profile: %w", err)}
 	}
-	return p, stacks, inputs, nil
+	return loaded{p, stacks, tot}, inputs, nil
 }
 
 // sourcesOf is o for reading the profiles (not the bases) that bases go with. Normalizing
@@ -388,7 +427,7 @@ func (o Options) group(args []string, rd argReader) (loaded, []Input, error) {
 				return loaded{}, nil, err
 			}
 			inputs = append(inputs, in)
-			ls = append(ls, loaded{d.P, d.Stacks})
+			ls = append(ls, loaded{p: d.P, st: d.Stacks})
 		}
 		l, err := o.combineLoaded(ls, chunk)
 		if err != nil {
@@ -440,7 +479,7 @@ func (o Options) parseDecoded(arg string, rd argReader) (format.Decoded, Input, 
 	if d.LabelsCounted {
 		lim.Labels = 0
 	}
-	if err := checkLimits(p, d.Stacks, lim); err != nil {
+	if err := checkLoadedLimits(p, d.Stacks, d.Totals, lim); err != nil {
 		return format.Decoded{}, Input{}, &inputError{"parsing " + arg, err}
 	}
 	addFakeMapping(p)

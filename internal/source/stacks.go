@@ -11,6 +11,19 @@ import (
 // returns them.
 type Stacks = compact.Stacks
 
+// Totals are the samples of a profile added up by label set (stacks.Totals), as
+// LoadTotals returns them.
+type Totals = compact.Totals
+
+// totalsOf adds up the samples of l, its stacks or else its profile's samples, which it
+// leaves the profile without.
+func totalsOf(l loaded) *Totals {
+	if l.st == nil {
+		l.st = compact.FromProfile(l.p)
+	}
+	return compact.TotalsOf(l.st)
+}
+
 // StackSegment is a segment of Stacks (stacks.Segment).
 type StackSegment = compact.Segment
 

@@ -220,10 +220,13 @@ func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data
 		defer z.stop()
 		r = z
 	}
-	if d, err = f.Stream(o.reader(), bufio.NewReaderSize(r, headWindow)); err == nil {
+	ro := o.reader()
+	// Only a file can be read again, as stacks, should adding its samples up need them.
+	ro.Totals = o.totals && in.file
+	if d, err = f.Stream(ro, bufio.NewReaderSize(r, headWindow)); err == nil {
 		return d, nil, true, nil
 	}
-	if !f.Rereads {
+	if !f.Rereads || errors.Is(err, format.ErrNeedStacks) {
 		return d, nil, false, err
 	}
 	var (

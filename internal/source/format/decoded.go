@@ -22,6 +22,9 @@ type Decoded struct {
 	LabelsCounted bool
 	// stacks are the samples when the reader left them compact; p then has none.
 	Stacks *stacks.Stacks
+	// Totals are the samples added up by label set, when the reader was asked for them
+	// (Options.Totals) and could; p then has no samples, and Stacks is nil.
+	Totals *stacks.Totals
 	// selfCostsOnly says that the input states each function's own cost but not who called
 	// it (Input.SelfCostsOnly).
 	SelfCostsOnly bool

@@ -22,6 +22,10 @@ type Options struct {
 	Aggregate bool
 	// Compact lets the pprof decoder leave the samples compact, as stacks.Stacks.
 	Compact bool
+	// Totals asks the pprof decoder for the samples added up by label set, as
+	// stacks.Totals, without their frames; it fails with ErrNeedStacks where it cannot
+	// tell, without the stacks, what reading them would give.
+	Totals bool
 }
 
 // Format is one row of source's registry of input formats: how one format, or one

@@ -256,3 +256,10 @@ func (e *SampleSizeError) Error() string {
 // can begin with: random or corrupted bytes, or text that is neither folded stacks nor one
 // of pprof's legacy text formats.
 var ErrNotProfile = errors.New("not a profile")
+
+// ErrNeedStacks is what a reader asked for the samples added up (Options.Totals) fails
+// with where it cannot tell, without the samples' stacks, what reading them would give
+// (location IDs that do not number the location table, samples that the inlined frames of
+// their locations might take past the depth limit): the input is then read again as
+// stacks.
+var ErrNeedStacks = errors.New("the samples must be read as stacks")

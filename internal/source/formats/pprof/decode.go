@@ -34,7 +34,7 @@ func Read(o format.Options, data, raw []byte) (format.Decoded, error) {
 // Stream decodes profile.proto as it arrives (the registry's stream).
 func Stream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	lim := o.Limits
-	d, err := DecodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: FieldSample}, lim, DecodeMode{Aggregate: o.Aggregate, Compact: o.Compact})
+	d, err := DecodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: FieldSample}, lim, DecodeMode{Aggregate: o.Aggregate, Compact: o.Compact, Totals: o.Totals})
 	if err != nil {
 		return format.Decoded{}, err
 	}
@@ -251,19 +251,28 @@ func DecodeFields(src fieldSource, lim format.Limits, mode DecodeMode) (format.D
 	if err != nil {
 		return format.Decoded{}, err
 	}
-	if d.stream != nil {
+	switch {
+	case d.totalsStream != nil:
+		if d.totals, err = d.totalsStream.finish(); err != nil {
+			return format.Decoded{}, err
+		}
+	case d.Totals:
+		d.totals = stacks.NewTotals(nil, len(d.p.SampleType))
+	case d.stream != nil:
 		if d.stacks, err = d.stream.finish(); err != nil {
 			return format.Decoded{}, err
 		}
-	} else if err := d.readSamples(); err != nil {
-		return format.Decoded{}, err
+	default:
+		if err := d.readSamples(); err != nil {
+			return format.Decoded{}, err
+		}
 	}
 	// The profile is valid as CheckValid means it, by construction: resolve refuses IDs
 	// that are 0 or repeated and references to unknown functions, points locations at
 	// entries of the tables, and readSample refuses unknown locations and a number of
 	// values other than the sample types'. (CheckValid would build a map of every table
 	// and read every sample once more: a fifth of the time of decoding a large profile.)
-	return format.Decoded{P: d.p, Stacks: d.stacks, Samples: d.samples, Warnings: d.warnings}, nil
+	return format.Decoded{P: d.p, Stacks: d.stacks, Totals: d.totals, Samples: d.samples, Warnings: d.warnings}, nil
 }
 
 // hold decides what becomes of a length-delimited field of n bytes read from a stream,
@@ -315,6 +324,10 @@ func (d *decoder) checkString(n uint64) error {
 // of samples read since.
 func (d *decoder) streamStacks() {
 	switch {
+	case d.totalsStream != nil:
+		d.totalsStream.submit(false)
+	case d.Totals:
+		d.startTotalsStream()
 	case d.stream != nil:
 		d.stream.submit(false)
 	case !d.Compact:
@@ -334,6 +347,9 @@ func (d *decoder) streamStacks() {
 func (d *decoder) stopStream() {
 	if d.stream != nil {
 		d.stream.stop()
+	}
+	if d.totalsStream != nil {
+		d.totalsStream.stop()
 	}
 }
 
@@ -380,6 +396,10 @@ type DecodeMode struct {
 	Aggregate bool
 	// compact leaves the samples as Stacks, the profile without samples (LoadStacks).
 	Compact bool
+	// Totals adds the samples up by label set as they are read, keeping no frame
+	// (totalsStream): the profile is left without samples, its samples as Totals
+	// (LoadTotals). What needs the stacks to be decided fails with format.ErrNeedStacks.
+	Totals bool
 }
 
 // decoder holds what DecodeFields learns about its input as it reads it.
@@ -411,6 +431,10 @@ type decoder struct {
 	// what decodes them as they are read, if it was started.
 	stacks *stacks.Stacks
 	stream *stackStream
+	// totals are the samples added up by label set (DecodeMode.Totals), and totalsStream
+	// what adds them up as they are read.
+	totals       *stacks.Totals
+	totalsStream *totalsStream
 
 	// String table indices and IDs that readProfileField finds and resolve turns into
 	// strings and pointers. They are parallel to valueTypes, mappings, functions,
