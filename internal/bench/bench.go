@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/text"
 )
 
@@ -395,7 +394,7 @@ func (r *runner) calibrate(ctx context.Context, b *Benchmark) error {
 	if err != nil {
 		return fmt.Errorf("calibrating %s: %w", b.Name, err)
 	}
-	results, err := source.ReadBenchmarks(b.Name, []byte(out))
+	results, err := ReadBenchmarks(b.Name, []byte(out))
 	if err != nil || len(results) == 0 {
 		return fmt.Errorf("calibrating %s: no benchmark result in its output", b.Name)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
+	"github.com/profq/profq/internal/bench"
 	"github.com/profq/profq/internal/gate"
 	"github.com/profq/profq/internal/option"
 	"github.com/profq/profq/internal/redact"
@@ -336,13 +337,13 @@ func readIterations(o *DiffOptions, nBase, nNew int) ([]int64, error) {
 		files    []string
 		captures int
 	}{{"--base-bench", o.baseBench, nBase}, {"--new-bench", o.newBench, nNew}} {
-		var results []source.BenchResult
+		var results []bench.ResultLine
 		for _, f := range side.files {
 			data, err := o.input.Read(f)
 			if err != nil {
 				return nil, err
 			}
-			rs, err := source.ReadBenchmarks(f, data)
+			rs, err := bench.ReadBenchmarks(f, data)
 			if err != nil {
 				return nil, err
 			}

@@ -1,2 +1,3 @@
-// Package parity holds the tests that compare profq's reports with pprof's.
+// Package parity holds the tests that compare profq's reports with pprof's, and its
+// speedscope output with speedscope's file-format schema.
 package parity

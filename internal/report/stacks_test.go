@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -90,14 +93,12 @@ func sameOverStacks(t *testing.T, path string, aggregate bool, report func(*prof
 // walked on several cores.
 func stackProfiles(t *testing.T) []string {
 	t.Helper()
-	dir := t.TempDir()
-	params := synth.Default()
-	params.Samples, params.Locations, params.Functions = 200_000, 5_000, 2_000
-	if testing.Short() {
-		params.Samples = 50_000 // still several chunks of encoded samples, on several cores
+	data, err := synthStackProfile()
+	if err != nil {
+		t.Fatal(err)
 	}
-	large := filepath.Join(dir, "synth.pb.gz")
-	if err := synth.WriteFile(large, params); err != nil {
+	large := filepath.Join(t.TempDir(), "synth.pb.gz")
+	if err := os.WriteFile(large, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	profiles := []string{large}
@@ -106,6 +107,24 @@ func stackProfiles(t *testing.T) []string {
 	}
 	return profiles
 }
+
+// synthStackProfile is the gzipped synthetic profile of stackProfiles, made once for the
+// four tests that read it.
+var synthStackProfile = sync.OnceValues(func() ([]byte, error) {
+	params := synth.Default()
+	params.Samples, params.Locations, params.Functions = 200_000, 5_000, 2_000
+	if testing.Short() {
+		params.Samples = 50_000 // still several chunks of encoded samples, on several cores
+	}
+	if err := params.Validate(); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := synth.Generate(params).Write(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+})
 
 // TestTagsStacks checks that tags over the decoder's stacks (added up by label set) is tags
 // over stacks made of profile.Samples, under options that keep the stacks and options that

@@ -1,4 +1,4 @@
-package source
+package bench
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
-// A BenchResult is one result line of `go test -bench` output: a benchmark's name, how many
+// A ResultLine is one result line of `go test -bench` output: a benchmark's name, how many
 // iterations it ran and what it measured.
-type BenchResult struct {
+type ResultLine struct {
 	// Name is the benchmark's full name as printed, sub-benchmarks and GOMAXPROCS suffix
 	// included: BenchmarkEncode/small-8.
 	Name string
@@ -24,9 +24,9 @@ type BenchResult struct {
 // benchmark format that golang.org/x/perf/benchfmt reads) in the order they appear. Other
 // lines (configuration, PASS, ok) are skipped; a malformed result line is an error that names
 // source and the line.
-func ReadBenchmarks(source string, data []byte) ([]BenchResult, error) {
+func ReadBenchmarks(source string, data []byte) ([]ResultLine, error) {
 	r := benchfmt.NewReader(bytes.NewReader(data), source)
-	var out []BenchResult
+	var out []ResultLine
 	for r.Scan() {
 		switch rec := r.Result().(type) {
 		case *benchfmt.SyntaxError:
@@ -37,7 +37,7 @@ func ReadBenchmarks(source string, data []byte) ([]BenchResult, error) {
 				return nil, fmt.Errorf("reading %s as benchmark output: line %d: %d iterations", source, line, rec.Iters)
 			}
 			// The reader drops the "Benchmark" prefix of the names.
-			res := BenchResult{Name: "Benchmark" + string(rec.Name.Full()), Iterations: int64(rec.Iters)}
+			res := ResultLine{Name: "Benchmark" + string(rec.Name.Full()), Iterations: int64(rec.Iters)}
 			for _, v := range rec.Values {
 				ns := v.Value * 1e9
 				if v.OrigUnit == "ns/op" {

@@ -1,4 +1,4 @@
-package source
+package bench
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func TestReadBenchmarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []BenchResult{
+	want := []ResultLine{
 		{Name: "BenchmarkApp-2", Iterations: 2000, NsPerOp: 1654294},
 		{Name: "BenchmarkApp/small-2", Iterations: 1346, NsPerOp: 2359163},
 	}
