@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -176,6 +177,38 @@ func TestStacksRefuseUnknownLocations(t *testing.T) {
 		d, err := pprof.DecodeFields(&format.StreamFields{R: bufio.NewReader(bytes.NewReader(data))}, format.Limits{}, pprof.DecodeMode{Compact: true})
 		if err == nil {
 			t.Errorf("%s: a sample with an unknown location is accepted: %d stacks", name, d.Stacks.Len())
+		}
+	}
+}
+
+// TestStacksLabelSetsInSampleOrder checks that a profile decoded as stacks on several cores
+// numbers its label sets in the order its samples first carry them, whichever worker met
+// them first: what reads the sets in order (NumLabelUnits takes a key's first unit) sees the
+// samples' order on every run.
+func TestStacksLabelSetsInSampleOrder(t *testing.T) {
+	p := manySamples(200_000, true)
+	for i, s := range p.Sample {
+		// A set of its own every 1,000 samples, in the order of the samples.
+		s.Label = map[string][]string{"n": {fmt.Sprint(i / 1000)}}
+		s.NumLabel, s.NumUnit = nil, nil
+	}
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	for range 3 {
+		d, err := pprof.DecodeFields(&format.StreamFields{R: bufio.NewReader(bytes.NewReader(data))}, format.Limits{}, pprof.DecodeMode{Compact: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Stacks.Segments) < 2 {
+			t.Fatalf("%d segments: the samples are not decoded on several cores", len(d.Stacks.Segments))
+		}
+		for i, set := range d.Stacks.LabelSets {
+			if got, want := set.Label["n"], []string{fmt.Sprint(i)}; !slices.Equal(got, want) {
+				t.Fatalf("label set %d is %q, want %q", i+1, got, want)
+			}
 		}
 	}
 }

@@ -321,3 +321,35 @@ func (st *Stacks) Sums() []int64 {
 	}
 	return sums
 }
+
+// NumberLabelSetsInOrder numbers st's label sets in the order its samples first carry them,
+// from the first segment's first sample on: decoders that number them as their workers meet
+// them leave an order that changes from run to run, and what reads the sets in order
+// (pprof's NumLabelUnits picks the first unit a key carries) must see the samples' order.
+// A set no sample carries goes after the others, in its order. st must not be read-only.
+func (st *Stacks) NumberLabelSetsInOrder() {
+	if len(st.LabelSets) < 2 {
+		return
+	}
+	number := make([]int32, len(st.LabelSets)+1) // 0: not numbered yet
+	sets := make([]LabelSet, 0, len(st.LabelSets))
+	for k := range st.Segments {
+		labels := st.Segments[k].Labels
+		for j, set := range labels {
+			if set == 0 {
+				continue
+			}
+			if number[set] == 0 {
+				sets = append(sets, st.LabelSets[set-1])
+				number[set] = int32(len(sets))
+			}
+			labels[j] = number[set]
+		}
+	}
+	for i := range st.LabelSets {
+		if number[i+1] == 0 {
+			sets = append(sets, st.LabelSets[i])
+		}
+	}
+	st.LabelSets = sets
+}

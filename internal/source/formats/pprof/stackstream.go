@@ -266,6 +266,8 @@ func (s *stackStream) finish() (*stacks.Stacks, error) {
 		}
 		st.LabelSets[i] = stacks.LabelSet{Label: smp.Label, NumLabel: smp.NumLabel, NumUnit: smp.NumUnit}
 	}
+	// The workers numbered the sets as they met them.
+	st.NumberLabelSetsInOrder()
 	return st, nil
 }
 
