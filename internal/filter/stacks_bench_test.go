@@ -51,7 +51,7 @@ func BenchmarkApplyStacks(b *testing.B) {
 						if samples {
 							p.Sample = st.Samples(p.Location)
 							set.Apply(p)
-							stacks.FromProfileReusing(p, st)
+							stacks.FromProfile(p)
 						} else {
 							set.ApplyStacks(p, st)
 						}

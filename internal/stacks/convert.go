@@ -16,34 +16,15 @@ const segmentSamples = 1 << 16
 // FromProfile moves p's samples into stacks over p's location table, the one conversion
 // from profile.Samples to the representation the reports read; Samples is the one back.
 // p is left without samples, and its sample slice is cleared.
-func FromProfile(p *profile.Profile) *Stacks {
-	return FromProfileReusing(p, nil)
-}
-
-// FromProfileReusing is FromProfile writing the stacks into the arrays of old, as far as
-// they hold them, rather than into arrays of its own: old must not be used afterwards.
-// The reports filter stacks without making samples of them (filter.Set.ApplyStacks); this
-// is for samples that were made of stacks and filtered as samples.
-// Samples made of old's (Samples) and then filtered, which drops samples and cuts stacks
-// but never adds to them, always fit, so that the filtered stacks take no memory beside
-// the samples and the stacks they were made of; what does not fit (frames added to every
-// sample, by --tagroot) gets arrays of its own. A nil or read-only old reuses nothing.
 //
 // Once many samples are converted, it collects the garbage: the samples are garbage now,
 // most of what is still live is the stacks' arrays, which hold no pointers, so the
 // collection costs little, and what the report allocates next takes the samples' memory
-// rather than growing the process (peak RSS of flame --focus on the synthetic profile
-// 680-880 MB without it, depending on when the collector would have run, 640 MB with it,
-// and no more CPU time).
-func FromProfileReusing(p *profile.Profile, old *Stacks) *Stacks {
+// rather than growing the process.
+func FromProfile(p *profile.Profile) *Stacks {
 	samples := p.Sample
 	p.Sample = nil
-	var reuse []Segment
-	if old != nil && !old.ReadOnly && old.NumValues == len(p.SampleType) {
-		reuse = old.Segments
-		old.Segments, old.LabelSets = nil, nil
-	}
-	st := fromSamples(p.Location, samples, len(p.SampleType), true, reuse)
+	st := fromSamples(p.Location, samples, len(p.SampleType), true)
 	if len(samples) >= segmentSamples {
 		runtime.GC()
 	}
@@ -56,15 +37,14 @@ func FromProfileReusing(p *profile.Profile, old *Stacks) *Stacks {
 // Samples that share their label maps share a label set, numbered in the order samples
 // first carry them; a sample without labels has none (set 0). The samples are not changed.
 func FromSamples(locations []*profile.Location, samples []*profile.Sample, numValues int) *Stacks {
-	return fromSamples(locations, samples, numValues, false, nil)
+	return fromSamples(locations, samples, numValues, false)
 }
 
-// fromSamples makes the stacks of samples, in the segments of reuse as far as they hold
-// them (each up to the lengths of its arrays), then in segments of their own; it clears
-// the samples it has converted when clearSamples. One pass lays the samples out (their
+// fromSamples makes the stacks of samples, in segments of their size; it clears the
+// samples it has converted when clearSamples. One pass lays the samples out (their
 // segments, ends, values and label sets, which are numbered in order); the frames, most of
 // the work, are then written a segment at a time on every CPU.
-func fromSamples(locations []*profile.Location, samples []*profile.Sample, numValues int, clearSamples bool, reuse []Segment) *Stacks {
+func fromSamples(locations []*profile.Location, samples []*profile.Sample, numValues int, clearSamples bool) *Stacks {
 	st := &Stacks{NumValues: numValues}
 	type maps struct{ label, numLabel, numUnit unsafe.Pointer }
 	sets := map[maps]int32{}
@@ -75,35 +55,19 @@ func fromSamples(locations []*profile.Location, samples []*profile.Sample, numVa
 	var first []int32 // the first sample of each segment
 	for i, s := range samples {
 		if seg == nil || len(seg.Ends) == cap(seg.Ends) || len(seg.Frames)+len(s.Location) > frameCap {
-			// The next reused segment the sample fits in, else one of its own.
-			for len(reuse) > 0 && (reuse[0].Len() == 0 || len(s.Location) > len(reuse[0].Frames)) {
-				reuse = reuse[1:]
+			// A segment of its own for the next segmentSamples samples, sized to them.
+			chunk := samples[i:min(i+segmentSamples, len(samples))]
+			frames := 0
+			for _, s := range chunk {
+				frames += len(s.Location)
 			}
-			if len(reuse) > 0 {
-				r := reuse[0]
-				reuse = reuse[1:]
-				st.Segments = append(st.Segments, Segment{
-					Frames: r.Frames[:0:len(r.Frames)],
-					Ends:   r.Ends[:0:len(r.Ends)],
-					Values: r.Values[: 0 : len(r.Ends)*numValues],
-					Labels: r.Labels[:0:len(r.Ends)],
-				})
-				frameCap = len(r.Frames)
-			} else {
-				// A segment of its own for the next segmentSamples samples, sized to them.
-				chunk := samples[i:min(i+segmentSamples, len(samples))]
-				frames := 0
-				for _, s := range chunk {
-					frames += len(s.Location)
-				}
-				st.Segments = append(st.Segments, Segment{
-					Frames: make([]int32, 0, frames),
-					Ends:   make([]uint32, 0, len(chunk)),
-					Values: make([]int64, 0, len(chunk)*numValues),
-					Labels: make([]int32, 0, len(chunk)),
-				})
-				frameCap = frames
-			}
+			st.Segments = append(st.Segments, Segment{
+				Frames: make([]int32, 0, frames),
+				Ends:   make([]uint32, 0, len(chunk)),
+				Values: make([]int64, 0, len(chunk)*numValues),
+				Labels: make([]int32, 0, len(chunk)),
+			})
+			frameCap = frames
 			seg = &st.Segments[len(st.Segments)-1]
 			first = append(first, int32(i))
 		}

@@ -145,57 +145,6 @@ func flat(st *Stacks) []string {
 	return out
 }
 
-// TestFromProfileReusing converts filtered samples into the arrays of the stacks they were
-// made of: the same stacks FromSamples makes, in the old arrays; samples that grew fill the
-// old arrays, then arrays of their own.
-func TestFromProfileReusing(t *testing.T) {
-	text := strings.Repeat("main;a;b 1 10\nmain;c 2 20\nmain;a+d;e;f 3 30\n", 30_000) // two segments
-	for _, tc := range []struct {
-		name     string
-		filter   func(p *profile.Profile)
-		segments int // at least
-	}{
-		{"dropped and cut", func(p *profile.Profile) {
-			var kept []*profile.Sample
-			for i, s := range p.Sample {
-				if i%3 != 1 {
-					s.Location = s.Location[:len(s.Location)-1]
-					kept = append(kept, s)
-				}
-			}
-			p.Sample = kept
-		}, 1},
-		{"grown", func(p *profile.Profile) {
-			for _, s := range p.Sample {
-				s.Location = append(s.Location, p.Location[0])
-			}
-		}, 3},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text)
-			p.Sample[0].Label = map[string][]string{"k": {"v"}}
-			old := FromProfile(p)
-			if len(old.Segments) != 2 {
-				t.Fatalf("%d segments, want 2", len(old.Segments))
-			}
-			first := &old.Segments[0].Frames[0]
-			p.Sample = old.Samples(p.Location)
-			tc.filter(p)
-			want := flat(FromSamples(p.Location, p.Sample, 2))
-			got := FromProfileReusing(p, old)
-			if diff := cmp.Diff(want, flat(got)); diff != "" {
-				t.Fatalf("(-FromSamples +FromProfileReusing):\n%s", diff)
-			}
-			if &got.Segments[0].Frames[0] != first || len(got.Segments) < tc.segments {
-				t.Errorf("%d segments, the first one's frames new; want at least %d, in the old arrays", len(got.Segments), tc.segments)
-			}
-			if p.Sample != nil || old.Segments != nil {
-				t.Error("the samples or the old stacks are still there")
-			}
-		})
-	}
-}
-
 // TestWithFrames adds frames below the leaf and above the root of each sample by its label
 // set, leaving the stacks it was given as they were.
 func TestWithFrames(t *testing.T) {
@@ -209,39 +158,5 @@ func TestWithFrames(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"[0 1] [1] <nil>", fmt.Sprintf("[2 1] [2] %p", p.Sample[1].Label)}, flat(st)); diff != "" {
 		t.Errorf("the stacks given changed (-want +got):\n%s", diff)
-	}
-}
-
-// TestFromProfileReusingReadOnly checks that read-only stacks are left as they were when
-// samples made of them are filtered and made stacks again: the filtered stacks are in
-// arrays of their own, and labels are removed from copies of the label sets.
-func TestFromProfileReusingReadOnly(t *testing.T) {
-	p := proftest.MustFolded([]string{"samples/count"}, "main;a 1\nmain;b 2\nmain;a;c 3\n")
-	p.Sample[0].Label = map[string][]string{"handler": {"x"}, "tenant": {"t"}}
-	st := FromProfile(p)
-	st.ReadOnly = true
-	want := fmt.Sprint(st.Segments, st.LabelSets)
-
-	own := st.WithOwnLabelSets()
-	if !own.ReadOnly || len(own.LabelSets) != 1 || mapPointer(own.LabelSets[0].Label) == mapPointer(st.LabelSets[0].Label) {
-		t.Fatalf("WithOwnLabelSets: %+v shares the label maps or is not read-only", own)
-	}
-	// What a report's filters do: samples made of the stacks, labels removed, a sample
-	// dropped and a stack cut, then stacks made of what is left.
-	p.Sample = own.Samples(p.Location)
-	delete(p.Sample[0].Label, "tenant")
-	p.Sample = []*profile.Sample{p.Sample[2], p.Sample[0]}
-	p.Sample[0].Location = p.Sample[0].Location[1:]
-	p.Sample[0].Value[0] = 30
-	got := FromProfileReusing(p, own)
-
-	if after := fmt.Sprint(st.Segments, st.LabelSets); after != want {
-		t.Errorf("read-only stacks changed:\n got %s\nwant %s", after, want)
-	}
-	if got.Len() != 2 || got.ReadOnly || &got.Segments[0].Frames[0] == &st.Segments[0].Frames[0] {
-		t.Errorf("filtered stacks %+v: want 2 samples in arrays of their own", got)
-	}
-	if ls := got.LabelSets[0]; len(ls.Label) != 1 || len(st.LabelSets[0].Label) != 2 {
-		t.Errorf("labels: filtered %v, read-only %v", ls.Label, st.LabelSets[0].Label)
 	}
 }

@@ -31,9 +31,8 @@ type Stacks struct {
 	NumValues int
 	// ReadOnly says that the stacks are kept for other reports after this one, as profq
 	// serve keeps what it read for every view: a report that filters them then writes
-	// what the filters leave into arrays of its own (filter.Set.ApplyStacks;
-	// FromProfileReusing does not reuse these either), and removes labels from copies of
-	// the label sets.
+	// what the filters leave into arrays of its own (filter.Set.ApplyStacks), and removes
+	// labels from copies of the label sets.
 	ReadOnly bool
 }
 
