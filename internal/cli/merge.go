@@ -25,9 +25,9 @@ the inputs, and identical stacks with identical labels are summed.
 ` + profileArgHelp("PROFILE") + `
 
 URLs are fetched concurrently (--seconds N over several hosts takes about N
-seconds, not N per host); the inputs are parsed one at a time, in order, and folded into the
-result in batches, so memory follows the largest input and the result, not the number of
-inputs; --max-input-bytes applies to each input.
+seconds, not N per host); the inputs are merged into the result one at a time, in order,
+while the next two are read, so memory follows the result and the largest inputs, not the
+number of inputs; --max-input-bytes applies to each input.
 
 The profile is written as the inputs make it: drop_frames and keep_frames are kept for the
 reports to apply, and names stay as the inputs have them (--demangle writes demangled names

@@ -130,11 +130,14 @@ type fetchAhead struct {
 	args []string
 	*ahead[*streamInput]
 	next int
+	// opened says which arguments were opened (open, openAt), for stop to close the others.
+	opened []bool
 }
 
 func (o Options) fetchAhead(args []string) *fetchAhead {
 	return &fetchAhead{
-		args: args,
+		args:   args,
+		opened: make([]bool, len(args)),
 		ahead: startAhead(len(args), maxFetches, func(i int) bool { return fetch.IsURL(args[i]) },
 			func(ctx context.Context, i int) (*streamInput, error) {
 				if fetch.IsURL(args[i]) {
@@ -153,14 +156,22 @@ func (f *fetchAhead) open(arg string) (*streamInput, error) {
 		return nil, fmt.Errorf("%s read out of order", arg)
 	}
 	f.next++
-	return f.take(f.next - 1)
+	return f.openAt(f.next - 1)
+}
+
+// openAt opens argument i, for a reader that reads the arguments in goroutines of its own
+// (parseAhead): each argument once, and every goroutine that opens one done before stop is
+// called. The caller closes what it opens.
+func (f *fetchAhead) openAt(i int) (*streamInput, error) {
+	f.opened[i] = true
+	return f.take(i)
 }
 
 // stop ends the fetches and closes what was fetched and never opened.
 func (f *fetchAhead) stop() {
 	f.ahead.stop()
-	for i := f.next; i < len(f.args); i++ {
-		if !fetch.IsURL(f.args[i]) {
+	for i := range f.args {
+		if f.opened[i] || !fetch.IsURL(f.args[i]) {
 			continue
 		}
 		if in, err := f.take(i); err == nil && in != nil {

@@ -51,21 +51,7 @@ func (o Options) combineLoaded(ls []loaded, args []string) (loaded, error) {
 	fail := func(err error) (loaded, error) {
 		return loaded{}, &inputError{"combining " + describe(args), err}
 	}
-	// Preparing the profiles changes the values of those whose sample types it drops,
-	// reorders or rescales: found on copies of the headers, those get their samples first.
-	hs := make([]*profile.Profile, len(ps))
-	for i, p := range ps {
-		hs[i] = headers(p)
-	}
-	if err := prepare(hs); err != nil {
-		return fail(err)
-	}
-	for i := range ls {
-		if ls[i].st != nil && preparingChanges(ps[i], hs[i]) {
-			ls[i].materialize()
-		}
-	}
-	if err := prepare(ps); err != nil {
+	if err := prepareLoaded(ls); err != nil {
 		return fail(err)
 	}
 	// Merging adds the values of identical samples, and pprof's Merge does not check that
@@ -75,19 +61,41 @@ func (o Options) combineLoaded(ls []loaded, args []string) (loaded, error) {
 	}
 	m := newMerger()
 	for i := range ls {
-		var err error
-		if ls[i].st != nil {
-			err = m.addStacks(ls[i].p, ls[i].st)
-		} else {
-			err = m.add(ls[i].p)
-		}
-		if err != nil {
+		if err := m.addLoaded(ls[i]); err != nil {
 			return fail(fmt.Errorf("merging: %w", err))
 		}
 		ls[i] = loaded{} // merged: what only it held can go
 	}
 	p, st := m.stacks()
 	return loaded{p: p, st: st}, nil
+}
+
+// prepareLoaded prepares the profiles of ls as prepare does. Preparing changes the values of
+// those whose sample types it drops, reorders or rescales: found on copies of the headers,
+// those get their samples first.
+func prepareLoaded(ls []loaded) error {
+	ps := make([]*profile.Profile, len(ls))
+	hs := make([]*profile.Profile, len(ls))
+	for i := range ls {
+		ps[i], hs[i] = ls[i].p, headers(ls[i].p)
+	}
+	if err := prepare(hs); err != nil {
+		return err
+	}
+	for i := range ls {
+		if ls[i].st != nil && preparingChanges(ps[i], hs[i]) {
+			ls[i].materialize()
+		}
+	}
+	return prepare(ps)
+}
+
+// addLoaded merges l into the result: its stacks, or its profile's samples.
+func (m *merger) addLoaded(l loaded) error {
+	if l.st != nil {
+		return m.addStacks(l.p, l.st)
+	}
+	return m.add(l.p)
 }
 
 // preparingChanges says whether preparing p, whose headers prepared are h, changes its

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,24 +70,35 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 	if err := CheckStdin(args); err != nil {
 		return nil, nil, err
 	}
-	// URLs are fetched maxFetches at a time ahead of their turn, but every input is parsed
-	// and merged in argument order: the result, the warnings and the first error are those
-	// of reading the inputs one after another.
+	// The decoder leaves the samples compact, and the merger reads them so: no
+	// profile.Sample is made of an input.
+	o.compact = true
+	// URLs are fetched maxFetches at a time ahead of their turn, and the next inputs are
+	// read (decompressed and decoded) mergeAhead at a time while the current one is merged,
+	// but every input is merged in argument order: the result, the warnings and the first
+	// error are those of reading the inputs one after another.
 	fetches := o.fetchAhead(args)
-	defer fetches.stop()
+	parsed := o.parseAhead(args, fetches)
+	defer func() {
+		// The fetches under way are abandoned first, so that the reads waiting on them
+		// return; then no read is under way when fetches.stop closes what is left.
+		fetches.cancel()
+		parsed.stop()
+		fetches.stop()
+	}()
 	inputs := make([]Input, 0, len(args))
 	types := o.newTypeCheck()
-	f := folding{minWeight: minWeight}
-	for i, arg := range args {
-		p, in, err := o.parse(arg, argReader{open: fetches.open})
+	f := folding{minWeight: minWeight, o: o}
+	for i := range args {
+		r, err := parsed.take(i)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := types.add(in); err != nil {
+		if err := types.add(r.in); err != nil {
 			return nil, nil, err
 		}
-		inputs = append(inputs, in)
-		if err := f.add(p, args[:i+1]); err != nil {
+		inputs = append(inputs, r.in)
+		if err := f.add(r.l, args[:i+1]); err != nil {
 			return nil, nil, noCommonType(err, inputs)
 		}
 	}
@@ -106,58 +118,99 @@ func (o Options) merge(args []string, minWeight int) (*profile.Profile, []Input,
 	return p, inputs, nil
 }
 
+// mergeAhead is how many inputs are read ahead of the one being merged. Reading an input
+// (decompressing and decoding it) and merging one take about the same time, so that one
+// input read ahead keeps a second core busy; a second evens out the inputs that take longer
+// to read than to merge. Memory holds the result and at most mergeAhead+1 inputs.
+const mergeAhead = 2
+
+// parsedInput is an input read ahead of its turn.
+type parsedInput struct {
+	l  loaded
+	in Input
+}
+
+// parseAhead reads the arguments in the background, mergeAhead at a time ahead of the
+// merge, each opened through fetches (which fetches the URLs further ahead). One argument
+// is read when its turn comes. stop must be called once done.
+func (o Options) parseAhead(args []string, fetches *fetchAhead) *ahead[parsedInput] {
+	return startAhead(len(args), mergeAhead, func(int) bool { return len(args) > 1 },
+		func(_ context.Context, i int) (parsedInput, error) {
+			rd := argReader{open: func(string) (*streamInput, error) { return fetches.openAt(i) }}
+			d, in, err := o.parseDecoded(args[i], rd)
+			if err != nil {
+				return parsedInput{}, err
+			}
+			return parsedInput{loaded{d.P, d.Stacks}, in}, nil
+		})
+}
+
 // folding is the merge of the inputs read so far (see above).
 type folding struct {
+	o         Options
 	minWeight int
 	// batch holds the first inputs until they are merged together, weight their weight.
-	batch  []*profile.Profile
+	batch  []loaded
 	weight int
 	// first is the first batch when it was one input, which combine leaves as it is; m the
 	// merge once there are more.
-	first *profile.Profile
+	first *loaded
 	m     *merger
 }
 
-// add merges p, or keeps it to merge it with the first inputs. args are the arguments read
-// so far, p's last, for error messages.
-func (f *folding) add(p *profile.Profile, args []string) error {
+// weightOf is mergeWeight of a profile whose samples may be stacks.
+func weightOf(l loaded) int {
+	if l.st != nil {
+		return l.st.Len() + len(l.p.Location) + len(l.p.Function)
+	}
+	return mergeWeight(l.p)
+}
+
+// add merges l, or keeps it to merge it with the first inputs. args are the arguments read
+// so far, l's last, for error messages.
+func (f *folding) add(l loaded, args []string) error {
 	if f.first == nil && f.m == nil {
-		f.batch = append(f.batch, p)
-		if f.weight += mergeWeight(p); f.weight >= f.minWeight || len(f.batch) == chunkSize {
+		f.batch = append(f.batch, l)
+		if f.weight += weightOf(l); f.weight >= f.minWeight || len(f.batch) == chunkSize {
 			return f.mergeBatch(args)
 		}
 		return nil
 	}
-	acc := f.first
+	var acc loaded
+	if f.first != nil {
+		acc = *f.first
+	}
 	if f.m != nil {
-		changes, err := changesValues(f.m.p, p)
+		changes, err := changesValues(f.m.p, l.p)
 		if err != nil {
 			return combining(args, err)
 		}
-		acc = f.m.p
+		acc = loaded{p: f.m.p}
 		if changes {
-			acc, f.m = f.m.profile(), nil
+			acc, f.m = loaded{p: f.m.profile()}, nil
 		}
 	}
-	if err := prepare([]*profile.Profile{acc, p}); err != nil {
+	both := []loaded{acc, l}
+	if err := prepareLoaded(both); err != nil {
 		return combining(args, err)
 	}
+	acc, l = both[0], both[1]
 	// Merging adds the values of identical samples, and pprof's Merge does not check that
 	// the sums fit. The merger's samples are compact: it counts their sums itself.
 	counted := acc
 	if f.m != nil {
-		counted = summed(f.m)
+		counted = loaded{p: summed(f.m)}
 	}
-	if err := checkSums([]*profile.Profile{counted, p}); err != nil {
+	if err := checkLoadedSums([]loaded{counted, l}); err != nil {
 		return combining(args, err)
 	}
 	if f.m == nil {
 		// Merging acc alone is Merge re-mapping it: acc is the first profile it is given, with
 		// which nothing is incompatible.
 		f.first, f.m = nil, newMerger()
-		_ = f.m.add(acc)
+		_ = f.m.addLoaded(acc)
 	}
-	if err := f.m.add(p); err != nil {
+	if err := f.m.addLoaded(l); err != nil {
 		return combining(args, fmt.Errorf("merging: %w", err))
 	}
 	return nil
@@ -166,24 +219,25 @@ func (f *folding) add(p *profile.Profile, args []string) error {
 // mergeBatch merges the first inputs together, as combine does. args are the arguments read
 // so far.
 func (f *folding) mergeBatch(args []string) error {
-	ps := f.batch
+	ls := f.batch
 	f.batch = nil
-	if len(ps) == 1 {
-		p, err := combine(ps, args)
-		f.first = p
+	if len(ls) == 1 {
+		l, err := f.o.combineLoaded(ls, args)
+		f.first = &l
 		return err
 	}
-	if err := prepare(ps); err != nil {
+	if err := prepareLoaded(ls); err != nil {
 		return combining(args, err)
 	}
-	if err := checkSums(ps); err != nil {
+	if err := checkLoadedSums(ls); err != nil {
 		return combining(args, err)
 	}
 	f.m = newMerger()
-	for _, p := range ps {
-		if err := f.m.add(p); err != nil {
+	for i := range ls {
+		if err := f.m.addLoaded(ls[i]); err != nil {
 			return combining(args, fmt.Errorf("merging: %w", err))
 		}
+		ls[i] = loaded{} // merged: what only it held can go
 	}
 	return nil
 }
@@ -196,7 +250,9 @@ func (f *folding) result(args []string) (*profile.Profile, error) {
 		}
 	}
 	if f.m == nil {
-		return f.first, nil
+		l := *f.first
+		l.materialize()
+		return l.p, nil
 	}
 	return f.m.result(), nil
 }

@@ -55,6 +55,8 @@ type merger struct {
 	// sets[kept.Labels[j]-1]).
 	samples format.HashIndex
 	kept    StackSegment
+	// touched keeps what HashIndex.Touch read.
+	touched uint64
 	// sums are, for each sample type, the sum of the absolute values of the samples: what
 	// checkSums counts of the result.
 	sums []uint64
@@ -74,6 +76,11 @@ type sourceTables struct {
 	lines  []profile.Line // scratch
 	frames []int32        // scratch
 	sets   []int32        // scratch (addStacks)
+	// positions are the result's position of each of the profile's locations by their
+	// position in its table, plus one (0: not met yet), for addStacks: a sample's frames
+	// are then mapped without reading its locations.
+	positions []int32
+	batch     sampleBatch // scratch (addStacks)
 }
 
 // mappedMapping is the result's mapping for one of a profile's, and what to add to that
@@ -145,33 +152,76 @@ func (m *merger) addStacks(src *profile.Profile, st *Stacks) error {
 	sets := m.in.sets[:0]
 	sets = append(sets, make([]int32, len(st.LabelSets)+1)...)
 	m.in.sets = sets
+	positions := m.in.positions[:0]
+	positions = append(positions, make([]int32, len(src.Location))...)
+	m.in.positions = positions
 	n := st.NumValues
+	// The samples are mapped a batch at a time: the frames, label set and hash of each
+	// first, then the slots of the hashes touched at once (HashIndex.Touch), then each added.
+	b := &m.in.batch
 	for k := range st.Segments {
 		seg := &st.Segments[k]
-		for j := range seg.Len() {
-			values := seg.Values[j*n : (j+1)*n]
-			if zeros(values) {
-				continue
-			}
-			frames := m.in.frames[:0]
-			for _, pos := range seg.Stack(j) {
-				if pos >= 0 {
-					frames = append(frames, m.location(src.Location[pos]))
+		for start := 0; start < seg.Len(); start += mergeBatch {
+			b.reset()
+			for j := start; j < min(start+mergeBatch, seg.Len()); j++ {
+				values := seg.Values[j*n : (j+1)*n]
+				if zeros(values) {
+					continue
 				}
-			}
-			m.in.frames = frames
-			s := seg.Labels[j]
-			if sets[s] == 0 {
-				var ls LabelSet
-				if s > 0 {
-					ls = st.LabelSets[s-1]
+				first := len(b.frames)
+				for _, pos := range seg.Stack(j) {
+					if pos < 0 {
+						continue
+					}
+					r := positions[pos]
+					if r == 0 {
+						r = m.location(src.Location[pos]) + 1
+						positions[pos] = r
+					}
+					b.frames = append(b.frames, r-1)
 				}
-				sets[s] = m.labelSetOf(ls) + 1
+				s := seg.Labels[j]
+				if sets[s] == 0 {
+					var ls LabelSet
+					if s > 0 {
+						ls = st.LabelSets[s-1]
+					}
+					sets[s] = m.labelSetOf(ls) + 1
+				}
+				set := sets[s] - 1
+				b.ends = append(b.ends, uint32(len(b.frames)))
+				b.sets = append(b.sets, set)
+				b.samples = append(b.samples, int32(j))
+				b.hashes = append(b.hashes, sampleHash(b.frames[first:], set))
 			}
-			m.addValues(frames, sets[s]-1, values)
+			m.touched += m.samples.Touch(b.hashes)
+			first := uint32(0)
+			for i, j := range b.samples {
+				frames := b.frames[first:b.ends[i]]
+				first = b.ends[i]
+				m.addHashed(b.hashes[i], frames, b.sets[i], seg.Values[int(j)*n:(int(j)+1)*n])
+			}
 		}
 	}
 	return nil
+}
+
+// mergeBatch is how many samples addStacks maps at a time.
+const mergeBatch = 32
+
+// sampleBatch is a batch of samples mapped into the result (addStacks): sample i's frames
+// are frames[ends[i-1]:ends[i]], its label set sets[i], its hash hashes[i], and it is
+// sample samples[i] of its segment.
+type sampleBatch struct {
+	frames  []int32
+	ends    []uint32
+	sets    []int32
+	samples []int32
+	hashes  []uint64
+}
+
+func (b *sampleBatch) reset() {
+	b.frames, b.ends, b.sets, b.samples, b.hashes = b.frames[:0], b.ends[:0], b.sets[:0], b.samples[:0], b.hashes[:0]
 }
 
 // addHeaders merges src's headers into the result's as Merge's combineHeaders does: those of
@@ -249,13 +299,24 @@ func (m *merger) addSample(src *profile.Sample) {
 // addValues adds values to the result's sample of the locations at positions frames and
 // of label set set, or makes one.
 func (m *merger) addValues(frames []int32, set int32, src []int64) {
+	m.addHashed(sampleHash(frames, set), frames, set, src)
+}
+
+// sampleHash is the hash of the result's sample of the locations at positions frames and of
+// label set set.
+func sampleHash(frames []int32, set int32) uint64 {
 	h := uint64(set)
 	for _, f := range frames {
 		h = mix(h, uint64(f))
 	}
+	return finish(h)
+}
+
+// addHashed is addValues for a sample whose hash (sampleHash) is h.
+func (m *merger) addHashed(h uint64, frames []int32, set int32, src []int64) {
 	n := len(m.p.SampleType)
 	kept := &m.kept
-	j, found := m.samples.Find(finish(h), func(j int) bool {
+	j, found := m.samples.Find(h, func(j int) bool {
 		return kept.Labels[j] == set+1 && slices.Equal(kept.Stack(j), frames)
 	})
 	if !found {

