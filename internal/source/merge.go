@@ -141,7 +141,7 @@ func (o Options) parseAhead(args []string, fetches *fetchAhead) *ahead[parsedInp
 			if err != nil {
 				return parsedInput{}, err
 			}
-			return parsedInput{loaded{d.P, d.Stacks}, in}, nil
+			return parsedInput{loaded{p: d.P, st: d.Stacks}, in}, nil
 		})
 }
 
