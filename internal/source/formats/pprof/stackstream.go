@@ -23,10 +23,7 @@ import (
 // tables are read. The encoded samples are then never all held at once: a chunk is dropped
 // once decoded, and memory follows the stacks.
 type stackStream struct {
-	d         *decoder
-	jobs      chan stackJob
-	wg        workers.Group
-	submitted int // chunks of the arena handed to the workers
+	chunkFeed
 
 	mu   sync.Mutex
 	segs []rawSegment // by chunk
@@ -61,7 +58,7 @@ var errValueCounts = errors.New("samples with different numbers of values")
 func (d *decoder) startStackStream() {
 	n := min(runtime.GOMAXPROCS(0), 4)
 	jobs := make(chan stackJob, n)
-	s := &stackStream{d: d, jobs: jobs}
+	s := &stackStream{chunkFeed: chunkFeed{d: d, jobs: jobs}}
 	for range n {
 		s.wg.Go(func() { s.work(jobs) })
 	}
@@ -69,8 +66,17 @@ func (d *decoder) startStackStream() {
 	s.submit(false)
 }
 
+// chunkFeed hands the chunks of a decoder's sample arena to workers, as the arena fills:
+// the part the stack and totals streams share.
+type chunkFeed struct {
+	d         *decoder
+	jobs      chan stackJob
+	wg        workers.Group
+	submitted int // chunks of the arena handed to the workers
+}
+
 // submit hands the workers every full chunk of the arena, and with all the last one too.
-func (s *stackStream) submit(all bool) {
+func (s *chunkFeed) submit(all bool) {
 	a := &s.d.arena
 	end := len(a.chunks) - 1
 	if all {
@@ -83,8 +89,8 @@ func (s *stackStream) submit(all bool) {
 	}
 }
 
-// stop ends the workers, once every chunk handed to them is decoded.
-func (s *stackStream) stop() {
+// stop ends the workers, once every chunk handed to them is read.
+func (s *chunkFeed) stop() {
 	if s.jobs != nil {
 		close(s.jobs)
 		s.jobs = nil

@@ -9,8 +9,6 @@ import (
 	"github.com/profq/profq/internal/stacks"
 
 	"github.com/google/pprof/profile"
-
-	"github.com/profq/profq/internal/workers"
 )
 
 // totalsStream adds the samples of a profile up by label set as they arrive
@@ -26,10 +24,7 @@ import (
 // makes the decoding fail with format.ErrNeedStacks, so that the input is read again as
 // stacks: the same profile, errors included, as reading it as stacks.
 type totalsStream struct {
-	d         *decoder
-	jobs      chan stackJob
-	wg        workers.Group
-	submitted int
+	chunkFeed
 
 	mu      sync.Mutex
 	chunks  []totalsChunk // by chunk
@@ -125,7 +120,7 @@ func deepIDs(depth int) int {
 func (d *decoder) startTotalsStream() {
 	n := min(runtime.GOMAXPROCS(0), 4)
 	jobs := make(chan stackJob, n)
-	s := &totalsStream{d: d, jobs: jobs}
+	s := &totalsStream{chunkFeed: chunkFeed{d: d, jobs: jobs}}
 	for range n {
 		w := &totalsWorker{r: sampleReader{d: d}, stride: -1}
 		s.workers = append(s.workers, w)
@@ -133,29 +128,6 @@ func (d *decoder) startTotalsStream() {
 	}
 	d.totalsStream = s
 	s.submit(false)
-}
-
-// submit hands the workers every full chunk of the arena, and with all the last one too.
-func (s *totalsStream) submit(all bool) {
-	a := &s.d.arena
-	end := len(a.chunks) - 1
-	if all {
-		end = len(a.chunks)
-	}
-	for ; s.submitted < end; s.submitted++ {
-		c := s.submitted
-		s.jobs <- stackJob{c, a.chunks[c], a.counts[c]}
-		a.chunks[c] = nil
-	}
-}
-
-// stop ends the workers, once every chunk handed to them is read.
-func (s *totalsStream) stop() {
-	if s.jobs != nil {
-		close(s.jobs)
-		s.jobs = nil
-		s.wg.Wait()
-	}
 }
 
 func (s *totalsStream) work(w *totalsWorker, jobs <-chan stackJob) {
