@@ -87,7 +87,7 @@ func runTags(stdio IO, o *TagsOptions, args []string) error {
 		if err != nil {
 			return err
 		}
-		if t, err = report.NewTagsTotals(p, tot, inputs, o.Report); err != nil {
+		if t, err = report.NewTags(p, tot, inputs, o.Report); err != nil {
 			return err
 		}
 	}

@@ -490,3 +490,27 @@ func TestTopByLabelValueListedTwice(t *testing.T) {
 		t.Errorf("groups %+v, want one group of 2 samples worth 15", top.Groups)
 	}
 }
+
+// TestTagsFromTotals builds the same report from the samples added up by label set as from
+// their stacks, and refuses, from totals, a filter that reads frames.
+func TestTagsFromTotals(t *testing.T) {
+	p := withLabels(t, proftest.MustFolded(cpuTypes, "main;a 1 10\nmain;b 1 5\nmain;c 2 7\n"), "k=x", "k=y", "k=x")
+	fromStacks, err := NewTags(p.Copy(), stacks.FromProfile(p.Copy()), nil, DefaultTagsConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := p.Copy()
+	fromTotals, err := NewTags(q, stacks.TotalsOf(stacks.FromProfile(q)), nil, DefaultTagsConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fromStacks, fromTotals); diff != "" {
+		t.Errorf("(-from stacks +from totals):\n%s", diff)
+	}
+	cfg := DefaultTagsConfig()
+	cfg.Report.Focus = "main"
+	q = p.Copy()
+	if _, err := NewTags(q, stacks.TotalsOf(stacks.FromProfile(q)), nil, cfg); err == nil {
+		t.Error("--focus over totals: no error")
+	}
+}

@@ -36,7 +36,7 @@ func (c *TagsConfig) Validate() error {
 }
 
 // ReadsFrames says whether the report's filters read the samples' frames, so that it needs
-// their stacks (NewTags) rather than their sums by label set (NewTagsTotals). Expressions
+// their stacks rather than their sums by label set (NewTags takes either). Expressions
 // that do not compile read nothing.
 func (c *TagsConfig) ReadsFrames() bool {
 	f, err := c.compile()
@@ -52,42 +52,39 @@ func (c *TagsConfig) compile() (*filter.Set, error) {
 	return c.Report.compile()
 }
 
-// NewTags builds a tags report from p, whose samples are st, and which it modifies: filters
-// run in place. The steps are pprof's -tags: read the numeric label units, take the total
-// (before filtering unless RelativePercentages), filter samples and drop label keys
-// (--tagshow, --taghide), then add each sample's value to every label value it carries,
-// the samples of a label set at a time. Without a filter that reads frames, the samples
-// are added up by label set first and the report is NewTagsTotals'.
-func NewTags(p *profile.Profile, st *stacks.Stacks, inputs []Input, cfg TagsConfig) (*Tags, error) {
+// NewTags builds a tags report from p, whose samples are given either as stacks or added up
+// by label set (source.LoadTotals: what a report whose filters read no frame needs of
+// them). The steps are pprof's -tags: read the numeric label units, take the total (before
+// filtering unless RelativePercentages), filter samples and drop label keys (--tagshow,
+// --taghide), then add each sample's value to every label value it carries, the samples of
+// a label set at a time. It modifies p and the samples: filters run in place, and --tagshow
+// and --taghide change the label sets' maps unless the samples are read-only. Stacks whose
+// filters read no frame are added up by label set first; totals refuse such filters.
+func NewTags[S *stacks.Stacks | *stacks.Totals](p *profile.Profile, samples S, inputs []Input, cfg TagsConfig) (*Tags, error) {
 	filters, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
-	if !filters.ReadsFrames() {
-		return newTagsTotals(p, stacks.TotalsOf(st), inputs, cfg, filters)
+	switch s := any(samples).(type) {
+	case *stacks.Totals:
+		if filters.ReadsFrames() {
+			return nil, option.Errorf("focus", "needs the samples' stacks")
+		}
+		return newTagsTotals(p, s, inputs, cfg, filters)
+	default:
+		st := s.(*stacks.Stacks)
+		if !filters.ReadsFrames() {
+			return newTagsTotals(p, stacks.TotalsOf(st), inputs, cfg, filters)
+		}
+		// The units come from the whole profile, before any filter, as pprof reads them.
+		numUnits, ignoredUnits := labelSamples(st).NumLabelUnits()
+		pr, err := prepare(p, st, cfg.Report, filters)
+		if err != nil {
+			return nil, err
+		}
+		return tagsReport(p, inputs, cfg, pr.index, pr.total, append(unitWarnings(numUnits, ignoredUnits), pr.warnings...),
+			tagKeys(tagGroups(stacks.TotalsOf(pr.stacks), pr.index), numUnits, pr.total)), nil
 	}
-	// The units come from the whole profile, before any filter, as pprof reads them.
-	numUnits, ignoredUnits := labelSamples(st).NumLabelUnits()
-	pr, err := prepare(p, st, cfg.Report, filters)
-	if err != nil {
-		return nil, err
-	}
-	return tagsReport(p, inputs, cfg, pr.index, pr.total, append(unitWarnings(numUnits, ignoredUnits), pr.warnings...),
-		tagKeys(tagGroups(stacks.TotalsOf(pr.stacks), pr.index), numUnits, pr.total)), nil
-}
-
-// NewTagsTotals is NewTags from p's samples added up by label set (source.LoadTotals): what
-// a report whose filters read no frame needs of them. The label sets' maps are modified by
-// --tagshow and --taghide, unless t is read-only.
-func NewTagsTotals(p *profile.Profile, t *stacks.Totals, inputs []Input, cfg TagsConfig) (*Tags, error) {
-	filters, err := cfg.compile()
-	if err != nil {
-		return nil, err
-	}
-	if filters.ReadsFrames() {
-		return nil, option.Errorf("focus", "needs the samples' stacks")
-	}
-	return newTagsTotals(p, t, inputs, cfg, filters)
 }
 
 func newTagsTotals(p *profile.Profile, t *stacks.Totals, inputs []Input, cfg TagsConfig, filters *filter.Set) (*Tags, error) {
