@@ -492,7 +492,9 @@ func TestTopByLabelValueListedTwice(t *testing.T) {
 }
 
 // TestTagsFromTotals builds the same report from the samples added up by label set as from
-// their stacks, and refuses, from totals, a filter that reads frames.
+// their stacks (which, without a filter that reads frames, NewTags adds up too: the weights
+// are checked against the samples' values), and refuses, from totals, a filter that reads
+// frames.
 func TestTagsFromTotals(t *testing.T) {
 	p := withLabels(t, proftest.MustFolded(cpuTypes, "main;a 1 10\nmain;b 1 5\nmain;c 2 7\n"), "k=x", "k=y", "k=x")
 	fromStacks, err := NewTags(p.Copy(), stacks.FromProfile(p.Copy()), nil, DefaultTagsConfig())
@@ -506,6 +508,16 @@ func TestTagsFromTotals(t *testing.T) {
 	}
 	if diff := cmp.Diff(fromStacks, fromTotals); diff != "" {
 		t.Errorf("(-from stacks +from totals):\n%s", diff)
+	}
+	// k=x on the samples of 10 and 7, k=y on the sample of 5.
+	weights := map[string]int64{}
+	for _, k := range fromTotals.Keys {
+		for _, v := range k.Values {
+			weights[k.Key+"="+v.Value] = v.Weight
+		}
+	}
+	if diff := cmp.Diff(map[string]int64{"k=x": 17, "k=y": 5}, weights); diff != "" {
+		t.Errorf("weights (-want +got):\n%s", diff)
 	}
 	cfg := DefaultTagsConfig()
 	cfg.Report.Focus = "main"

@@ -58,15 +58,8 @@ func checkLoadedLimits(p *profile.Profile, stacks *Stacks, tot *Totals, lim form
 
 // checkStackLimits is checkLimits on samples held as stacks.
 func checkStackLimits(p *profile.Profile, st *Stacks, lim format.Limits) error {
-	if lim.Samples > 0 && st.Len() > lim.Samples {
-		return &format.SampleLimitError{Limit: lim.Samples}
-	}
-	if lim.Labels > 0 {
-		for _, set := range st.LabelSets {
-			if format.LabelCount(set.Label, set.NumLabel) > lim.Labels {
-				return &format.LabelLimitError{Limit: lim.Labels}
-			}
-		}
+	if err := checkCountLimits(st.Len(), st.LabelSets, lim); err != nil {
+		return err
 	}
 	ml := maxLines(p)
 	var frames []int // the frames of each location, when some have several lines
@@ -105,15 +98,8 @@ func checkStackLimits(p *profile.Profile, st *Stacks, lim format.Limits) error {
 
 // checkTotalsLimits is checkLimits on samples added up by label set.
 func checkTotalsLimits(p *profile.Profile, t *Totals, lim format.Limits) error {
-	if lim.Samples > 0 && t.Len() > lim.Samples {
-		return &format.SampleLimitError{Limit: lim.Samples}
-	}
-	if lim.Labels > 0 {
-		for _, set := range t.LabelSets {
-			if format.LabelCount(set.Label, set.NumLabel) > lim.Labels {
-				return &format.LabelLimitError{Limit: lim.Labels}
-			}
-		}
+	if err := checkCountLimits(t.Len(), t.LabelSets, lim); err != nil {
+		return err
 	}
 	for i := range t.NumValues {
 		var sum uint64
@@ -121,6 +107,22 @@ func checkTotalsLimits(p *profile.Profile, t *Totals, lim format.Limits) error {
 			a := t.Abs[set*t.NumValues+i]
 			if sum += a; sum < a || sum > math.MaxInt64 {
 				return &format.OverflowError{SampleType: format.ValueTypeName(p.SampleType[i])}
+			}
+		}
+	}
+	return nil
+}
+
+// checkCountLimits checks n samples of these label sets against the limits on samples and
+// on labels a sample: what the checks of stacks and of totals share.
+func checkCountLimits(n int, sets []LabelSet, lim format.Limits) error {
+	if lim.Samples > 0 && n > lim.Samples {
+		return &format.SampleLimitError{Limit: lim.Samples}
+	}
+	if lim.Labels > 0 {
+		for _, set := range sets {
+			if format.LabelCount(set.Label, set.NumLabel) > lim.Labels {
+				return &format.LabelLimitError{Limit: lim.Labels}
 			}
 		}
 	}
