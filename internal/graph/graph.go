@@ -47,6 +47,7 @@ type Graph struct {
 type frameIndex struct {
 	start   []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
 	ids     []int32
+	only    []int32 // location i's one frame when it has one, -1 otherwise
 	inlined []bool // node id -> the node is an inlined (not outermost) line somewhere
 }
 
@@ -158,6 +159,10 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 	if o.Mean {
 		s.flatDiv, s.cumDiv = make([]int64, n), make([]int64, n)
 	}
+	// The loop below runs once per frame of every sample: what it reads is in locals, and a
+	// location of one line (most are) is one read of only.
+	start, ids, only := idx.start, idx.ids, idx.only
+	flat, cum, flatDiv, cumDiv := s.flat, s.cum, s.flatDiv, s.cumDiv
 	seen := make([]uint32, n)
 	var stamp uint32
 	s.each(func(_ int, values []int64, stack []int32, _ int32) {
@@ -170,29 +175,35 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 			return
 		}
 		stamp = nextStamp(stamp, seen)
+		add := func(id int32) {
+			if seen[id] != stamp {
+				seen[id] = stamp
+				cum[id] += w
+				if o.Mean {
+					cumDiv[id] += dw
+				}
+			}
+		}
 		leaf := int32(-1)
 		for i := len(stack) - 1; i >= 0; i-- {
 			loc := stack[i]
 			if loc < 0 {
 				continue
 			}
-			frames := idx.ids[idx.start[loc]:idx.start[loc+1]]
-			for k := len(frames) - 1; k >= 0; k-- {
-				id := frames[k]
-				if seen[id] != stamp {
-					seen[id] = stamp
-					s.cum[id] += w
-					if o.Mean {
-						s.cumDiv[id] += dw
-					}
-				}
+			if id := only[loc]; id >= 0 {
+				add(id)
 				leaf = id
+				continue
+			}
+			for k := start[loc+1] - 1; k >= start[loc]; k-- {
+				add(ids[k])
+				leaf = ids[k]
 			}
 		}
 		if leaf >= 0 {
-			s.flat[leaf] += w
+			flat[leaf] += w
 			if o.Mean {
-				s.flatDiv[leaf] += dw
+				flatDiv[leaf] += dw
 			}
 		}
 	})
@@ -213,14 +224,19 @@ func (g *Graph) index(p *profile.Profile) *frameIndex {
 	idx := &frameIndex{
 		start: make([]int32, 0, len(p.Location)+1),
 		ids:   make([]int32, 0, len(p.Location)),
+		only:  make([]int32, len(p.Location)),
 	}
 	ids := make(map[NodeInfo]int32, len(p.Location))
 	// Most locations are one node of their own, or share it with others: the locations
 	// size the nodes once, rather than as they are found.
 	g.Nodes = make([]Node, 0, len(p.Location))
-	for _, l := range p.Location {
+	for i, l := range p.Location {
 		idx.start = append(idx.start, int32(len(idx.ids)))
 		g.addLines(l, ids, idx)
+		idx.only[i] = -1
+		if first := idx.start[i]; int(first) == len(idx.ids)-1 {
+			idx.only[i] = idx.ids[first]
+		}
 	}
 	idx.start = append(idx.start, int32(len(idx.ids)))
 	return idx

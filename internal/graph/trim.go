@@ -315,6 +315,10 @@ type edgePass struct {
 	start  []int32 // kept frames of location i are frames[start[i]:start[i+1]]
 	frames []passFrame
 	want   []bool
+	// one is location i's only kept frame as id<<1 | 1 if inlined, so that the walk reads
+	// one word for the usual location; noFrame when it has none, and manyFrames when it
+	// has several (then frames holds them).
+	one []int32
 
 	// With few kept nodes an edge is found by a dense index over (parent rank, child rank);
 	// otherwise by a hash of the pair.
@@ -329,13 +333,19 @@ type passFrame struct {
 	inline bool // the frame is an inlined line of its location
 }
 
+// Values of edgePass.one other than a frame.
+const (
+	noFrame    = -1
+	manyFrames = -2
+)
+
 // maxDense bounds the dense edge index of one shard (entries of 4 bytes).
 const maxDense = 1 << 22
 
 func newEdgePass(g *Graph, want, kept []bool) *edgePass {
 	idx := g.idx
 	nLocs := len(idx.start) - 1
-	pass := &edgePass{start: make([]int32, nLocs+1), want: want}
+	pass := &edgePass{start: make([]int32, nLocs+1), want: want, one: make([]int32, nLocs)}
 	for loc := range nLocs {
 		pass.start[loc] = int32(len(pass.frames))
 		lines := idx.ids[idx.start[loc]:idx.start[loc+1]]
@@ -343,6 +353,17 @@ func newEdgePass(g *Graph, want, kept []bool) *edgePass {
 			if id := lines[k]; kept == nil || kept[id] {
 				pass.frames = append(pass.frames, passFrame{id: id, inline: k != len(lines)-1})
 			}
+		}
+		switch f := pass.frames[pass.start[loc]:]; len(f) {
+		case 0:
+			pass.one[loc] = noFrame
+		case 1:
+			pass.one[loc] = f[0].id << 1
+			if f[0].inline {
+				pass.one[loc] |= 1
+			}
+		default:
+			pass.one[loc] = manyFrames
 		}
 	}
 	pass.start[nLocs] = int32(len(pass.frames))
@@ -419,6 +440,7 @@ func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
 	} else {
 		es.byPair = make(map[uint64]int32)
 	}
+	frames, start, want, one := pass.frames, pass.start, pass.want, pass.one
 	s.each(func(si int, values []int64, stack []int32, _ int32) {
 		w := values[o.SampleIndex]
 		if w == 0 && (!o.Mean || values[0] == 0) {
@@ -426,23 +448,33 @@ func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
 		}
 		stamp := int32(si + 1)
 		parent := int32(-1)
+		// frame steps from parent to the kept frame n.
+		frame := func(n int32, inline bool) {
+			if want[n] && parent >= 0 && parent != n {
+				e := es.find(parent, n)
+				if e.stamp != stamp {
+					// An edge counts once per sample, and only its first occurrence in the
+					// sample says whether it was inlined.
+					e.stamp = stamp
+					e.weight += w
+					e.inline = e.inline && inline
+				}
+			}
+			parent = n
+		}
 		for i := len(stack) - 1; i >= 0; i-- {
 			loc := stack[i]
 			if loc < 0 {
 				continue
 			}
-			for _, f := range pass.frames[pass.start[loc]:pass.start[loc+1]] {
-				if n := f.id; pass.want[n] && parent >= 0 && parent != n {
-					e := es.find(parent, n)
-					if e.stamp != stamp {
-						// An edge counts once per sample, and only its first occurrence in the
-						// sample says whether it was inlined.
-						e.stamp = stamp
-						e.weight += w
-						e.inline = e.inline && f.inline
-					}
+			switch f := one[loc]; f {
+			case noFrame:
+			case manyFrames:
+				for _, f := range frames[start[loc]:start[loc+1]] {
+					frame(f.id, f.inline)
 				}
-				parent = f.id
+			default:
+				frame(f>>1, f&1 != 0)
 			}
 		}
 	})

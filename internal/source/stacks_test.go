@@ -82,6 +82,13 @@ func TestLoadStacks(t *testing.T) {
 		}
 	}
 	files["distinct, wide IDs"] = writeProfile(t, dir, "wide.pb.gz", wide)
+	// Location IDs of one, two, three and four bytes as varints, each length a quarter of
+	// them (the bases are multiples of 4, so no two are the same).
+	lengths := manySamples(3*pprof.MinParallelSamples, true)
+	for i, l := range lengths.Location {
+		l.ID = uint64(i+1) + []uint64{0, 1 << 7, 1 << 14, 1 << 21}[i%4]
+	}
+	files["distinct, IDs of 1 to 4 bytes"] = writeProfile(t, dir, "lengths.pb.gz", lengths)
 	compact := 0
 	for name, path := range files {
 		t.Run(name, func(t *testing.T) {

@@ -141,11 +141,13 @@ func totalsCases(t testing.TB) []totalsCase {
 		}
 		return l
 	}
-	build := func(locs []*profile.Location, stacks ...[]int) []byte {
+	// buildTable encodes the samples' stacks (positions in locs) with the first table of
+	// locs as the location table: the other locations are referred to, not defined.
+	buildTable := func(table int, locs []*profile.Location, stacks ...[]int) []byte {
 		p := &profile.Profile{
 			SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 			Function:   []*profile.Function{fn},
-			Location:   locs,
+			Location:   locs[:table],
 		}
 		for i, s := range stacks {
 			smp := &profile.Sample{Value: []int64{1, int64(i*7 - 10)}, Label: map[string][]string{"k": {fmt.Sprint(i % 3)}}}
@@ -160,6 +162,9 @@ func totalsCases(t testing.TB) []totalsCase {
 		}
 		return encodeRaw(t, p)
 	}
+	build := func(locs []*profile.Location, stacks ...[]int) []byte {
+		return buildTable(len(locs), locs, stacks...)
+	}
 	repeat := func(n, j int) []int {
 		s := make([]int, n)
 		for i := range s {
@@ -167,6 +172,13 @@ func totalsCases(t testing.TB) []totalsCase {
 		}
 		return s
 	}
+	// Location IDs numbering a table of 20,000, and ID 20,100 (three bytes as a varint,
+	// as are 16,385 to 20,000) that it lacks.
+	wide := make([]*profile.Location, 20001)
+	for i := range 20000 {
+		wide[i] = loc(uint64(i+1), 1)
+	}
+	wide[20000] = loc(20100, 1)
 	var many [][]int
 	for i := range 20000 {
 		many = append(many, []int{i % 3, (i + 1) % 3})
@@ -184,6 +196,8 @@ func totalsCases(t testing.TB) []totalsCase {
 		{name: "deep inlined past the limit", data: build([]*profile.Location{loc(1, 6), loc(2, 1)}, repeat(200, 0), []int{1})},
 		{name: "deep within the limit", data: build([]*profile.Location{loc(1, 4), loc(2, 1)}, repeat(200, 0), []int{1})},
 		{name: "too deep", data: build([]*profile.Location{loc(1, 1)}, repeat(1001, 0))},
+		{name: "IDs of 1 to 3 bytes", data: build(wide[:20000], []int{0, 200, 19999}, []int{16384, 127, 5})},
+		{name: "unknown ID of 3 bytes", data: buildTable(20000, wide, []int{0, 200, 19999}, []int{16384, 20000, 5})},
 	}
 }
 

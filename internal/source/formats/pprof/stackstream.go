@@ -188,7 +188,7 @@ func (raw *rawSegment) appendFrames(f *format.Field) error {
 		frames, last := raw.seg.Frames, raw.last
 		b := f.Data
 		for i := 0; i < len(b); {
-			// IDs of one and two bytes without a call: most are.
+			// IDs of one to three bytes (below 2,097,152) without a call: most are.
 			id := uint64(b[i])
 			switch {
 			case id < 0x80:
@@ -196,6 +196,9 @@ func (raw *rawSegment) appendFrames(f *format.Field) error {
 			case i+1 < len(b) && b[i+1] < 0x80:
 				id = id&0x7f | uint64(b[i+1])<<7
 				i += 2
+			case i+2 < len(b) && b[i+2] < 0x80:
+				id = id&0x7f | uint64(b[i+1]&0x7f)<<7 | uint64(b[i+2])<<14
+				i += 3
 			default:
 				var err error
 				if id, i, err = format.ReadVarint(b, i); err != nil {

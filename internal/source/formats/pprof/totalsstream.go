@@ -84,6 +84,9 @@ func (t *totalsIDs) addIDs(f format.Field) (int, error) {
 			case i+1 < len(b) && b[i+1] < 0x80:
 				id = id&0x7f | uint64(b[i+1])<<7
 				i += 2
+			case i+2 < len(b) && b[i+2] < 0x80:
+				id = id&0x7f | uint64(b[i+1]&0x7f)<<7 | uint64(b[i+2])<<14
+				i += 3
 			default:
 				var err error
 				if id, i, err = format.ReadVarint(b, i); err != nil {
