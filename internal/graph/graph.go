@@ -48,7 +48,7 @@ type frameIndex struct {
 	start   []int32 // frames of location i are ids[start[i]:start[i+1]], in Line order
 	ids     []int32
 	only    []int32 // location i's one frame when it has one, -1 otherwise
-	inlined []bool // node id -> the node is an inlined (not outermost) line somewhere
+	inlined []bool  // node id -> the node is an inlined (not outermost) line somewhere
 }
 
 // shard is a contiguous run of samples, parts of segments of stacks, that one goroutine
