@@ -38,6 +38,11 @@ func ReadVarint(data []byte, i int) (uint64, int, error) {
 	if i < len(data) && data[i] < 0x80 {
 		return uint64(data[i]), i + 1, nil
 	}
+	return readLongVarint(data, i)
+}
+
+// readLongVarint is ReadVarint past its one-byte case, apart so that ReadVarint is inlined.
+func readLongVarint(data []byte, i int) (uint64, int, error) {
 	var u uint64
 	for n := 0; n < 10 && i+n < len(data); n++ {
 		c := data[i+n]
@@ -53,16 +58,24 @@ func ReadVarint(data []byte, i int) (uint64, int, error) {
 // accepts the wire types the profile package does: varint, fixed64, length-delimited and
 // fixed32.
 func ReadField(data []byte, i int, f *Field) (int, error) {
-	tag, i, err := ReadVarint(data, i)
-	if err != nil {
+	// Tags, lengths and values of one byte are read here rather than by a call to
+	// ReadVarint, which is too large to be inlined: most are.
+	var tag uint64
+	var err error
+	if i < len(data) && data[i] < 0x80 {
+		tag = uint64(data[i])
+		i++
+	} else if tag, i, err = readLongVarint(data, i); err != nil {
 		return 0, err
 	}
 	f.U64, f.Data = 0, nil
 	f.Num, f.Wire = tag>>3, tag&7
 	switch f.Wire {
 	case WireVarint:
-		f.U64, i, err = ReadVarint(data, i)
-		if err != nil {
+		if i < len(data) && data[i] < 0x80 {
+			f.U64 = uint64(data[i])
+			i++
+		} else if f.U64, i, err = readLongVarint(data, i); err != nil {
 			return 0, err
 		}
 	case WireFixed64:
@@ -73,8 +86,10 @@ func ReadField(data []byte, i int, f *Field) (int, error) {
 		i += 8
 	case WireBytes:
 		var n uint64
-		n, i, err = ReadVarint(data, i)
-		if err != nil {
+		if i < len(data) && data[i] < 0x80 {
+			n = uint64(data[i])
+			i++
+		} else if n, i, err = readLongVarint(data, i); err != nil {
 			return 0, err
 		}
 		if n > uint64(len(data)-i) {
