@@ -3,7 +3,8 @@
 # and, when ./cmd/profq builds, of `profq top`, on the benchmark profiles (made first by
 # bench-data.sh if missing), of the floor (tools/benchdata/cmd/floor: gunzip and a
 # protowire scan that adds up one value per sample, the least any report does; and with
-# -frames, which also decodes every location ID, the least a report of stacks does), and of
+# -frames, which also decodes every location ID, the least a report of stacks does; and
+# with -inflate, gunzip alone, which no reader spreads over cores), and of
 # `profq diff` between the two synthetic profiles. With REPORTS=1 it also measures, on the
 # synthetic profile, every report beside pprof's where pprof has one: tags (-tags), top
 # --focus (-top -focus), peek (-peek), graph (-dot), traces (-traces), list (-list), tree
@@ -18,7 +19,8 @@
 #
 # Environment: PROFQ_BENCH_DIR (cache, default .bench), RUNS (runs per tool and input,
 # default 1), PPROF (pprof binary, default: on PATH or in $(go env GOPATH)/bin), REPORTS,
-# REPORTS_ONLY, PPROF_REPORTS, SCALE.
+# REPORTS_ONLY, PPROF_REPORTS, SCALE, ONLY (with REPORTS=1: the reports to measure, by the
+# names of the table's first column, e.g. ONLY="tags traces diff-base"; default all).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,6 +86,7 @@ echo "# $(uptime)"
 if [ -z "${REPORTS_ONLY:-}" ]; then
 	for input in "${inputs[@]}"; do
 		for _ in $(seq "$runs"); do
+			measure floor-gunzip "$input" "$dir/floor" -inflate "$input"
 			measure floor "$input" "$dir/floor" "$input"
 			measure floor-ids "$input" "$dir/floor" -frames "$input"
 			measure pprof "$input" "$pprof" -top -symbolize=none "$input"
@@ -107,33 +110,41 @@ if [ -n "${REPORTS:-}" ] && [ -n "$profq" ]; then
 			measure "pprof-$name" synth-default.pb.gz "$pprof" "$@" -symbolize=none "$synth"
 		fi
 	}
+	# only NAME CMD... runs CMD when ONLY is unset or names NAME.
+	only() {
+		local name=$1
+		shift
+		if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]]; then
+			"$@"
+		fi
+	}
 	for _ in $(seq "$runs"); do
 		echo "# $(uptime)"
-		measure top synth-default.pb.gz "$profq" top "$synth"
-		pprofs tags -tags
-		measure tags synth-default.pb.gz "$profq" tags "$synth"
-		pprofs focus -top -focus index
-		measure focus synth-default.pb.gz "$profq" top --focus index "$synth"
-		pprofs peek -peek 'runtime\.mallocgc$'
-		measure peek synth-default.pb.gz "$profq" peek 'runtime\.mallocgc$' "$synth"
-		measure flame synth-default.pb.gz "$profq" flame -o "$out/flame.html" "$synth"
-		pprofs graph -dot
-		measure graph synth-default.pb.gz "$profq" graph "$synth"
-		measure info synth-default.pb.gz "$profq" info "$synth"
-		pprofs traces -traces
-		measure traces synth-default.pb.gz "$profq" traces "$synth"
-		pprofs list -list 'runtime\.mallocgc$'
-		measure list synth-default.pb.gz "$profq" list 'runtime\.mallocgc$' "$synth"
-		pprofs tree -tree
-		measure tree synth-default.pb.gz "$profq" tree "$synth"
-		pprofs diff-base -top -diff_base "$seed2"
-		measure diff-base synth-default.pb.gz "$profq" top --diff-base "$seed2" "$synth"
+		only top measure top synth-default.pb.gz "$profq" top "$synth"
+		only tags pprofs tags -tags
+		only tags measure tags synth-default.pb.gz "$profq" tags "$synth"
+		only focus pprofs focus -top -focus index
+		only focus measure focus synth-default.pb.gz "$profq" top --focus index "$synth"
+		only peek pprofs peek -peek 'runtime\.mallocgc$'
+		only peek measure peek synth-default.pb.gz "$profq" peek 'runtime\.mallocgc$' "$synth"
+		only flame measure flame synth-default.pb.gz "$profq" flame -o "$out/flame.html" "$synth"
+		only graph pprofs graph -dot
+		only graph measure graph synth-default.pb.gz "$profq" graph "$synth"
+		only info measure info synth-default.pb.gz "$profq" info "$synth"
+		only traces pprofs traces -traces
+		only traces measure traces synth-default.pb.gz "$profq" traces "$synth"
+		only list pprofs list -list 'runtime\.mallocgc$'
+		only list measure list synth-default.pb.gz "$profq" list 'runtime\.mallocgc$' "$synth"
+		only tree pprofs tree -tree
+		only tree measure tree synth-default.pb.gz "$profq" tree "$synth"
+		only diff-base pprofs diff-base -top -diff_base "$seed2"
+		only diff-base measure diff-base synth-default.pb.gz "$profq" top --diff-base "$seed2" "$synth"
 		echo "# $(uptime)"
-		measure top heap.pb.gz "$profq" top "$heap"
-		measure flame heap.pb.gz "$profq" flame -o "$out/flame.html" "$heap"
-		measure graph heap.pb.gz "$profq" graph "$heap"
-		measure peek heap.pb.gz "$profq" peek 'main\.' "$heap"
-		measure info heap.pb.gz "$profq" info "$heap"
+		only top measure top heap.pb.gz "$profq" top "$heap"
+		only flame measure flame heap.pb.gz "$profq" flame -o "$out/flame.html" "$heap"
+		only graph measure graph heap.pb.gz "$profq" graph "$heap"
+		only peek measure peek heap.pb.gz "$profq" peek 'main\.' "$heap"
+		only info measure info heap.pb.gz "$profq" info "$heap"
 	done
 	rm -rf "$out"
 fi

@@ -5,6 +5,9 @@
 //
 // `floor -frames FILE` also decodes every location ID of every sample and adds them up: the
 // least work a report that reads stacks must do besides.
+//
+// `floor -inflate FILE` only gunzips the profile and counts its bytes: the part of the floor
+// that no reader can spread over several cores, since a gzip stream is inflated in order.
 package main
 
 import (
@@ -21,10 +24,20 @@ import (
 
 func main() {
 	frames := flag.Bool("frames", false, "also decode every location ID of every sample")
+	inflateOnly := flag.Bool("inflate", false, "only gunzip the profile and count its bytes")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: floor [-frames] PROFILE")
+	if flag.NArg() != 1 || *frames && *inflateOnly {
+		fmt.Fprintln(os.Stderr, "usage: floor [-frames | -inflate] PROFILE")
 		os.Exit(2)
+	}
+	if *inflateOnly {
+		n, err := inflate(flag.Arg(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%d bytes\n", n)
+		return
 	}
 	var ids *idSum
 	if *frames {
@@ -85,25 +98,44 @@ func (s *idSum) add(msg []byte) {
 	}
 }
 
+// open opens the profile at path, gunzipped when it is gzipped.
+func open(path string) (io.Reader, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	br := bufio.NewReaderSize(f, 1<<20)
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		return zr, f, nil
+	}
+	return br, f, nil
+}
+
+// inflate reads the profile at path to its end and returns its length, gunzipped.
+func inflate(path string) (int64, error) {
+	r, c, err := open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	return io.Copy(io.Discard, r)
+}
+
 // scan reads the profile at path as a stream: one top-level field at a time, each sample's
 // values (field 2 of Sample, packed or not) read for its first value, and its location IDs
 // with ids.
 func scan(path string, ids *idSum) (samples int, sum int64, err error) {
-	f, err := os.Open(path)
+	r, c, err := open(path)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	var r io.Reader = br
-	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return 0, 0, err
-		}
-		r = bufio.NewReaderSize(zr, 1<<20)
-	}
-	in := r.(*bufio.Reader)
+	defer c.Close()
+	in := bufio.NewReaderSize(r, 1<<20)
 	var buf []byte
 	for {
 		tag, err := binaryUvarint(in)
