@@ -1,0 +1,202 @@
+package render
+
+import (
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/profq/profq/internal/report"
+)
+
+// A traces report is mostly text made of pieces that repeat: the frames of each location,
+// the lines of each label set. Its samples are written in parts (report.TracePart) on every
+// core, each part into a buffer of its own, and the buffers are written out in order by one
+// goroutine, so that the output is byte for byte the one a single pass writes. At most
+// partsInFlight parts are rendered or waiting to be written at once, so memory stays
+// bounded whatever the size of the profile.
+
+// partsConfig says how the samples are cut and how many goroutines write them; tests set it
+// to cut reports in many places.
+type partsConfig struct {
+	samples int // stored samples per part
+	workers int // goroutines rendering parts
+}
+
+// defaultParts cuts a report in parts of 512 samples (about 0.7 MB of table, 3.6 MB of
+// indented JSON for the 20-frame stacks of a large service), on every core.
+func defaultParts() partsConfig {
+	return partsConfig{samples: 512, workers: runtime.GOMAXPROCS(0)}
+}
+
+// partRenderer renders parts of a report: it appends a part's text to buf. One is made for
+// each goroutine, so it may keep caches of its own.
+type partRenderer func(buf []byte, part report.TracePart) []byte
+
+// writeParts renders the samples of s in parts, on cfg.workers goroutines, each made a
+// renderer by newRenderer, and writes each part's text to w in order, but for the first
+// skipFirst bytes of the first part that has text (the JSON form's comma before a sample
+// that turns out to be the first). It stops at the first write error, which it returns, and
+// returns only once every goroutine it started is done. It reports whether it wrote any
+// text. When w is a SafeText, the parts are checked for unsafe bytes where they are
+// rendered, on every core.
+func writeParts(w io.Writer, s *report.TraceStream, cfg partsConfig, skipFirst int, newRenderer func() partRenderer) (wrote bool, err error) {
+	parts := s.Parts(cfg.samples)
+	if len(parts) == 0 {
+		return false, nil
+	}
+	workers := max(1, min(cfg.workers, len(parts)))
+	inFlight := 2 * workers
+	type job struct {
+		part report.TracePart
+		done chan partResult
+	}
+	var (
+		jobs  = make(chan job)
+		order = make(chan chan partResult, inFlight) // the results, in the parts' order
+		stop  = make(chan struct{})
+		free  = make(chan []byte, inFlight+workers+1) // buffers to reuse
+		wg    sync.WaitGroup
+	)
+	safe, _ := w.(*SafeText)
+	// The dispatcher hands out the parts in order; order's capacity bounds how many are
+	// rendered and not yet written.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		defer close(order)
+		for _, p := range parts {
+			done := make(chan partResult, 1)
+			select {
+			case order <- done:
+			case <-stop:
+				return
+			}
+			select {
+			case jobs <- job{p, done}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			render := newRenderer()
+			for j := range jobs {
+				var buf []byte
+				select {
+				case buf = <-free:
+				default:
+				}
+				select {
+				case <-stop:
+					j.done <- partResult{}
+					continue
+				default:
+				}
+				j.done <- renderPart(render, buf[:0], j.part, safe != nil)
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		// Drain what the dispatcher queued, so that no goroutine waits on a full channel.
+		for range order {
+		}
+		wg.Wait()
+	}()
+	for done := range order {
+		r := <-done
+		if r.panicked != nil {
+			panic(r.panicked)
+		}
+		text := r.text
+		if !wrote && len(text) > 0 {
+			text = text[min(skipFirst, len(text)):]
+			wrote = true
+		}
+		if len(text) > 0 {
+			if safe != nil {
+				err = safe.writeChecked(text, r.plain)
+			} else {
+				_, err = w.Write(text)
+			}
+			if err != nil {
+				return wrote, err
+			}
+		}
+		select {
+		case free <- r.text:
+		default:
+		}
+	}
+	return wrote, nil
+}
+
+// partResult is a part's text, as a goroutine rendered it.
+type partResult struct {
+	text     []byte
+	plain    bool // text is plain (see plainText): SafeText may pass it as it is
+	panicked any  // what the renderer panicked with: raised again on the writer's goroutine
+}
+
+// renderPart renders part into buf, checking that the text is plain when check is set.
+func renderPart(render partRenderer, buf []byte, part report.TracePart, check bool) (r partResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = partResult{panicked: p}
+		}
+	}()
+	text := render(buf, part)
+	return partResult{text: text, plain: check && plainText(text)}
+}
+
+// locationBlocks holds, for every location of a report, one piece of text made of its
+// frames (a table's lines, a folded stack's names, JSON objects), made once before the
+// samples are written and read by every goroutine that writes them.
+type locationBlocks struct {
+	data       [][]byte // by range of positions
+	start, end []int    // block at position pos: data[pos/per][start[pos]:end[pos]]
+	per        int
+}
+
+// block returns the text of the location at position pos; nothing for a position below 0.
+func (b *locationBlocks) block(pos int32) []byte {
+	if pos < 0 {
+		return nil
+	}
+	return b.data[int(pos)/b.per][b.start[pos]:b.end[pos]]
+}
+
+// newLocationBlocks makes the blocks of every location of s, on workers goroutines: each
+// makes an encoder with newEncoder, which appends a location's block (from its frames) to a
+// buffer.
+func newLocationBlocks(s *report.TraceStream, workers int, newEncoder func() func(b []byte, frames []report.Frame) []byte) *locationBlocks {
+	n := s.Locations()
+	workers = max(1, min(workers, n/4096))
+	b := &locationBlocks{
+		data:  make([][]byte, workers),
+		start: make([]int, n),
+		end:   make([]int, n),
+		per:   max(1, (n+workers-1)/workers),
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			encode := newEncoder()
+			var data []byte
+			for pos := w * b.per; pos < min(n, (w+1)*b.per); pos++ {
+				b.start[pos] = len(data)
+				data = encode(data, s.LocationFrames(int32(pos)))
+				b.end[pos] = len(data)
+			}
+			b.data[w] = data
+		}()
+	}
+	wg.Wait()
+	return b
+}
