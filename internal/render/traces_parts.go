@@ -4,6 +4,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/profq/profq/internal/report"
 )
@@ -22,10 +23,10 @@ type partsConfig struct {
 	workers int // goroutines rendering parts
 }
 
-// defaultParts cuts a report in parts of 512 samples (about 0.7 MB of table, 3.6 MB of
+// defaultParts cuts a report in parts of 256 samples (about 0.35 MB of table, 1.8 MB of
 // indented JSON for the 20-frame stacks of a large service), on every core.
 func defaultParts() partsConfig {
-	return partsConfig{samples: 512, workers: runtime.GOMAXPROCS(0)}
+	return partsConfig{samples: 256, workers: runtime.GOMAXPROCS(0)}
 }
 
 // partRenderer renders parts of a report: it appends a part's text to buf. One is made for
@@ -54,9 +55,17 @@ func writeParts(w io.Writer, s *report.TraceStream, cfg partsConfig, skipFirst i
 		jobs  = make(chan job)
 		order = make(chan chan partResult, inFlight) // the results, in the parts' order
 		stop  = make(chan struct{})
-		free  = make(chan []byte, inFlight+workers+1) // buffers to reuse
+		// The buffers parts are rendered into: a fixed number, as many as there can be
+		// parts rendered or waiting, taken and given back.
+		free = make(chan []byte, inFlight+workers+2)
 		wg    sync.WaitGroup
+		// longest is the longest text of a part so far: a buffer is made that large and a
+		// quarter, so that it seldom grows (each growth leaves the old array to collect).
+		longest atomic.Int64
 	)
+	for range cap(free) {
+		free <- nil
+	}
 	safe, _ := w.(*SafeText)
 	// The dispatcher hands out the parts in order; order's capacity bounds how many are
 	// rendered and not yet written.
@@ -88,13 +97,14 @@ func writeParts(w io.Writer, s *report.TraceStream, cfg partsConfig, skipFirst i
 				var buf []byte
 				select {
 				case buf = <-free:
-				default:
-				}
-				select {
 				case <-stop:
 					j.done <- partResult{}
 					continue
-				default:
+				}
+				if buf == nil {
+					if n := longest.Load(); n > 0 {
+						buf = make([]byte, 0, n+n/4)
+					}
 				}
 				j.done <- renderPart(render, buf[:0], j.part, safe != nil)
 			}
@@ -113,6 +123,9 @@ func writeParts(w io.Writer, s *report.TraceStream, cfg partsConfig, skipFirst i
 			panic(r.panicked)
 		}
 		text := r.text
+		if n := int64(len(text)); n > longest.Load() {
+			longest.Store(n)
+		}
 		if !wrote && len(text) > 0 {
 			text = text[min(skipFirst, len(text)):]
 			wrote = true
@@ -127,10 +140,7 @@ func writeParts(w io.Writer, s *report.TraceStream, cfg partsConfig, skipFirst i
 				return wrote, err
 			}
 		}
-		select {
-		case free <- r.text:
-		default:
-		}
+		free <- r.text
 	}
 	return wrote, nil
 }
@@ -157,9 +167,7 @@ func renderPart(render partRenderer, buf []byte, part report.TracePart, check bo
 // frames (a table's lines, a folded stack's names, JSON objects), made once before the
 // samples are written and read by every goroutine that writes them.
 type locationBlocks struct {
-	data       [][]byte // by range of positions
-	start, end []int    // block at position pos: data[pos/per][start[pos]:end[pos]]
-	per        int
+	text [][]byte // by position in the location table
 }
 
 // block returns the text of the location at position pos; nothing for a position below 0.
@@ -167,8 +175,12 @@ func (b *locationBlocks) block(pos int32) []byte {
 	if pos < 0 {
 		return nil
 	}
-	return b.data[int(pos)/b.per][b.start[pos]:b.end[pos]]
+	return b.text[pos]
 }
+
+// blockChunk is the size of the arenas blocks are made in: blocks are appended to one until
+// the next would not fit, so that none is copied as an arena grows.
+const blockChunk = 1 << 20
 
 // newLocationBlocks makes the blocks of every location of s, on workers goroutines: each
 // makes an encoder with newEncoder, which appends a location's block (from its frames) to a
@@ -176,25 +188,24 @@ func (b *locationBlocks) block(pos int32) []byte {
 func newLocationBlocks(s *report.TraceStream, workers int, newEncoder func() func(b []byte, frames []report.Frame) []byte) *locationBlocks {
 	n := s.Locations()
 	workers = max(1, min(workers, n/4096))
-	b := &locationBlocks{
-		data:  make([][]byte, workers),
-		start: make([]int, n),
-		end:   make([]int, n),
-		per:   max(1, (n+workers-1)/workers),
-	}
+	per := max(1, (n+workers-1)/workers)
+	b := &locationBlocks{text: make([][]byte, n)}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			encode := newEncoder()
-			var data []byte
-			for pos := w * b.per; pos < min(n, (w+1)*b.per); pos++ {
-				b.start[pos] = len(data)
-				data = encode(data, s.LocationFrames(int32(pos)))
-				b.end[pos] = len(data)
+			var arena, scratch []byte
+			for pos := w * per; pos < min(n, (w+1)*per); pos++ {
+				scratch = encode(scratch[:0], s.LocationFrames(int32(pos)))
+				if len(scratch) > cap(arena)-len(arena) {
+					arena = make([]byte, 0, max(blockChunk, len(scratch)))
+				}
+				from := len(arena)
+				arena = append(arena, scratch...)
+				b.text[pos] = arena[from:len(arena):len(arena)]
 			}
-			b.data[w] = data
 		}()
 	}
 	wg.Wait()
