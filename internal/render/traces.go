@@ -77,12 +77,14 @@ func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsCo
 			cache  = newTraceTextCache()
 			sets   = newLabelSetCache(s)
 		)
-		return func(buf []byte, part report.TracePart) []byte {
+		return func(buf []byte, part report.TracePart) ([]byte, bool) {
+			plain := true
 			_ = s.EachIn(part, func(ts *report.TraceSample, set int32, positions []int32) error {
 				buf = append(buf, traceSeparator...)
 				// pprof sorts each group of label lines as whole formatted lines, padding
 				// included.
-				buf = sets.append(buf, set, func(buf []byte) []byte {
+				var plainLabels bool
+				buf, plainLabels = sets.append(buf, set, func(buf []byte) []byte {
 					labels = labels[:0]
 					for k, vs := range ts.Labels {
 						labels = append(labels, cache.label(k, vs))
@@ -101,19 +103,23 @@ func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsCo
 					}
 					return buf
 				})
+				plain = plain && plainLabels
 				first := true
 				for _, pos := range positions {
 					b := blocks.block(pos)
 					if first && len(b) > 0 {
-						buf = append(buf, cache.value(ts.Value, value)...)
+						v := cache.value(ts.Value, value)
+						buf = append(buf, v...)
+						plain = plain && plainText([]byte(v))
 						b = b[traceValueWidth:]
 						first = false
 					}
 					buf = append(buf, b...)
+					plain = plain && (pos < 0 || blocks.plain[pos])
 				}
 				return nil
 			})
-			return buf
+			return buf, plain
 		}
 	})
 	if err != nil {
@@ -128,25 +134,29 @@ func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsCo
 // maxTraceTextCache sets, so that labels unique to each sample cannot make it hold the whole
 // profile.
 type labelSetCache struct {
-	text [][]byte // by label set
+	text  [][]byte // by label set
+	plain []bool   // plainText(text[set])
 }
 
 func newLabelSetCache(s *report.TraceStream) *labelSetCache {
-	return &labelSetCache{text: make([][]byte, min(s.LabelSets()+1, maxTraceTextCache))}
+	n := min(s.LabelSets()+1, maxTraceTextCache)
+	return &labelSetCache{text: make([][]byte, n), plain: make([]bool, n)}
 }
 
 // append appends the text of label set set to buf: the one remembered, or the one build
-// appends, remembered if there is room.
-func (c *labelSetCache) append(buf []byte, set int32, build func([]byte) []byte) []byte {
+// appends, remembered if there is room. It says whether the text is plain (plainText).
+func (c *labelSetCache) append(buf []byte, set int32, build func([]byte) []byte) ([]byte, bool) {
 	if int(set) < len(c.text) && c.text[set] != nil {
-		return append(buf, c.text[set]...)
+		return append(buf, c.text[set]...), c.plain[set]
 	}
 	from := len(buf)
 	buf = build(buf)
+	plain := plainText(buf[from:])
 	if int(set) < len(c.text) {
 		c.text[set] = append([]byte{}, buf[from:]...)
+		c.plain[set] = plain
 	}
-	return buf
+	return buf, plain
 }
 
 // traceTextCache remembers formatted label lines and values, which repeat from sample to
@@ -289,7 +299,7 @@ func tracesFoldedParts(w io.Writer, s *report.TraceStream, cfg partsConfig) erro
 		}
 	})
 	_, err := writeParts(w, s, cfg, 0, func() partRenderer {
-		return func(buf []byte, part report.TracePart) []byte {
+		return func(buf []byte, part report.TracePart) ([]byte, bool) {
 			_ = s.EachIn(part, func(ts *report.TraceSample, _ int32, positions []int32) error {
 				if ts.Value == 0 {
 					return nil
@@ -308,7 +318,7 @@ func tracesFoldedParts(w io.Writer, s *report.TraceStream, cfg partsConfig) erro
 				buf = append(buf, '\n')
 				return nil
 			})
-			return buf
+			return buf, false
 		}
 	})
 	return err
@@ -348,13 +358,13 @@ func tracesNDJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) erro
 	blocks := jsonFrameBlocks(s, cfg, "", false)
 	_, err = writeParts(w, s, cfg, 0, func() partRenderer {
 		e := newTraceEncoder(s, "", false)
-		return func(buf []byte, part report.TracePart) []byte {
+		return func(buf []byte, part report.TracePart) ([]byte, bool) {
 			_ = s.EachIn(part, func(ts *report.TraceSample, set int32, positions []int32) error {
 				buf = e.appendSample(buf, ts, set, positions, blocks, true)
 				buf = append(buf, '\n')
 				return nil
 			})
-			return buf
+			return buf, false
 		}
 	})
 	return err
@@ -384,13 +394,13 @@ func tracesJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error 
 	// Every sample is written after a comma, but for the first of the report.
 	wrote, err := writeParts(w, s, cfg, 1, func() partRenderer {
 		e := newTraceEncoder(s, "    ", true)
-		return func(buf []byte, part report.TracePart) []byte {
+		return func(buf []byte, part report.TracePart) ([]byte, bool) {
 			_ = s.EachIn(part, func(ts *report.TraceSample, set int32, positions []int32) error {
 				buf = append(buf, ",\n    "...)
 				buf = e.appendSample(buf, ts, set, positions, blocks, false)
 				return nil
 			})
-			return buf
+			return buf, false
 		}
 	})
 	if err != nil {
@@ -495,7 +505,7 @@ func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, set int32,
 	b = e.key(b, "value", 1, first)
 	b = strconv.AppendInt(b, ts.Value, 10)
 
-	b = e.sets.append(b, set, func(b []byte) []byte {
+	b, _ = e.sets.append(b, set, func(b []byte) []byte {
 		b = e.key(b, "labels", 1, false)
 		b = appendLabelMap(e, b, ts.Labels, appendTraceString)
 		b = e.key(b, "num_labels", 1, false)

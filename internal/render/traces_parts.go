@@ -29,9 +29,10 @@ func defaultParts() partsConfig {
 	return partsConfig{samples: 256, workers: runtime.GOMAXPROCS(0)}
 }
 
-// partRenderer renders parts of a report: it appends a part's text to buf. One is made for
-// each goroutine, so it may keep caches of its own.
-type partRenderer func(buf []byte, part report.TracePart) []byte
+// partRenderer renders parts of a report: it appends a part's text to buf, and says whether
+// it knows the text to be plain (plainText), having made it of pieces it checked once each.
+// One is made for each goroutine, so it may keep caches of its own.
+type partRenderer func(buf []byte, part report.TracePart) (text []byte, plain bool)
 
 // writeParts renders the samples of s in parts, on cfg.workers goroutines, each made a
 // renderer by newRenderer, and writes each part's text to w in order, but for the first
@@ -58,7 +59,7 @@ func writeParts(w io.Writer, s *report.TraceStream, cfg partsConfig, skipFirst i
 		// The buffers parts are rendered into: a fixed number, as many as there can be
 		// parts rendered or waiting, taken and given back.
 		free = make(chan []byte, inFlight+workers+2)
-		wg    sync.WaitGroup
+		wg   sync.WaitGroup
 		// longest is the longest text of a part so far: a buffer is made that large and a
 		// quarter, so that it seldom grows (each growth leaves the old array to collect).
 		longest atomic.Int64
@@ -152,22 +153,24 @@ type partResult struct {
 	panicked any  // what the renderer panicked with: raised again on the writer's goroutine
 }
 
-// renderPart renders part into buf, checking that the text is plain when check is set.
+// renderPart renders part into buf, checking that the text is plain, when check is set and
+// the renderer does not know it.
 func renderPart(render partRenderer, buf []byte, part report.TracePart, check bool) (r partResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = partResult{panicked: p}
 		}
 	}()
-	text := render(buf, part)
-	return partResult{text: text, plain: check && plainText(text)}
+	text, plain := render(buf, part)
+	return partResult{text: text, plain: check && (plain || plainText(text))}
 }
 
 // locationBlocks holds, for every location of a report, one piece of text made of its
 // frames (a table's lines, a folded stack's names, JSON objects), made once before the
 // samples are written and read by every goroutine that writes them.
 type locationBlocks struct {
-	text [][]byte // by position in the location table
+	text  [][]byte // by position in the location table
+	plain []bool   // plainText(text[pos])
 }
 
 // block returns the text of the location at position pos; nothing for a position below 0.
@@ -189,7 +192,7 @@ func newLocationBlocks(s *report.TraceStream, workers int, newEncoder func() fun
 	n := s.Locations()
 	workers = max(1, min(workers, n/4096))
 	per := max(1, (n+workers-1)/workers)
-	b := &locationBlocks{text: make([][]byte, n)}
+	b := &locationBlocks{text: make([][]byte, n), plain: make([]bool, n)}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -205,6 +208,7 @@ func newLocationBlocks(s *report.TraceStream, workers int, newEncoder func() fun
 				from := len(arena)
 				arena = append(arena, scratch...)
 				b.text[pos] = arena[from:len(arena):len(arena)]
+				b.plain[pos] = plainText(scratch)
 			}
 		}()
 	}

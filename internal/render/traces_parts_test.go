@@ -150,6 +150,21 @@ func TestTracesPartsAreTheSequentialReport(t *testing.T) {
 		}
 		for format := range partsRenderers {
 			want := renderParts(t, format, s, sequential)
+			if format == "table" {
+				// The parts the renderer knows to be plain skip SafeText's check: the
+				// table must still be the raw table made safe as a whole.
+				var raw, safe bytes.Buffer
+				if err := tracesTableParts(&raw, s, Options{}, sequential); err != nil {
+					t.Fatal(err)
+				}
+				st := NewSafeText(&safe)
+				if _, err := st.Write(raw.Bytes()); err != nil || st.Close() != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(safe.Bytes(), want) || bytes.Equal(raw.Bytes(), want) {
+					t.Fatalf("%s: the table through SafeText is not the raw table made safe (or needed nothing made safe)", name)
+				}
+			}
 			if format == "json" {
 				var doc bytes.Buffer
 				if err := writeJSON(&doc, s.Collect()); err != nil {
