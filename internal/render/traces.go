@@ -16,10 +16,11 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// Traces writes the report s to w in the format o.Format, one sample at a time: nothing
-// but the current sample and one encoding per distinct frame is held, whatever the size of
-// the profile. Each sample is one Write, so w should be buffered. The first write error
-// stops the report and is returned.
+// Traces writes the report s to w in the format o.Format, a few hundred samples at a time,
+// rendered on every core and written in order (see writeParts): nothing but the parts in
+// flight, one encoding per location and one per label set is held, whatever the size of
+// the profile. Each part is one Write; the header lines are small writes, so w should be
+// buffered. The first write error stops the report and is returned.
 func Traces(w io.Writer, s *report.TraceStream, o Options) error {
 	if s == nil {
 		return fmt.Errorf("rendering traces: no report")
