@@ -40,7 +40,7 @@ const traceSeparator = "-----------+--------------------------------------------
 // a separator, its string and numeric labels, and its frames leaf first with the value on
 // the first one.
 func tracesTable(w io.Writer, s *report.TraceStream, o Options) error {
-	return tracesTableParts(w, s, o, defaultParts())
+	return tracesTableParts(w, s, o, defaultParts(256))
 }
 
 // traceValueWidth is the width of the column of values; the lines of the frames below the
@@ -59,7 +59,7 @@ func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsCo
 	}
 	// Each location's block is its frames' lines, each after the value column's width of
 	// spaces: "             name[ (inline)]\n". A sample's first line has its value there.
-	blocks := newLocationBlocks(s, cfg.workers, func() func([]byte, []report.Frame) []byte {
+	blocks := newLocationBlocks(s, func() func([]byte, []report.Frame) []byte {
 		return func(b []byte, frames []report.Frame) []byte {
 			for i := range frames {
 				b = append(b, "             "...)
@@ -77,6 +77,7 @@ func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsCo
 			labels []string
 			cache  = newTraceTextCache()
 			sets   = newLabelSetCache(s)
+			br     = blocks.reader()
 		)
 		return func(buf []byte, part report.TracePart) ([]byte, bool) {
 			plain := true
@@ -107,7 +108,8 @@ func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsCo
 				plain = plain && plainLabels
 				first := true
 				for _, pos := range positions {
-					b := blocks.block(pos)
+					lb := br.block(pos)
+					b := lb.text
 					if first && len(b) > 0 {
 						v := cache.value(ts.Value, value)
 						buf = append(buf, v...)
@@ -116,7 +118,7 @@ func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsCo
 						first = false
 					}
 					buf = append(buf, b...)
-					plain = plain && (pos < 0 || blocks.plain[pos])
+					plain = plain && lb.plain
 				}
 				return nil
 			})
@@ -285,12 +287,12 @@ func profileLabels(p report.ProfileInfo, st report.SampleType, total int64, valu
 // nothing, are left out. Frame names are printed without inline markers, with ';' written
 // as ':' and line breaks as spaces, so that a name can neither split a frame nor a line.
 func tracesFolded(w io.Writer, s *report.TraceStream, _ Options) error {
-	return tracesFoldedParts(w, s, defaultParts())
+	return tracesFoldedParts(w, s, defaultParts(256))
 }
 
 func tracesFoldedParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error {
 	// Each location's block is its frames' names, outermost first, each after a ';'.
-	blocks := newLocationBlocks(s, cfg.workers, func() func([]byte, []report.Frame) []byte {
+	blocks := newLocationBlocks(s, func() func([]byte, []report.Frame) []byte {
 		return func(b []byte, frames []report.Frame) []byte {
 			for i := len(frames) - 1; i >= 0; i-- {
 				b = append(b, ';')
@@ -300,6 +302,7 @@ func tracesFoldedParts(w io.Writer, s *report.TraceStream, cfg partsConfig) erro
 		}
 	})
 	_, err := writeParts(w, s, cfg, 0, func() partRenderer {
+		br := blocks.reader()
 		return func(buf []byte, part report.TracePart) ([]byte, bool) {
 			_ = s.EachIn(part, func(ts *report.TraceSample, _ int32, positions []int32) error {
 				if ts.Value == 0 {
@@ -307,7 +310,7 @@ func tracesFoldedParts(w io.Writer, s *report.TraceStream, cfg partsConfig) erro
 				}
 				first := true
 				for i := len(positions) - 1; i >= 0; i-- {
-					b := blocks.block(positions[i])
+					b := br.block(positions[i]).text
 					if first && len(b) > 0 {
 						b = b[1:] // no ';' before the root
 						first = false
@@ -344,7 +347,7 @@ func traceFoldedName(s string) string {
 
 // tracesNDJSON writes the header as one line, then one line per sample: a TraceRecord.
 func tracesNDJSON(w io.Writer, s *report.TraceStream, _ Options) error {
-	return tracesNDJSONParts(w, s, defaultParts())
+	return tracesNDJSONParts(w, s, defaultParts(128))
 }
 
 func tracesNDJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error {
@@ -356,12 +359,13 @@ func tracesNDJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) erro
 	if _, err := w.Write(append(line, '\n')); err != nil {
 		return err
 	}
-	blocks := jsonFrameBlocks(s, cfg, "", false)
+	blocks := jsonFrameBlocks(s, "", false)
 	_, err = writeParts(w, s, cfg, 0, func() partRenderer {
 		e := newTraceEncoder(s, "", false)
+		br := blocks.reader()
 		return func(buf []byte, part report.TracePart) ([]byte, bool) {
 			_ = s.EachIn(part, func(ts *report.TraceSample, set int32, positions []int32) error {
-				buf = e.appendSample(buf, ts, set, positions, blocks, true)
+				buf = e.appendSample(buf, ts, set, positions, br, true)
 				buf = append(buf, '\n')
 				return nil
 			})
@@ -374,7 +378,7 @@ func tracesNDJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) erro
 // tracesJSON writes the report as one indented JSON document, sample by sample. The bytes
 // are those encoding/json gives for the whole report.Traces (the tests hold that in place).
 func tracesJSON(w io.Writer, s *report.TraceStream, _ Options) error {
-	return tracesJSONParts(w, s, defaultParts())
+	return tracesJSONParts(w, s, defaultParts(96))
 }
 
 func tracesJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error {
@@ -391,14 +395,15 @@ func tracesJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error 
 	if _, err := w.Write(head[:len(head)-len(tail)+1]); err != nil {
 		return err
 	}
-	blocks := jsonFrameBlocks(s, cfg, "    ", true)
+	blocks := jsonFrameBlocks(s, "    ", true)
 	// Every sample is written after a comma, but for the first of the report.
 	wrote, err := writeParts(w, s, cfg, 1, func() partRenderer {
 		e := newTraceEncoder(s, "    ", true)
+		br := blocks.reader()
 		return func(buf []byte, part report.TracePart) ([]byte, bool) {
 			_ = s.EachIn(part, func(ts *report.TraceSample, set int32, positions []int32) error {
 				buf = append(buf, ",\n    "...)
-				buf = e.appendSample(buf, ts, set, positions, blocks, false)
+				buf = e.appendSample(buf, ts, set, positions, br, false)
 				return nil
 			})
 			return buf, false
@@ -415,11 +420,11 @@ func tracesJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error 
 	return err
 }
 
-// jsonFrameBlocks makes the JSON text of every location's frames in a sample's "frames"
+// jsonFrameBlocks prepares the JSON text of each location's frames in a sample's "frames"
 // array: for each frame, a comma, the frame's line break and indentation (indented form),
 // and the frame's object.
-func jsonFrameBlocks(s *report.TraceStream, cfg partsConfig, prefix string, indent bool) *locationBlocks {
-	return newLocationBlocks(s, cfg.workers, func() func([]byte, []report.Frame) []byte {
+func jsonFrameBlocks(s *report.TraceStream, prefix string, indent bool) *locationBlocks {
+	return newLocationBlocks(s, func() func([]byte, []report.Frame) []byte {
 		e := newTraceEncoder(s, prefix, indent)
 		return func(b []byte, frames []report.Frame) []byte {
 			for i := range frames {
@@ -495,7 +500,7 @@ func (e *traceEncoder) key(b []byte, name string, depth int, first bool) []byte 
 // appendSample appends ts, of label set set, as a JSON object, its frames those of the
 // locations at positions, whose text is in blocks; record adds the ndjson "kind" member
 // first.
-func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, set int32, positions []int32, blocks *locationBlocks, record bool) []byte {
+func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, set int32, positions []int32, blocks *blockReader, record bool) []byte {
 	b = append(b, '{')
 	first := true
 	if record {
@@ -535,7 +540,7 @@ func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, set int32,
 		b = append(b, '[')
 		first := true
 		for _, pos := range positions {
-			block := blocks.block(pos)
+			block := blocks.block(pos).text
 			if first && len(block) > 0 {
 				block = block[1:] // no comma before the first frame
 				first = false

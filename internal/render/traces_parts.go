@@ -12,8 +12,8 @@ import (
 // A traces report is mostly text made of pieces that repeat: the frames of each location,
 // the lines of each label set. Its samples are written in parts (report.TracePart) on every
 // core, each part into a buffer of its own, and the buffers are written out in order by one
-// goroutine, so that the output is byte for byte the one a single pass writes. At most
-// partsInFlight parts are rendered or waiting to be written at once, so memory stays
+// goroutine, so that the output is byte for byte the one a single pass writes. At most one
+// part more than there are goroutines is rendered or waiting to be written, so memory stays
 // bounded whatever the size of the profile.
 
 // partsConfig says how the samples are cut and how many goroutines write them; tests set it
@@ -23,10 +23,12 @@ type partsConfig struct {
 	workers int // goroutines rendering parts
 }
 
-// defaultParts cuts a report in parts of 256 samples (about 0.35 MB of table, 1.8 MB of
-// indented JSON for the 20-frame stacks of a large service), on every core.
-func defaultParts() partsConfig {
-	return partsConfig{samples: 256, workers: runtime.GOMAXPROCS(0)}
+// defaultParts cuts a report in parts of the given number of samples, on every core. The
+// formats choose it so that a part of a large service's 20-frame stacks is under a
+// megabyte: 256 samples of table or folded stacks (0.35 and 0.25 MB), 128 of ndjson, 96 of
+// indented JSON (both about 0.6 MB).
+func defaultParts(samples int) partsConfig {
+	return partsConfig{samples: samples, workers: runtime.GOMAXPROCS(0)}
 }
 
 // partRenderer renders parts of a report: it appends a part's text to buf, and says whether
@@ -47,7 +49,7 @@ func writeParts(w io.Writer, s *report.TraceStream, cfg partsConfig, skipFirst i
 		return false, nil
 	}
 	workers := max(1, min(cfg.workers, len(parts)))
-	inFlight := 2 * workers
+	inFlight := workers + 1
 	type job struct {
 		part report.TracePart
 		done chan partResult
@@ -57,8 +59,9 @@ func writeParts(w io.Writer, s *report.TraceStream, cfg partsConfig, skipFirst i
 		order = make(chan chan partResult, inFlight) // the results, in the parts' order
 		stop  = make(chan struct{})
 		// The buffers parts are rendered into: a fixed number, as many as there can be
-		// parts rendered or waiting, taken and given back.
-		free = make(chan []byte, inFlight+workers+2)
+		// parts rendered or waiting (those in order and the one being written), taken and
+		// given back.
+		free = make(chan []byte, inFlight+1)
 		wg   sync.WaitGroup
 		// longest is the longest text of a part so far: a buffer is made that large and a
 		// quarter, so that it seldom grows (each growth leaves the old array to collect).
@@ -165,53 +168,74 @@ func renderPart(render partRenderer, buf []byte, part report.TracePart, check bo
 	return partResult{text: text, plain: check && (plain || plainText(text))}
 }
 
-// locationBlocks holds, for every location of a report, one piece of text made of its
-// frames (a table's lines, a folded stack's names, JSON objects), made once before the
-// samples are written and read by every goroutine that writes them.
+// locationBlocks holds, for every location of a report that a sample holds, one piece of
+// text made of its frames (a table's lines, a folded stack's names, JSON objects), made the
+// first time a goroutine writing the samples meets the location, and then read by all of
+// them.
 type locationBlocks struct {
-	text  [][]byte // by position in the location table
-	plain []bool   // plainText(text[pos])
+	s          *report.TraceStream
+	made       []atomic.Pointer[locationBlock] // by position in the location table
+	newEncoder func() func(b []byte, frames []report.Frame) []byte
+	none       locationBlock // the block of a position below 0
 }
 
-// block returns the text of the location at position pos; nothing for a position below 0.
-func (b *locationBlocks) block(pos int32) []byte {
+// locationBlock is the text of one location's frames.
+type locationBlock struct {
+	text  []byte
+	plain bool // plainText(text)
+}
+
+// newLocationBlocks prepares the blocks of the locations of s: newEncoder makes, for each
+// goroutine, an encoder that appends a location's block (from its frames) to a buffer.
+func newLocationBlocks(s *report.TraceStream, newEncoder func() func(b []byte, frames []report.Frame) []byte) *locationBlocks {
+	return &locationBlocks{
+		s:          s,
+		made:       make([]atomic.Pointer[locationBlock], s.Locations()),
+		newEncoder: newEncoder,
+		none:       locationBlock{plain: true},
+	}
+}
+
+// blockArena is the size of the arenas a goroutine makes blocks in: blocks are appended to
+// one until the next would not fit, so that none is copied as an arena grows and the
+// allocator rounds no block up.
+const blockArena = 64 << 10
+
+// blockReader is how one goroutine reads the blocks, making those not made yet.
+type blockReader struct {
+	b       *locationBlocks
+	encode  func(b []byte, frames []report.Frame) []byte
+	scratch []byte
+	arena   []byte
+	slab    []locationBlock
+}
+
+func (b *locationBlocks) reader() *blockReader {
+	return &blockReader{b: b, encode: b.newEncoder()}
+}
+
+// block returns the block of the location at position pos: nothing for a position below 0.
+// Two goroutines may make the same block at once; one of the two is kept.
+func (r *blockReader) block(pos int32) *locationBlock {
 	if pos < 0 {
-		return nil
+		return &r.b.none
 	}
-	return b.text[pos]
-}
-
-// blockChunk is the size of the arenas blocks are made in: blocks are appended to one until
-// the next would not fit, so that none is copied as an arena grows.
-const blockChunk = 1 << 20
-
-// newLocationBlocks makes the blocks of every location of s, on workers goroutines: each
-// makes an encoder with newEncoder, which appends a location's block (from its frames) to a
-// buffer.
-func newLocationBlocks(s *report.TraceStream, workers int, newEncoder func() func(b []byte, frames []report.Frame) []byte) *locationBlocks {
-	n := s.Locations()
-	workers = max(1, min(workers, n/4096))
-	per := max(1, (n+workers-1)/workers)
-	b := &locationBlocks{text: make([][]byte, n), plain: make([]bool, n)}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			encode := newEncoder()
-			var arena, scratch []byte
-			for pos := w * per; pos < min(n, (w+1)*per); pos++ {
-				scratch = encode(scratch[:0], s.LocationFrames(int32(pos)))
-				if len(scratch) > cap(arena)-len(arena) {
-					arena = make([]byte, 0, max(blockChunk, len(scratch)))
-				}
-				from := len(arena)
-				arena = append(arena, scratch...)
-				b.text[pos] = arena[from:len(arena):len(arena)]
-				b.plain[pos] = plainText(scratch)
-			}
-		}()
+	if lb := r.b.made[pos].Load(); lb != nil {
+		return lb
 	}
-	wg.Wait()
-	return b
+	r.scratch = r.encode(r.scratch[:0], r.b.s.LocationFrames(pos))
+	if len(r.scratch) > cap(r.arena)-len(r.arena) {
+		r.arena = make([]byte, 0, max(blockArena, len(r.scratch)))
+	}
+	from := len(r.arena)
+	r.arena = append(r.arena, r.scratch...)
+	if len(r.slab) == cap(r.slab) {
+		r.slab = make([]locationBlock, 0, 1024)
+	}
+	r.slab = append(r.slab, locationBlock{text: r.arena[from:len(r.arena):len(r.arena)], plain: plainText(r.scratch)})
+	lb := &r.slab[len(r.slab)-1]
+	if !r.b.made[pos].CompareAndSwap(nil, lb) {
+		return r.b.made[pos].Load()
+	}
+	return lb
 }

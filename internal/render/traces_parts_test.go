@@ -138,7 +138,7 @@ func TestTracesPartsAreTheSequentialReport(t *testing.T) {
 		"segments to 300": splitSegments(whole, 300, rand.New(rand.NewPCG(3, 3))),
 	}
 	sequential := partsConfig{samples: 0, workers: 1}
-	configs := []partsConfig{{samples: 1, workers: 3}, {samples: 13, workers: 2}, defaultParts()}
+	configs := []partsConfig{{samples: 1, workers: 3}, {samples: 13, workers: 2}, defaultParts(256)}
 	for name, st := range streams {
 		q := p.Copy()
 		s, err := report.NewTraces(q, st, inputs, report.DefaultConfig())
