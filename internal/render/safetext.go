@@ -71,6 +71,17 @@ func (s *SafeText) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// writeChecked is Write for text whose plainness is known already: plain says that
+// plainText(p) holds, as it was found where p was made (on another goroutine).
+func (s *SafeText) writeChecked(p []byte, plain bool) error {
+	if plain && len(s.pending) == 0 {
+		_, err := s.w.Write(p)
+		return err
+	}
+	_, err := s.Write(p)
+	return err
+}
+
 // plainText says whether p is printable ASCII, newlines and tabs only: what real reports
 // almost always are, written as it is. It tests eight bytes at a time (a large traces
 // table is over a gigabyte of text, every byte of which passes here).

@@ -16,10 +16,11 @@ import (
 	"github.com/profq/profq/internal/units"
 )
 
-// Traces writes the report s to w in the format o.Format, one sample at a time: nothing
-// but the current sample and one encoding per distinct frame is held, whatever the size of
-// the profile. Each sample is one Write, so w should be buffered. The first write error
-// stops the report and is returned.
+// Traces writes the report s to w in the format o.Format, a few hundred samples at a time,
+// rendered on every core and written in order (see writeParts): nothing but the parts in
+// flight, one encoding per location and one per label set is held, whatever the size of
+// the profile. Each part is one Write; the header lines are small writes, so w should be
+// buffered. The first write error stops the report and is returned.
 func Traces(w io.Writer, s *report.TraceStream, o Options) error {
 	if s == nil {
 		return fmt.Errorf("rendering traces: no report")
@@ -39,6 +40,14 @@ const traceSeparator = "-----------+--------------------------------------------
 // a separator, its string and numeric labels, and its frames leaf first with the value on
 // the first one.
 func tracesTable(w io.Writer, s *report.TraceStream, o Options) error {
+	return tracesTableParts(w, s, o, defaultParts(256))
+}
+
+// traceValueWidth is the width of the column of values; the lines of the frames below the
+// first are indented by as many spaces.
+const traceValueWidth = 10
+
+func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsConfig) error {
 	h := s.Header()
 	unit := o.Unit
 	if unit == "" {
@@ -48,62 +57,109 @@ func tracesTable(w io.Writer, s *report.TraceStream, o Options) error {
 	if _, err := io.WriteString(w, strings.Join(profileLabels(h.Profile, h.SampleType, h.Total, value), "\n")+"\n"); err != nil {
 		return err
 	}
-
-	lines := make([][]byte, s.FrameCount()) // per frame: "   name[ (inline)]\n"
-	frameLine := func(f *report.Frame) []byte {
-		if f.ID >= 0 && lines[f.ID] != nil {
-			return lines[f.ID]
-		}
-		b := append([]byte("   "), traceTextName(f.Name)...)
-		if f.Inline {
-			b = append(b, " (inline)"...)
-		}
-		b = append(b, '\n')
-		if f.ID >= 0 {
-			lines[f.ID] = b
-		}
-		return b
-	}
-	var (
-		buf    []byte
-		labels []string
-		cache  = newTraceTextCache()
-	)
-	err := s.Each(func(ts *report.TraceSample) error {
-		buf = append(buf[:0], traceSeparator...)
-		// pprof sorts each group of label lines as whole formatted lines, padding included.
-		labels = labels[:0]
-		for k, vs := range ts.Labels {
-			labels = append(labels, cache.label(k, vs))
-		}
-		slices.Sort(labels)
-		for _, l := range labels {
-			buf = append(buf, l...)
-		}
-		labels = labels[:0]
-		for k, nls := range ts.NumLabels {
-			labels = append(labels, cache.numLabel(k, nls))
-		}
-		slices.Sort(labels)
-		for _, l := range labels {
-			buf = append(buf, l...)
-		}
-		for i := range ts.Frames {
-			if i == 0 {
-				buf = append(buf, cache.value(ts.Value, value)...)
-			} else {
-				buf = append(buf, "          "...)
+	// Each location's block is its frames' lines, each after the value column's width of
+	// spaces: "             name[ (inline)]\n". A sample's first line has its value there.
+	blocks := newLocationBlocks(s, func() func([]byte, []report.Frame) []byte {
+		return func(b []byte, frames []report.Frame) []byte {
+			for i := range frames {
+				b = append(b, "             "...)
+				b = append(b, traceTextName(frames[i].Name)...)
+				if frames[i].Inline {
+					b = append(b, " (inline)"...)
+				}
+				b = append(b, '\n')
 			}
-			buf = append(buf, frameLine(&ts.Frames[i])...)
+			return b
 		}
-		_, err := w.Write(buf)
-		return err
+	})
+	_, err := writeParts(w, s, cfg, 0, func() partRenderer {
+		var (
+			labels []string
+			cache  = newTraceTextCache()
+			sets   = newLabelSetCache(s)
+			br     = blocks.reader()
+		)
+		return func(buf []byte, part report.TracePart) ([]byte, bool) {
+			plain := true
+			_ = s.EachIn(part, func(ts *report.TraceSample, set int32, positions []int32) error {
+				buf = append(buf, traceSeparator...)
+				// pprof sorts each group of label lines as whole formatted lines, padding
+				// included.
+				var plainLabels bool
+				buf, plainLabels = sets.append(buf, set, func(buf []byte) []byte {
+					labels = labels[:0]
+					for k, vs := range ts.Labels {
+						labels = append(labels, cache.label(k, vs))
+					}
+					slices.Sort(labels)
+					for _, l := range labels {
+						buf = append(buf, l...)
+					}
+					labels = labels[:0]
+					for k, nls := range ts.NumLabels {
+						labels = append(labels, cache.numLabel(k, nls))
+					}
+					slices.Sort(labels)
+					for _, l := range labels {
+						buf = append(buf, l...)
+					}
+					return buf
+				})
+				plain = plain && plainLabels
+				first := true
+				for _, pos := range positions {
+					lb := br.block(pos)
+					b := lb.text
+					if first && len(b) > 0 {
+						v := cache.value(ts.Value, value)
+						buf = append(buf, v...)
+						plain = plain && plainText([]byte(v))
+						b = b[traceValueWidth:]
+						first = false
+					}
+					buf = append(buf, b...)
+					plain = plain && lb.plain
+				}
+				return nil
+			})
+			return buf, plain
+		}
 	})
 	if err != nil {
 		return err
 	}
 	_, err = io.WriteString(w, traceSeparator)
 	return err
+}
+
+// labelSetCache remembers the text of each label set of a report (its lines in a table, its
+// members in JSON), which every sample of the set repeats. It holds the first
+// maxTraceTextCache sets, so that labels unique to each sample cannot make it hold the whole
+// profile.
+type labelSetCache struct {
+	text  [][]byte // by label set
+	plain []bool   // plainText(text[set])
+}
+
+func newLabelSetCache(s *report.TraceStream) *labelSetCache {
+	n := min(s.LabelSets()+1, maxTraceTextCache)
+	return &labelSetCache{text: make([][]byte, n), plain: make([]bool, n)}
+}
+
+// append appends the text of label set set to buf: the one remembered, or the one build
+// appends, remembered if there is room. It says whether the text is plain (plainText).
+func (c *labelSetCache) append(buf []byte, set int32, build func([]byte) []byte) ([]byte, bool) {
+	if int(set) < len(c.text) && c.text[set] != nil {
+		return append(buf, c.text[set]...), c.plain[set]
+	}
+	from := len(buf)
+	buf = build(buf)
+	plain := plainText(buf[from:])
+	if int(set) < len(c.text) {
+		c.text[set] = append([]byte{}, buf[from:]...)
+		c.plain[set] = plain
+	}
+	return buf, plain
 }
 
 // traceTextCache remembers formatted label lines and values, which repeat from sample to
@@ -231,35 +287,45 @@ func profileLabels(p report.ProfileInfo, st report.SampleType, total int64, valu
 // nothing, are left out. Frame names are printed without inline markers, with ';' written
 // as ':' and line breaks as spaces, so that a name can neither split a frame nor a line.
 func tracesFolded(w io.Writer, s *report.TraceStream, _ Options) error {
-	names := make([][]byte, s.FrameCount())
-	name := func(f *report.Frame) []byte {
-		if f.ID >= 0 && names[f.ID] != nil {
-			return names[f.ID]
-		}
-		b := []byte(traceFoldedName(f.Name))
-		if f.ID >= 0 {
-			names[f.ID] = b
-		}
-		return b
-	}
-	var buf []byte
-	return s.Each(func(ts *report.TraceSample) error {
-		if ts.Value == 0 {
-			return nil
-		}
-		buf = buf[:0]
-		for i := len(ts.Frames) - 1; i >= 0; i-- {
-			buf = append(buf, name(&ts.Frames[i])...)
-			if i > 0 {
-				buf = append(buf, ';')
+	return tracesFoldedParts(w, s, defaultParts(256))
+}
+
+func tracesFoldedParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error {
+	// Each location's block is its frames' names, outermost first, each after a ';'.
+	blocks := newLocationBlocks(s, func() func([]byte, []report.Frame) []byte {
+		return func(b []byte, frames []report.Frame) []byte {
+			for i := len(frames) - 1; i >= 0; i-- {
+				b = append(b, ';')
+				b = append(b, traceFoldedName(frames[i].Name)...)
 			}
+			return b
 		}
-		buf = append(buf, ' ')
-		buf = strconv.AppendInt(buf, ts.Value, 10)
-		buf = append(buf, '\n')
-		_, err := w.Write(buf)
-		return err
 	})
+	_, err := writeParts(w, s, cfg, 0, func() partRenderer {
+		br := blocks.reader()
+		return func(buf []byte, part report.TracePart) ([]byte, bool) {
+			_ = s.EachIn(part, func(ts *report.TraceSample, _ int32, positions []int32) error {
+				if ts.Value == 0 {
+					return nil
+				}
+				first := true
+				for i := len(positions) - 1; i >= 0; i-- {
+					b := br.block(positions[i]).text
+					if first && len(b) > 0 {
+						b = b[1:] // no ';' before the root
+						first = false
+					}
+					buf = append(buf, b...)
+				}
+				buf = append(buf, ' ')
+				buf = strconv.AppendInt(buf, ts.Value, 10)
+				buf = append(buf, '\n')
+				return nil
+			})
+			return buf, false
+		}
+	})
+	return err
 }
 
 // traceFoldedName makes a frame name safe for the folded format, as stackcollapse-perf.pl does
@@ -281,6 +347,10 @@ func traceFoldedName(s string) string {
 
 // tracesNDJSON writes the header as one line, then one line per sample: a TraceRecord.
 func tracesNDJSON(w io.Writer, s *report.TraceStream, _ Options) error {
+	return tracesNDJSONParts(w, s, defaultParts(128))
+}
+
+func tracesNDJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error {
 	h := s.Header()
 	line, err := marshalTraceJSON(&h, "", "")
 	if err != nil {
@@ -289,19 +359,29 @@ func tracesNDJSON(w io.Writer, s *report.TraceStream, _ Options) error {
 	if _, err := w.Write(append(line, '\n')); err != nil {
 		return err
 	}
-	e := newTraceEncoder(s, "", false)
-	var buf []byte
-	return s.Each(func(ts *report.TraceSample) error {
-		buf = e.appendSample(buf[:0], ts, true)
-		buf = append(buf, '\n')
-		_, err := w.Write(buf)
-		return err
+	blocks := jsonFrameBlocks(s, "", false)
+	_, err = writeParts(w, s, cfg, 0, func() partRenderer {
+		e := newTraceEncoder(s, "", false)
+		br := blocks.reader()
+		return func(buf []byte, part report.TracePart) ([]byte, bool) {
+			_ = s.EachIn(part, func(ts *report.TraceSample, set int32, positions []int32) error {
+				buf = e.appendSample(buf, ts, set, positions, br, true)
+				buf = append(buf, '\n')
+				return nil
+			})
+			return buf, false
+		}
 	})
+	return err
 }
 
 // tracesJSON writes the report as one indented JSON document, sample by sample. The bytes
 // are those encoding/json gives for the whole report.Traces (the tests hold that in place).
 func tracesJSON(w io.Writer, s *report.TraceStream, _ Options) error {
+	return tracesJSONParts(w, s, defaultParts(96))
+}
+
+func tracesJSONParts(w io.Writer, s *report.TraceStream, cfg partsConfig) error {
 	doc := report.Traces{TracesHeader: s.Header(), Samples: []report.TraceSample{}}
 	head, err := marshalTraceJSON(&doc, "", "  ")
 	if err != nil {
@@ -315,29 +395,46 @@ func tracesJSON(w io.Writer, s *report.TraceStream, _ Options) error {
 	if _, err := w.Write(head[:len(head)-len(tail)+1]); err != nil {
 		return err
 	}
-	e := newTraceEncoder(s, "    ", true)
-	var buf []byte
-	n := 0
-	err = s.Each(func(ts *report.TraceSample) error {
-		buf = buf[:0]
-		if n > 0 {
-			buf = append(buf, ',')
+	blocks := jsonFrameBlocks(s, "    ", true)
+	// Every sample is written after a comma, but for the first of the report.
+	wrote, err := writeParts(w, s, cfg, 1, func() partRenderer {
+		e := newTraceEncoder(s, "    ", true)
+		br := blocks.reader()
+		return func(buf []byte, part report.TracePart) ([]byte, bool) {
+			_ = s.EachIn(part, func(ts *report.TraceSample, set int32, positions []int32) error {
+				buf = append(buf, ",\n    "...)
+				buf = e.appendSample(buf, ts, set, positions, br, false)
+				return nil
+			})
+			return buf, false
 		}
-		n++
-		buf = append(buf, "\n    "...)
-		buf = e.appendSample(buf, ts, false)
-		_, err := w.Write(buf)
-		return err
 	})
 	if err != nil {
 		return err
 	}
 	end := "]\n}\n"
-	if n > 0 {
+	if wrote {
 		end = "\n  ]\n}\n"
 	}
 	_, err = io.WriteString(w, end)
 	return err
+}
+
+// jsonFrameBlocks prepares the JSON text of each location's frames in a sample's "frames"
+// array: for each frame, a comma, the frame's line break and indentation (indented form),
+// and the frame's object.
+func jsonFrameBlocks(s *report.TraceStream, prefix string, indent bool) *locationBlocks {
+	return newLocationBlocks(s, func() func([]byte, []report.Frame) []byte {
+		e := newTraceEncoder(s, prefix, indent)
+		return func(b []byte, frames []report.Frame) []byte {
+			for i := range frames {
+				b = append(b, ',')
+				b = e.newline(b, 2)
+				b = e.appendFrame(b, &frames[i])
+			}
+			return b
+		}
+	})
 }
 
 // marshalTraceJSON encodes v as encoding/json does with the given prefix and indent (compact
@@ -355,21 +452,22 @@ func marshalTraceJSON(v any, prefix, indent string) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// traceEncoder writes TraceSamples as encoding/json would, much faster: each frame is
-// encoded once and copied into every sample that holds it, and labels are written by hand.
+// traceEncoder writes TraceSamples as encoding/json would, much faster: the frames of each
+// location are encoded once (locationBlocks) and copied into every sample that holds them,
+// the labels of each label set are encoded once, and the rest is written by hand.
 type traceEncoder struct {
 	prefix string // the indentation of the sample's opening brace
 	indent bool
 	colon  string
-	frames [][]byte // by frame ID
 	keys   []string
+	sets   *labelSetCache
 
-	scratch bytes.Buffer // where frames are encoded before being copied into frames
+	scratch bytes.Buffer // where frames are encoded
 	enc     *json.Encoder
 }
 
 func newTraceEncoder(s *report.TraceStream, prefix string, indent bool) *traceEncoder {
-	e := &traceEncoder{prefix: prefix, indent: indent, colon: ":", frames: make([][]byte, s.FrameCount())}
+	e := &traceEncoder{prefix: prefix, indent: indent, colon: ":", sets: newLabelSetCache(s)}
 	if indent {
 		e.colon = ": "
 	}
@@ -399,8 +497,10 @@ func (e *traceEncoder) key(b []byte, name string, depth int, first bool) []byte 
 	return append(b, e.colon...)
 }
 
-// appendSample appends ts as a JSON object; record adds the ndjson "kind" member first.
-func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, record bool) []byte {
+// appendSample appends ts, of label set set, as a JSON object, its frames those of the
+// locations at positions, whose text is in blocks; record adds the ndjson "kind" member
+// first.
+func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, set int32, positions []int32, blocks *blockReader, record bool) []byte {
 	b = append(b, '{')
 	first := true
 	if record {
@@ -411,29 +511,44 @@ func (e *traceEncoder) appendSample(b []byte, ts *report.TraceSample, record boo
 	b = e.key(b, "value", 1, first)
 	b = strconv.AppendInt(b, ts.Value, 10)
 
-	b = e.key(b, "labels", 1, false)
-	b = appendLabelMap(e, b, ts.Labels, appendTraceString)
-	b = e.key(b, "num_labels", 1, false)
-	b = appendLabelMap(e, b, ts.NumLabels, func(b []byte, v report.NumLabel) []byte {
-		b = append(b, '{')
-		b = e.key(b, "value", 4, true)
-		b = strconv.AppendInt(b, v.Value, 10)
-		b = e.key(b, "unit", 4, false)
-		b = appendTraceString(b, v.Unit)
-		b = e.newline(b, 3)
-		return append(b, '}')
+	b, _ = e.sets.append(b, set, func(b []byte) []byte {
+		b = e.key(b, "labels", 1, false)
+		b = appendLabelMap(e, b, ts.Labels, appendTraceString)
+		b = e.key(b, "num_labels", 1, false)
+		return appendLabelMap(e, b, ts.NumLabels, func(b []byte, v report.NumLabel) []byte {
+			b = append(b, '{')
+			b = e.key(b, "value", 4, true)
+			b = strconv.AppendInt(b, v.Value, 10)
+			b = e.key(b, "unit", 4, false)
+			b = appendTraceString(b, v.Unit)
+			b = e.newline(b, 3)
+			return append(b, '}')
+		})
 	})
 
 	b = e.key(b, "frames", 1, false)
-	b = e.openArray(b, len(ts.Frames))
-	for i := range ts.Frames {
-		if i > 0 {
-			b = append(b, ',')
+	frames := false
+	for _, pos := range positions {
+		if pos >= 0 {
+			frames = true
+			break
 		}
-		b = e.newline(b, 2)
-		b = append(b, e.frame(&ts.Frames[i])...)
 	}
-	b = e.closeArray(b, len(ts.Frames), 1)
+	if !frames {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, '[')
+		first := true
+		for _, pos := range positions {
+			block := blocks.block(pos).text
+			if first && len(block) > 0 {
+				block = block[1:] // no comma before the first frame
+				first = false
+			}
+			b = append(b, block...)
+		}
+		b = append(e.newline(b, 1), ']')
+	}
 	b = e.newline(b, 0)
 	return append(b, '}')
 }
@@ -491,11 +606,8 @@ func (e *traceEncoder) closeArray(b []byte, n, depth int) []byte {
 	return append(e.newline(b, depth), ']')
 }
 
-// frame returns f's encoding at depth 2 below the sample's brace, encoding it on first use.
-func (e *traceEncoder) frame(f *report.Frame) []byte {
-	if f.ID >= 0 && e.frames[f.ID] != nil {
-		return e.frames[f.ID]
-	}
+// appendFrame appends f's encoding at depth 2 below the sample's brace.
+func (e *traceEncoder) appendFrame(b []byte, f *report.Frame) []byte {
 	if e.enc == nil {
 		e.enc = json.NewEncoder(&e.scratch)
 		e.enc.SetEscapeHTML(false)
@@ -506,11 +618,7 @@ func (e *traceEncoder) frame(f *report.Frame) []byte {
 	e.scratch.Reset()
 	// A Frame holds only strings, integers and a bool: encoding it cannot fail.
 	_ = e.enc.Encode(f)
-	b := bytes.Clone(bytes.TrimSuffix(e.scratch.Bytes(), []byte("\n")))
-	if f.ID >= 0 {
-		e.frames[f.ID] = b
-	}
-	return b
+	return append(b, bytes.TrimSuffix(e.scratch.Bytes(), []byte("\n"))...)
 }
 
 // appendTraceString appends s as a JSON string, exactly as encoding/json writes it without

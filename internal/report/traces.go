@@ -158,16 +158,127 @@ func (s *TraceStream) Window(offset, limit int) *TraceStream {
 // at fn's first error, which it returns. The sample and everything it holds belong to Each and are reused
 // for the next sample: fn must neither keep nor modify them.
 func (s *TraceStream) Each(fn func(*TraceSample) error) error {
+	var stack []Frame
+	for _, part := range s.Parts(0) {
+		err := s.EachIn(part, func(ts *TraceSample, _ int32, positions []int32) error {
+			stack = stack[:0]
+			for _, pos := range positions {
+				stack = append(stack, s.LocationFrames(pos)...)
+			}
+			ts.Frames = stack
+			return fn(ts)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TracePart is a run of consecutive samples of a TraceStream (see Parts): samples from to
+// to-1 of one segment of its stacks.
+type TracePart struct {
+	seg, from, to int
+}
+
+// Parts splits the samples Each walks (those of the stream's Window) into runs in profile
+// order, each of at most n stored samples (any number when n <= 0) and within one segment of
+// the stacks: walking the parts one after another with EachIn is walking the stream with
+// Each, so renderers can write parts on several goroutines and put them together in order.
+func (s *TraceStream) Parts(n int) []TracePart {
+	skip, take := 0, -1
+	if s.windowed {
+		skip, take = s.skip, s.take
+	}
+	var parts []TracePart
+	for k := range s.stacks.Segments {
+		seg := &s.stacks.Segments[k]
+		from, to := 0, seg.Len()
+		if skip > 0 || take >= 0 {
+			// Find where the window starts and ends in this segment, counting only the
+			// samples whose stack is not empty, as Each lists them.
+			for from < to && skip > 0 {
+				if len(seg.Stack(from)) > 0 {
+					skip--
+				}
+				from++
+			}
+			if take >= 0 {
+				end := from
+				for end < to && take > 0 {
+					if len(seg.Stack(end)) > 0 {
+						take--
+					}
+					end++
+				}
+				to = end
+			}
+		}
+		step := to - from
+		if n > 0 {
+			step = n
+		}
+		for j := from; j < to; j += step {
+			parts = append(parts, TracePart{seg: k, from: j, to: min(j+step, to)})
+		}
+		if take == 0 {
+			break
+		}
+	}
+	return parts
+}
+
+// LocationFrames returns the frames of the location at position pos of the profile's table,
+// innermost first, as they appear in a sample's Frames; none for a position below 0 (a
+// location missing from the table). The frames belong to the stream: do not modify them.
+func (s *TraceStream) LocationFrames(pos int32) []Frame {
+	if pos < 0 {
+		return nil
+	}
+	return s.frames[s.start[pos]:s.start[pos+1]]
+}
+
+// Locations is the length of the profile's location table: every position EachIn hands out
+// is below it.
+func (s *TraceStream) Locations() int {
+	return len(s.start) - 1
+}
+
+// LabelSets is how many label sets the samples refer to: every label set EachIn hands out is
+// at most this.
+func (s *TraceStream) LabelSets() int {
+	return len(s.stacks.LabelSets)
+}
+
+// EachIn is Each over the samples of part, without the frames copied into each sample: fn
+// gets the sample with Frames nil, its label set (from 1; 0 for no labels: samples of equal
+// label sets have equal Labels and NumLabels), and the positions of its locations, leaf
+// first, whose frames are LocationFrames of each (a position below 0 has none). As with
+// Each, everything fn gets is reused for the next sample. EachIn may run on several parts
+// at once.
+func (s *TraceStream) EachIn(part TracePart, fn func(ts *TraceSample, labelSet int32, positions []int32) error) error {
 	var (
 		ts      TraceSample
-		stack   []Frame
 		num     = map[string][]NumLabel{}
 		numVals []NumLabel
 		// A sample without string labels gets an empty map, so that JSON says {}, not null.
 		noLabels = map[string][]string{}
 	)
-	// one hands fn the sample whose frames are in stack.
-	one := func(values []int64, labels map[string][]string, numLabels map[string][]int64) error {
+	n := s.stacks.NumValues
+	seg := &s.stacks.Segments[part.seg]
+	for j := part.from; j < part.to; j++ {
+		positions := seg.Stack(j)
+		if len(positions) == 0 {
+			continue
+		}
+		var labels map[string][]string
+		var numLabels map[string][]int64
+		set := seg.Labels[j]
+		if set > 0 {
+			ls := &s.stacks.LabelSets[set-1]
+			labels, numLabels = ls.Label, ls.NumLabel
+		}
+		values := seg.Values[j*n : (j+1)*n]
 		v := values[s.index]
 		if s.mean {
 			if d := values[0]; d != 0 {
@@ -189,44 +300,9 @@ func (s *TraceStream) Each(fn func(*TraceSample) error) error {
 			num[k] = numVals[from:len(numVals):len(numVals)]
 		}
 		ts.NumLabels = num
-		ts.Frames = stack
-		return fn(&ts)
-	}
-	n := s.stacks.NumValues
-	skip, take := 0, -1
-	if s.windowed {
-		skip, take = s.skip, s.take
-	}
-	for k := range s.stacks.Segments {
-		seg := &s.stacks.Segments[k]
-		for j := range seg.Len() {
-			positions := seg.Stack(j)
-			if len(positions) == 0 {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			if take == 0 {
-				return nil
-			}
-			take--
-			stack = stack[:0]
-			for _, pos := range positions {
-				if pos >= 0 {
-					stack = append(stack, s.frames[s.start[pos]:s.start[pos+1]]...)
-				}
-			}
-			var labels map[string][]string
-			var numLabels map[string][]int64
-			if set := seg.Labels[j]; set > 0 {
-				ls := &s.stacks.LabelSets[set-1]
-				labels, numLabels = ls.Label, ls.NumLabel
-			}
-			if err := one(seg.Values[j*n:(j+1)*n], labels, numLabels); err != nil {
-				return err
-			}
+		ts.Frames = nil
+		if err := fn(&ts, set, positions); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -312,3 +312,70 @@ main;e 1 50
 		t.Errorf("after windows: %v, want %v", again, whole)
 	}
 }
+
+// TestTracesPartsWalkEach: walking the parts of a stream one after another with EachIn is
+// walking it with Each, whatever the size of the parts, in a window too; and a sample's
+// frames are those of its locations.
+func TestTracesPartsWalkEach(t *testing.T) {
+	var text string
+	for i := range 40 {
+		text += fmt.Sprintf("main;f%d;g%d+h%d %d %d\n", i%7, i%3, i%5, i%4, 10*i)
+	}
+	p := proftest.MustFolded(cpuTypes, text)
+	// Empty stacks, which neither Each nor EachIn lists, and labels.
+	p.Sample = append(p.Sample[:9], append([]*profile.Sample{{Value: []int64{1, 5}}, {Value: []int64{2, 6}}}, p.Sample[9:]...)...)
+	p.Sample[3].Label = map[string][]string{"k": {"v"}}
+	p.Sample[4].Label = map[string][]string{"k": {"v"}}
+	p.Sample[5].NumLabel = map[string][]int64{"n": {3}}
+	s := newTraces(t, p, nil)
+	type brief struct {
+		Value  int64
+		Labels string
+		Frames []Frame
+	}
+	each := func(s *TraceStream) []brief {
+		var out []brief
+		if err := s.Each(func(ts *TraceSample) error {
+			out = append(out, brief{ts.Value, fmt.Sprint(ts.Labels, ts.NumLabels), append([]Frame(nil), ts.Frames...)})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, w := range []struct{ offset, limit int }{{0, -1}, {0, 5}, {8, 3}, {9, 30}, {39, 10}, {45, 1}, {2, 0}} {
+		ws := s.Window(w.offset, w.limit)
+		want := each(ws)
+		for _, n := range []int{0, 1, 2, 3, 7, 100} {
+			var got []brief
+			sets := map[int32]string{}
+			for _, part := range ws.Parts(n) {
+				err := ws.EachIn(part, func(ts *TraceSample, set int32, positions []int32) error {
+					if ts.Frames != nil {
+						t.Fatalf("EachIn handed out frames")
+					}
+					labels := fmt.Sprint(ts.Labels, ts.NumLabels)
+					if l, ok := sets[set]; ok && l != labels {
+						t.Errorf("label set %d: %s, and %s before", set, labels, l)
+					}
+					sets[set] = labels
+					var frames []Frame
+					for _, pos := range positions {
+						frames = append(frames, ws.LocationFrames(pos)...)
+					}
+					got = append(got, brief{ts.Value, labels, frames})
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("window %d+%d, parts of %d: (-Each +EachIn)\n%s", w.offset, w.limit, n, diff)
+			}
+		}
+	}
+	if n := len(each(s)); n != 40 {
+		t.Errorf("%d samples, want 40", n)
+	}
+}
