@@ -630,6 +630,17 @@ func eachProfile(t *testing.T, profiles map[string]string, test func(t *testing.
 // nodes, half a second a pprof run) runs one case of each matrix under -short.
 const shortEvery = 4
 
+// skipLargeShort skips large.cpu under -short in the matrices whose one case of it costs
+// seconds (pprof's -traces and -callgrind print every sample or node of it): TestParity,
+// TestParityPeek and TestParityGraph still run a case of it under -short, and `make test`
+// runs these too.
+func skipLargeShort(t *testing.T, name string) {
+	t.Helper()
+	if testing.Short() && name == "large.cpu" {
+		t.Skip("large.cpu: one pprof run of this matrix takes seconds; make test runs it")
+	}
+}
+
 // shortSample returns cases, or under -short the deterministic sample of them that profile
 // name runs (see shortEvery).
 func shortSample[T any](name string, cases []T) []T {
