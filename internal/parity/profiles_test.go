@@ -630,10 +630,11 @@ func eachProfile(t *testing.T, profiles map[string]string, test func(t *testing.
 // nodes, half a second a pprof run) runs one case of each matrix under -short.
 const shortEvery = 4
 
-// skipLargeShort skips large.cpu under -short in the matrices whose one case of it costs
-// seconds (pprof's -traces and -callgrind print every sample or node of it): TestParity,
-// TestParityPeek and TestParityGraph still run a case of it under -short, and `make test`
-// runs these too.
+// skipLargeShort skips large.cpu (about 23,000 nodes) under -short in the tests whose
+// subject is an option or an output format, not size: traces, callgrind, list, raw, tree,
+// --trim_path and the text options, where its cases cost seconds of pprof and profq each.
+// TestParity, TestParityPeek, TestParityGraph and TestOracle still run it under -short,
+// and `make test` runs it everywhere.
 func skipLargeShort(t *testing.T, name string) {
 	t.Helper()
 	if testing.Short() && name == "large.cpu" {
