@@ -21,9 +21,9 @@ test:
 
 ## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
 ## or left to `make test`); 1 min 30 s on a 2-core machine, idle, build cache warm, before the
-## slowest packages were put first and 18% of its CPU was taken out (133.5 s to 109.9 s of
-## user+sys, measured side by side on a loaded machine; 2026-11-27,
-## docs/performance.md#the-test-suite).
+## slowest packages were put first and source, parity and report lost 24.1 s of their 78.6 s
+## of CPU; since then measured only on a loaded machine: 117.9 s of CPU, 3 min 10 s wall at
+## load 10 to 14 (2026-11-27, docs/performance.md#the-test-suite).
 test-short:
 	$(GO) test -short -count=1 -timeout 10m $(PACKAGES)
 
