@@ -8,16 +8,24 @@ STATICCHECK_VERSION := v0.8.2
 build:
 	$(GO) build -o profq ./cmd/profq
 
+## PACKAGES: every package, the slowest first. go test runs two packages at once on two cores
+## and starts them in the order given: started last, internal/source ran alone on one core for
+## the last third of the suite; started first, the longest runs overlap and the small packages
+## fill in beside them (docs/performance.md#the-test-suite).
+PACKAGES := ./internal/source ./internal/cli ./internal/parity ./internal/report ./internal/symbolize ./...
+
 ## test: the whole suite: unit, golden, testscript and pprof parity tests. Every test target has
 ## an explicit timeout, per package: a hung test fails instead of blocking CI.
 test:
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 20m $(PACKAGES)
 
 ## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
-## or left to `make test`); 1 min 30 s on a 2-core machine, idle, build cache warm (2026-11-27;
-## docs/performance.md#the-test-suite).
+## or left to `make test`); 1 min 30 s on a 2-core machine, idle, build cache warm, before the
+## slowest packages were put first and source, parity and report lost 24.1 s of their 78.6 s
+## of CPU; since then measured only on a loaded machine: 117.9 s of CPU, 3 min 10 s wall at
+## load 10 to 14 (2026-11-27, docs/performance.md#the-test-suite).
 test-short:
-	$(GO) test -short -count=1 -timeout 10m ./...
+	$(GO) test -short -count=1 -timeout 10m $(PACKAGES)
 
 ## test-race: the -short suite under the race detector (profq reads inputs, fetches URLs and
 ## builds graphs on several goroutines). Not part of CI's run: it takes several times as long.

@@ -15,6 +15,7 @@ import (
 // byte, on every profile of the corpus: whole, in cum order, another sample type, filtered.
 func TestParityCallgrind(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		skipLargeShort(t, name)
 		cases := [][]string{{"-flat"}, {"-cum"}, {"-flat", "-sample_index=0"}}
 		if fv.Focus != "" {
 			cases = append(cases, []string{"-flat", "-focus=" + fv.Focus})

@@ -630,6 +630,18 @@ func eachProfile(t *testing.T, profiles map[string]string, test func(t *testing.
 // nodes, half a second a pprof run) runs one case of each matrix under -short.
 const shortEvery = 4
 
+// skipLargeShort skips large.cpu (about 23,000 nodes) under -short in the tests whose
+// subject is an option or an output format, not size: traces, callgrind, list, raw, tree,
+// --trim_path and the text options, where its cases cost seconds of pprof and profq each.
+// TestParity, TestParityPeek, TestParityGraph and TestOracle still run it under -short,
+// and `make test` runs it everywhere.
+func skipLargeShort(t *testing.T, name string) {
+	t.Helper()
+	if testing.Short() && name == "large.cpu" {
+		t.Skip("large.cpu: one pprof run of this matrix takes seconds; make test runs it")
+	}
+}
+
 // shortSample returns cases, or under -short the deterministic sample of them that profile
 // name runs (see shortEvery).
 func shortSample[T any](name string, cases []T) []T {

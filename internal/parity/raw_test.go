@@ -12,6 +12,7 @@ import (
 // profile of the corpus, whole, filtered, and with label frames.
 func TestParityRaw(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		skipLargeShort(t, name)
 		cases := [][]string{{}}
 		if fv.Focus != "" {
 			cases = append(cases, []string{"-focus=" + fv.Focus, "-hide=" + fv.Hide})

@@ -54,6 +54,7 @@ func TestParityTagRootLeaf(t *testing.T) {
 // heuristic that cuts a name after a directory named as a -source_path directory.
 func TestParityTrimPath(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		skipLargeShort(t, name)
 		p, _, err := asPprofReads.Load([]string{path})
 		if err != nil {
 			t.Fatal(err)

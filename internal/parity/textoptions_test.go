@@ -21,6 +21,7 @@ import (
 // percentages unchanged) and -compact_labels (no profile lines in the header).
 func TestParityTextOptions(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		skipLargeShort(t, name)
 		cases := []struct {
 			report string
 			flags  []string

@@ -243,6 +243,7 @@ func tracesCasesFor(fv filterValues, reduced bool) [][]string {
 // the top parity tests.
 func TestTracesParity(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		skipLargeShort(t, name)
 		for _, flags := range shortSample(name, tracesCasesFor(fv, name == "large.cpu")) {
 			t.Run(caseName(flags), func(t *testing.T) {
 				runTracesCase(t, flags, []string{path}, selectsNothing(flags))

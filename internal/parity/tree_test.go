@@ -16,6 +16,7 @@ import (
 // with pprof -tree, byte for byte, on every profile of the corpus.
 func TestParityTree(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
+		skipLargeShort(t, name)
 		cases := [][]string{
 			{"-functions", "-flat"},
 			{"-functions", "-cum", "-nodecount=10"},

@@ -134,14 +134,31 @@ func TestLoadStacks(t *testing.T) {
 // sums adds up the values of p's samples by stack (addresses and lines) and labels.
 func sums(p *profile.Profile) map[string][]int64 {
 	out := map[string][]int64{}
-	for _, s := range p.Sample {
-		key := fmt.Sprint(s.Label, s.NumLabel, s.NumUnit)
-		for _, l := range s.Location {
-			key += fmt.Sprintf(";%#x", l.Address)
-			for _, ln := range l.Line {
-				key += fmt.Sprintf(":%s:%d", ln.Function.Name, ln.Line)
-			}
+	// A location's part of the key is written once per location, not once per frame.
+	locKeys := map[*profile.Location]string{}
+	locKey := func(l *profile.Location) string {
+		if k, ok := locKeys[l]; ok {
+			return k
 		}
+		k := fmt.Sprintf(";%#x", l.Address)
+		for _, ln := range l.Line {
+			k += fmt.Sprintf(":%s:%d", ln.Function.Name, ln.Line)
+		}
+		locKeys[l] = k
+		return k
+	}
+	var key strings.Builder
+	for _, s := range p.Sample {
+		key.Reset()
+		if s.Label == nil && s.NumLabel == nil && s.NumUnit == nil {
+			key.WriteString("map[] map[] map[]") // fmt.Sprint's, without its reflection
+		} else {
+			fmt.Fprint(&key, s.Label, s.NumLabel, s.NumUnit)
+		}
+		for _, l := range s.Location {
+			key.WriteString(locKey(l))
+		}
+		key := key.String()
 		sum := out[key]
 		if sum == nil {
 			sum = make([]int64, len(s.Value))
