@@ -95,7 +95,7 @@ func FuzzLoad(f *testing.F) {
 		[]byte(callgrindSeed + strings.Repeat("+1 1\n", 1200)),
 	}
 	for _, name := range []string{"proto-v1.11/java.cpu.otlp.pb", "proto-v1.11/java.cpu.otlp.json"} {
-		if data, err := os.ReadFile(filepath.Join("/work/shared/corpus/otlp", name)); err == nil {
+		if data, err := os.ReadFile(filepath.Join(corpusDir, "otlp", name)); err == nil {
 			others = append(others, data)
 		}
 	}

@@ -40,7 +40,7 @@ func FuzzGzip(f *testing.F) {
 			}
 		}
 	}
-	if data, err := os.ReadFile("/work/shared/corpus/otlp/proto-v1.11/java.cpu.otlp.json"); err == nil {
+	if data, err := os.ReadFile(corpusDir + "/otlp/proto-v1.11/java.cpu.otlp.json"); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -38,7 +38,7 @@ func FuzzOTLP(f *testing.F) {
 		{0x0a, 0x00},
 		{0x12, 0x02, 0x2a, 0x00},
 	}
-	files, _ := filepath.Glob("/work/shared/corpus/otlp/*/*")
+	files, _ := filepath.Glob(corpusDir + "/otlp/*/*")
 	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -48,7 +48,7 @@ func FuzzOTLP(f *testing.F) {
 	}
 	// JSON lines, as the collector's file exporter writes them, and a length-prefixed stream
 	// of two messages.
-	dir := "/work/shared/corpus/otlp/proto-v1.11"
+	dir := corpusDir + "/otlp/proto-v1.11"
 	if a, err := os.ReadFile(filepath.Join(dir, "java.cpu.otlp.json")); err == nil {
 		if b, err := os.ReadFile(filepath.Join(dir, "gobench.heap.otlp.json")); err == nil {
 			seeds = append(seeds, append(append(bytes.TrimSpace(a), '\n'), b...))

@@ -379,7 +379,7 @@ func otlpJSONCases() [][]byte {
 	for _, c := range cases {
 		out = append(out, []byte(c))
 	}
-	files, _ := filepath.Glob("/work/shared/corpus/otlp/*/*.json")
+	files, _ := filepath.Glob(corpusDir + "/otlp/*/*.json")
 	for _, f := range files {
 		if data, err := os.ReadFile(f); err == nil {
 			out = append(out, data)

@@ -96,7 +96,10 @@ var otlpJSONInputsMemo struct {
 func makeOTLPJSONInputs(t testing.TB) map[string][]byte {
 	t.Helper()
 	inputs := map[string][]byte{}
-	files, _ := filepath.Glob("/work/shared/corpus/otlp/*/*.json")
+	files, _ := filepath.Glob(corpusDir + "/otlp/*/*.json")
+	if len(files) == 0 {
+		t.Fatalf("no OTLP files in %s", corpusDir)
+	}
 	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -30,6 +30,11 @@ import (
 
 // streamedOTLP reads OTLP protobuf as streamOTLP reads it from a stream, through a 16-byte
 // buffer, so that fields cross the buffer's end everywhere.
+
+// corpusDir holds other projects' sample files (see its README.md), as in package
+// source_test.
+const corpusDir = "../../testdata/corpus"
+
 func streamedOTLP(o Options, data []byte) (format.Decoded, error) {
 	return otlp.StreamProto(o.reader(), bufio.NewReaderSize(bytes.NewReader(data), 16))
 }
@@ -78,7 +83,10 @@ var streamTestOptions = []Options{
 func otlpProtoInputs(t testing.TB) map[string][]byte {
 	inputs := map[string][]byte{}
 	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "profiles", "otlp", "*.pb"))
-	corpus, _ := filepath.Glob("/work/shared/corpus/otlp/*/*.pb")
+	corpus, _ := filepath.Glob(corpusDir + "/otlp/*/*.pb")
+	if len(corpus) == 0 {
+		t.Fatalf("no OTLP files in %s", corpusDir)
+	}
 	for _, path := range append(paths, corpus...) {
 		data, err := os.ReadFile(path)
 		if err != nil {
