@@ -278,11 +278,12 @@ func cloneStacks(st *Stacks) *Stacks {
 	return &c
 }
 
-// newLabelSets says whether none of st's label sets (nor the empty one) is one of the
-// result's.
+// newLabelSets says whether none of st's label sets (nor the empty one, when a sample has
+// no labels) is one of the result's.
 func (m *merger) newLabelSets(st *Stacks) bool {
-	h := m.labels
-	if h.Has(hashLabels(m.seed, &LabelSet{}), func(j int) bool { return sameLabels(&LabelSet{}, &m.sets[j]) }) {
+	h := &m.labels
+	unlabelled := slices.ContainsFunc(st.Segments, func(seg StackSegment) bool { return slices.Contains(seg.Labels, 0) })
+	if unlabelled && h.Has(hashLabels(m.seed, &LabelSet{}), func(j int) bool { return sameLabels(&LabelSet{}, &m.sets[j]) }) {
 		return false
 	}
 	for i := range st.LabelSets {

@@ -577,3 +577,66 @@ func fuzzProfile(b *fuzzBytes) *profile.Profile {
 	}
 	return p
 }
+
+// TestMergerLastInputInPlace merges stacks as combining does (each input's stacks in their
+// own arrays, the last one's index started anew when its label sets are all new) and
+// checks the result against profile.Merge: a base labelled apart (the index started anew:
+// its samples repeat among themselves and must still add up), a last input that shares
+// label sets with the first (the index kept), and a read-only input, which is left as it
+// was.
+func TestMergerLastInputInPlace(t *testing.T) {
+	first := manySamples(3000, true)
+	labelled := manySamples(3000, false) // 50 distinct stacks, each repeated
+	labelled.SetLabel("pprof::base", []string{"true"})
+	labelled.Scale(-1)
+	same := manySamples(2000, true)
+	for _, c := range []struct {
+		name     string
+		ps       []*profile.Profile
+		anew     bool
+		readOnly bool
+	}{
+		{"last input labelled apart", []*profile.Profile{first, labelled}, true, false},
+		{"last input sharing label sets", []*profile.Profile{first, same}, false, false},
+		{"read-only inputs", []*profile.Profile{first, labelled}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := profile.Merge([]*profile.Profile{c.ps[0].Copy(), c.ps[1].Copy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newMerger()
+			var inputs []*Stacks
+			for i, p := range c.ps {
+				p = p.Copy()
+				st := stackspkg.FromProfile(p)
+				st.ReadOnly = c.readOnly
+				inputs = append(inputs, st)
+				before := fmt.Sprint(st.Segments)
+				if err := m.addLoaded(loaded{p: p, st: st}, i == len(c.ps)-1); err != nil {
+					t.Fatal(err)
+				}
+				if c.readOnly && fmt.Sprint(st.Segments) != before {
+					t.Errorf("input %d: read-only stacks changed by merging", i)
+				}
+			}
+			if anew := m.indexBase > 0; anew != c.anew {
+				t.Errorf("index started anew for the last input: %v, want %v", anew, c.anew)
+			}
+			p, st := m.stacks()
+			p.Sample = st.Samples(p.Location)
+			for _, s := range p.Sample {
+				// stacks() gives samples without labels no label set; Merge gives them empty maps.
+				if s.Label == nil {
+					s.Label, s.NumLabel, s.NumUnit = map[string][]string{}, map[string][]int64{}, map[string][]string{}
+				}
+			}
+			if g, w := encodeRaw(t, p), encodeRaw(t, want); !bytes.Equal(g, w) {
+				t.Errorf("merged profile differs from profile.Merge's:\n%s", firstDifference(p, want))
+			}
+			if len(want.Sample) < 3000 {
+				t.Errorf("profile.Merge kept %d samples: the inputs do not test what they should", len(want.Sample))
+			}
+		})
+	}
+}
