@@ -40,6 +40,38 @@ func checkMerger(t *testing.T, name string, ps []*profile.Profile) {
 	sameMerge(t, name, got, want)
 }
 
+// checkMergerStacks merges ps with profile.Merge and with a merger given their samples as
+// stacks, as combining gives them (the last flagged last), and fails the test unless both
+// give the same profile (encoded: the merger's samples without labels have no label maps)
+// or the same error. ps are left as they were.
+func checkMergerStacks(t *testing.T, name string, ps []*profile.Profile) {
+	t.Helper()
+	cs := make([]*profile.Profile, len(ps))
+	for i, p := range ps {
+		cs[i] = p.Copy()
+	}
+	want, wantErr := profile.Merge(cs)
+	m := newMerger()
+	var err error
+	for i, p := range ps {
+		p = p.Copy()
+		if err = m.addLoaded(loaded{p: p, st: stackspkg.FromProfile(p)}, i == len(ps)-1); err != nil {
+			break
+		}
+	}
+	if err != nil || wantErr != nil {
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: merger's error %v, profile.Merge's %v", name, err, wantErr)
+		}
+		return
+	}
+	got, st := m.stacks()
+	got.Sample = st.Samples(got.Location)
+	if g, w := encodeRaw(t, got), encodeRaw(t, want); !bytes.Equal(g, w) {
+		t.Errorf("%s: merged profile differs from profile.Merge's (-Merge +merger):\n%s", name, cmp.Diff(want.String(), got.String()))
+	}
+}
+
 // sameMerge fails the test unless got is the profile want is: the same encoding, and the
 // same fields everywhere, nil and empty told apart. (Encoding both sets the fields only the
 // profile package sees alike.)
@@ -407,6 +439,13 @@ func FuzzMerger(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if ps := fuzzProfiles(data); prepared(ps) {
 			checkMerger(t, "fuzz profiles", ps)
+			checkMergerStacks(t, "fuzz profiles as stacks", ps)
+			// The last one as a --diff-base base: labelled apart, so that the merger starts
+			// its index anew for it.
+			last := ps[len(ps)-1].Copy()
+			last.SetLabel("pprof::base", []string{"true"})
+			last.Scale(-1)
+			checkMergerStacks(t, "fuzz profiles as stacks, the last labelled apart", append(ps[:len(ps)-1:len(ps)-1], last))
 		}
 		ps := fuzzProfiles(data)
 		want, wantErr := combine(ps, make([]string, len(ps)))
