@@ -18,7 +18,9 @@ import (
 // sample that is not all zeros, mapping its locations, their mappings and functions in
 // order, and identifying each by Merge's keys), but finds them by hashing what they are
 // made of instead of building a string for each, and keeps the samples compact: the
-// positions of their locations, their values and their label set, each in one array.
+// positions of their locations, their values and their label set, in arrays. An input given
+// as stacks (addStacks) is merged in its own arrays, its new samples moved down in place, so
+// that the result is the inputs' arrays rather than a copy of them.
 //
 // Merge's keys have quirks that merger keeps:
 //   - mappings are the same when their build IDs (or, without one, their files: a build ID
