@@ -65,7 +65,7 @@ type merger struct {
 	own bool
 	// count is how many samples are kept; indexBase how many were kept before samples'
 	// first entry (samples starts anew for an input none of whose samples can be one of
-	// those before, when no input follows: addLast).
+	// those before, when no input follows: addStacksLast).
 	count, indexBase int
 	// touched keeps what HashIndex.Touch read.
 	touched uint64
