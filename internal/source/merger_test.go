@@ -645,12 +645,10 @@ func TestMergerLastInputInPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := newMerger()
-			var inputs []*Stacks
 			for i, p := range c.ps {
 				p = p.Copy()
 				st := stackspkg.FromProfile(p)
 				st.ReadOnly = c.readOnly
-				inputs = append(inputs, st)
 				before := fmt.Sprint(st.Segments)
 				if err := m.addLoaded(loaded{p: p, st: st}, i == len(c.ps)-1); err != nil {
 					t.Fatal(err)
