@@ -195,8 +195,10 @@ func (m *merger) addStacksLast(src *profile.Profile, st *Stacks, last bool) erro
 	b := &m.in.batch
 	for k := range st.Segments {
 		seg := st.Segments[k]
+		read := seg.Len()
 		m.kept = append(m.kept, seg)
 		m.starts = append(m.starts, m.count)
+		own := m.own // whether the segment before this one is the merger's own
 		m.own = false
 		kept, written := 0, uint32(0) // the segment's samples and frames kept so far
 		end := uint32(0)              // where the frames of the next sample read start
@@ -258,13 +260,34 @@ func (m *merger) addStacksLast(src *profile.Profile, st *Stacks, last bool) erro
 				m.count++
 			}
 		}
-		seg.Frames, seg.Ends = seg.Frames[:written:written], seg.Ends[:kept:kept]
-		seg.Values, seg.Labels = seg.Values[:kept*n:kept*n], seg.Labels[:kept:kept]
-		if kept == 0 {
-			m.kept, m.starts = m.kept[:len(m.kept)-1], m.starts[:len(m.starts)-1]
-		} else {
+		// (The capacities stay: they are what the segment holds.)
+		seg.Frames, seg.Ends = seg.Frames[:written], seg.Ends[:kept]
+		seg.Values, seg.Labels = seg.Values[:kept*n], seg.Labels[:kept]
+		if 2*kept >= read {
 			m.kept[len(m.kept)-1] = seg
+			continue
 		}
+		// Most of the segment's samples were ones already kept (inputs much alike, as
+		// profq merge's often are): its few new ones join the merger's own segment, so that
+		// the input's arrays are not held for them.
+		m.kept, m.starts = m.kept[:len(m.kept)-1], m.starts[:len(m.starts)-1]
+		m.own = own
+		if kept == 0 {
+			continue
+		}
+		if !m.own {
+			m.kept = append(m.kept, StackSegment{})
+			m.starts = append(m.starts, m.count-kept)
+			m.own = true
+		}
+		dst := &m.kept[len(m.kept)-1]
+		base := uint32(len(dst.Frames))
+		dst.Frames = append(dst.Frames, seg.Frames...)
+		for _, e := range seg.Ends {
+			dst.Ends = append(dst.Ends, base+e)
+		}
+		dst.Values = append(dst.Values, seg.Values...)
+		dst.Labels = append(dst.Labels, seg.Labels...)
 	}
 	return nil
 }

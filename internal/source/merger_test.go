@@ -677,3 +677,47 @@ func TestMergerLastInputInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestMergerLetsRepeatedInputsGo merges the same stacks eight times, but for ten samples of
+// each with labels of their own, as profq merge merges captures much alike, and checks that
+// the merger holds the arrays of the first input and little more (the others add their
+// values to its samples, and their few new ones are copied out) and that the result is
+// still profile.Merge's.
+func TestMergerLetsRepeatedInputsGo(t *testing.T) {
+	p := manySamples(5000, true)
+	var ps []*profile.Profile
+	m := newMerger()
+	for i := range 8 {
+		c := p.Copy()
+		if i > 0 {
+			for _, s := range c.Sample[:10] {
+				s.Label = map[string][]string{"copy": {fmt.Sprint(i)}}
+			}
+		}
+		ps = append(ps, c.Copy())
+		if err := m.addLoaded(loaded{p: c, st: stackspkg.FromProfile(c)}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := 0
+	for _, seg := range m.kept {
+		held += 4*cap(seg.Frames) + 4*cap(seg.Ends) + 8*cap(seg.Values) + 4*cap(seg.Labels)
+	}
+	one := stackspkg.FromProfile(p.Copy())
+	size := 0
+	for _, seg := range one.Segments {
+		size += 4*len(seg.Frames) + 4*len(seg.Ends) + 8*len(seg.Values) + 4*len(seg.Labels)
+	}
+	if held > size+size/10 {
+		t.Errorf("the merger holds %d bytes of samples for inputs of %d bytes each", held, size)
+	}
+	want, err := profile.Merge(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st := m.stacks()
+	got.Sample = st.Samples(got.Location)
+	if g, w := encodeRaw(t, got), encodeRaw(t, want); !bytes.Equal(g, w) {
+		t.Errorf("merged profile differs from profile.Merge's:\n%s", firstDifference(got, want))
+	}
+}
