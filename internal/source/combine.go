@@ -61,7 +61,7 @@ func (o Options) combineLoaded(ls []loaded, args []string) (loaded, error) {
 	}
 	m := newMerger()
 	for i := range ls {
-		if err := m.addLoaded(ls[i]); err != nil {
+		if err := m.addLoaded(ls[i], i == len(ls)-1); err != nil {
 			return fail(fmt.Errorf("merging: %w", err))
 		}
 		ls[i] = loaded{} // merged: what only it held can go
@@ -90,10 +90,11 @@ func prepareLoaded(ls []loaded) error {
 	return prepare(ps)
 }
 
-// addLoaded merges l into the result: its stacks, or its profile's samples.
-func (m *merger) addLoaded(l loaded) error {
+// addLoaded merges l into the result: its stacks (in their arrays: l must not be used
+// after), or its profile's samples. last says that no input is added after l.
+func (m *merger) addLoaded(l loaded, last bool) error {
 	if l.st != nil {
-		return m.addStacks(l.p, l.st)
+		return m.addStacksLast(l.p, l.st, last)
 	}
 	return m.add(l.p)
 }

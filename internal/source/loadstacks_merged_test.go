@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -175,6 +176,93 @@ func TestLoadStacksMergedErrors(t *testing.T) {
 		addr := regexp.MustCompile(`0x[0-9a-f]+`)
 		if want == nil || err == nil || addr.ReplaceAllString(err.Error(), "") != addr.ReplaceAllString(want.Error(), "") {
 			t.Errorf("%v, bases %v: got %v, want %v", c.args, c.bases, err, want)
+		}
+	}
+}
+
+// TestBasesArePprofMerge checks the profile that LoadStacks makes of a profile and its base
+// (--diff-base, --base, --normalize), each side one input or two, against pprof's own steps
+// on the testdata profiles: each side merged by profile.Merge, the base labelled
+// pprof::base (--diff-base), the profile normalized (--normalize), the base negated
+// (Scale(-1)), and the two merged by profile.Merge; byte for byte once encoded. The merger
+// maps the samples into their inputs' own arrays, and for a base whose label sets are all
+// new (--diff-base) starts its index anew: neither may change the result.
+func TestBasesArePprofMerge(t *testing.T) {
+	diff := filepath.Join("..", "..", "testdata", "profiles", "diff")
+	path := func(name string) string { return filepath.Join(diff, name) }
+	profiles := filepath.Join("..", "..", "testdata", "profiles")
+	type pair struct{ args, bases []string }
+	pairs := []pair{
+		{[]string{path("alloc-new.pb.gz")}, []string{path("alloc-base.pb.gz")}},
+		{[]string{path("alloc5-new-1.pb.gz"), path("alloc5-new-2.pb.gz")}, []string{path("alloc5-base-1.pb.gz"), path("alloc5-base-2.pb.gz")}},
+		{[]string{filepath.Join(profiles, "labels.pb.gz")}, []string{filepath.Join(profiles, "labels.pb.gz")}},
+		{[]string{filepath.Join(profiles, "heap.pb.gz")}, []string{filepath.Join(profiles, "heap.pb.gz")}},
+	}
+	for i := 1; i <= 4; i++ {
+		pairs = append(pairs, pair{[]string{path(fmt.Sprintf("new-%d.pb.gz", i))}, []string{path(fmt.Sprintf("base-%d.pb.gz", i))}})
+	}
+	read := func(t *testing.T, paths []string) *profile.Profile {
+		t.Helper()
+		ps := make([]*profile.Profile, len(paths))
+		for i, name := range paths {
+			f, err := os.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps[i], err = profile.Parse(f)
+			f.Close()
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		if len(ps) == 1 {
+			return ps[0]
+		}
+		p, err := profile.Merge(ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range pairs {
+		for _, bases := range []Bases{{Diff: true}, {}, {Normalize: true}, {Diff: true, Normalize: true}} {
+			bases.Paths = c.bases
+			name := fmt.Sprintf("%s-%s-diff=%v-normalize=%v", filepath.Base(c.args[0]), filepath.Base(c.bases[0]), bases.Diff, bases.Normalize)
+			t.Run(name, func(t *testing.T) {
+				p, base := read(t, c.args), read(t, c.bases)
+				if bases.Diff {
+					base.SetLabel("pprof::base", []string{"true"})
+				}
+				if bases.Normalize {
+					if err := p.Normalize(base); err != nil {
+						t.Fatal(err)
+					}
+				}
+				base.Scale(-1)
+				want, err := profile.Merge([]*profile.Profile{p, base})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := want.RemoveUninteresting(); err != nil {
+					t.Fatal(err)
+				}
+				unsourceMappings(want)
+				got, st, _, err := Options{Aggregate: true}.LoadStacks(c.args, bases)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st == nil {
+					t.Fatal("merged samples not left as stacks")
+				}
+				got.Sample = st.Samples(got.Location)
+				if bases.Diff && len(want.Sample) == 0 {
+					// (A profile less itself, without --diff-base, has none.)
+					t.Fatal("the merged profile has no samples: nothing is checked")
+				}
+				if g, w := encoded(t, got), encoded(t, want); !bytes.Equal(g, w) {
+					t.Errorf("loaded as stacks, the profile differs from pprof's merge: %s", firstDifference(got, want))
+				}
+			})
 		}
 	}
 }

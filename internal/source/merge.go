@@ -208,9 +208,9 @@ func (f *folding) add(l loaded, args []string) error {
 		// Merging acc alone is Merge re-mapping it: acc is the first profile it is given, with
 		// which nothing is incompatible.
 		f.first, f.m = nil, newMerger()
-		_ = f.m.addLoaded(acc)
+		_ = f.m.addLoaded(acc, false)
 	}
-	if err := f.m.addLoaded(l); err != nil {
+	if err := f.m.addLoaded(l, false); err != nil {
 		return combining(args, fmt.Errorf("merging: %w", err))
 	}
 	return nil
@@ -234,7 +234,7 @@ func (f *folding) mergeBatch(args []string) error {
 	}
 	f.m = newMerger()
 	for i := range ls {
-		if err := f.m.addLoaded(ls[i]); err != nil {
+		if err := f.m.addLoaded(ls[i], false); err != nil {
 			return combining(args, fmt.Errorf("merging: %w", err))
 		}
 		ls[i] = loaded{} // merged: what only it held can go

@@ -18,7 +18,9 @@ import (
 // sample that is not all zeros, mapping its locations, their mappings and functions in
 // order, and identifying each by Merge's keys), but finds them by hashing what they are
 // made of instead of building a string for each, and keeps the samples compact: the
-// positions of their locations, their values and their label set, each in one array.
+// positions of their locations, their values and their label set, in arrays. An input given
+// as stacks (addStacks) is merged in its own arrays, its new samples moved down in place, so
+// that the result is the inputs' arrays rather than a copy of them.
 //
 // Merge's keys have quirks that merger keeps:
 //   - mappings are the same when their build IDs (or, without one, their files: a build ID
@@ -51,10 +53,20 @@ type merger struct {
 	labels    format.HashIndex // over sets
 	sets      []LabelSet
 
-	// The samples, as stacks over p.Location whose label sets are sets (sample j's set is
-	// sets[kept.Labels[j]-1]).
+	// The samples, as stacks over p.Location whose label sets are sets (a sample's set is
+	// sets[Labels[j]-1]), in the order they were first met: segments, each either one of
+	// an input's (addStacks merges an input's stacks in their own arrays) or the merger's
+	// own (add appends to it), sample j of all of them (counted as samples numbers its
+	// entries, from indexBase) in kept[k] when starts[k] <= j < starts[k+1].
 	samples format.HashIndex
-	kept    StackSegment
+	kept    []StackSegment
+	starts  []int
+	// own says that the last of kept is the merger's own, to which add appends.
+	own bool
+	// count is how many samples are kept; indexBase how many were kept before samples'
+	// first entry (samples starts anew for an input none of whose samples can be one of
+	// those before, when no input follows: addStacksLast).
+	count, indexBase int
 	// touched keeps what HashIndex.Touch read.
 	touched uint64
 	// sums are, for each sample type, the sum of the absolute values of the samples: what
@@ -138,14 +150,34 @@ func (m *merger) add(src *profile.Profile) error {
 }
 
 // addStacks merges src, whose samples are st, into the result, as add merges a profile
-// with those samples.
+// with those samples. The result takes st's arrays: each segment's samples are mapped into
+// the result in place, those that are new moved down over what is left of the segment, so
+// that merging holds no second copy of the samples. st must not be used after (unless it
+// is read-only, which it copies first).
 func (m *merger) addStacks(src *profile.Profile, st *Stacks) error {
+	return m.addStacksLast(src, st, false)
+}
+
+// addStacksLast is addStacks; last says that no input is added after this one, so that
+// when none of its label sets is one of the result's so far (no sample of it can then be
+// one of those before, as --diff-base's labelled base), the samples' index starts anew
+// for it, sized for it, the entries of the samples before dropped.
+func (m *merger) addStacksLast(src *profile.Profile, st *Stacks, last bool) error {
 	if err := m.addHeaders(src); err != nil {
 		return err
 	}
 	m.in.reset(src)
 	if len(m.mappings) == 0 && len(src.Mapping) > 0 {
 		m.mapping(src.Mapping[0])
+	}
+	if st.ReadOnly {
+		st = cloneStacks(st)
+	}
+	if last && m.count > 0 && m.newLabelSets(st) {
+		m.samples, m.indexBase = format.HashIndex{}, m.count
+	}
+	if m.count == m.indexBase {
+		m.samples.Reserve(st.Len())
 	}
 	// The result's label set of each of st's, plus one (0: not met yet); set 0, no labels,
 	// is the empty set.
@@ -158,18 +190,29 @@ func (m *merger) addStacks(src *profile.Profile, st *Stacks) error {
 	n := st.NumValues
 	// The samples are mapped a batch at a time: the frames, label set and hash of each
 	// first, then the slots of the hashes touched at once (HashIndex.Touch), then each added.
+	// A new sample is written at the segment's next place: never past where its own frames,
+	// values and label set were read from, and so never over a sample not read yet.
 	b := &m.in.batch
 	for k := range st.Segments {
-		seg := &st.Segments[k]
+		seg := st.Segments[k]
+		read := seg.Len()
+		m.kept = append(m.kept, seg)
+		m.starts = append(m.starts, m.count)
+		own := m.own // whether the segment before this one is the merger's own
+		m.own = false
+		kept, written := 0, uint32(0) // the segment's samples and frames kept so far
+		end := uint32(0)              // where the frames of the next sample read start
 		for start := 0; start < seg.Len(); start += mergeBatch {
 			b.reset()
 			for j := start; j < min(start+mergeBatch, seg.Len()); j++ {
+				stack := seg.Frames[end:seg.Ends[j]]
+				end = seg.Ends[j]
 				values := seg.Values[j*n : (j+1)*n]
 				if zeros(values) {
 					continue
 				}
 				first := len(b.frames)
-				for _, pos := range seg.Stack(j) {
+				for _, pos := range stack {
 					if pos < 0 {
 						continue
 					}
@@ -199,11 +242,82 @@ func (m *merger) addStacks(src *profile.Profile, st *Stacks) error {
 			for i, j := range b.samples {
 				frames := b.frames[first:b.ends[i]]
 				first = b.ends[i]
-				m.addHashed(b.hashes[i], frames, b.sets[i], seg.Values[int(j)*n:(int(j)+1)*n])
+				values := seg.Values[int(j)*n : (int(j)+1)*n]
+				at, found := m.find(b.hashes[i], frames, b.sets[i])
+				if found {
+					m.addTo(at, values)
+					continue
+				}
+				written += uint32(copy(seg.Frames[written:], frames))
+				seg.Ends[kept] = written
+				seg.Labels[kept] = b.sets[i] + 1
+				into := seg.Values[kept*n : (kept+1)*n]
+				copy(into, values)
+				for t, v := range into {
+					m.sums[t] += abs(v)
+				}
+				kept++
+				m.count++
 			}
 		}
+		// (The capacities stay: they are what the segment holds.)
+		seg.Frames, seg.Ends = seg.Frames[:written], seg.Ends[:kept]
+		seg.Values, seg.Labels = seg.Values[:kept*n], seg.Labels[:kept]
+		if 2*kept >= read {
+			m.kept[len(m.kept)-1] = seg
+			continue
+		}
+		// Most of the segment's samples were ones already kept (inputs much alike, as
+		// profq merge's often are): its few new ones join the merger's own segment, so that
+		// the input's arrays are not held for them.
+		m.kept, m.starts = m.kept[:len(m.kept)-1], m.starts[:len(m.starts)-1]
+		m.own = own
+		if kept == 0 {
+			continue
+		}
+		if !m.own {
+			m.kept = append(m.kept, StackSegment{})
+			m.starts = append(m.starts, m.count-kept)
+			m.own = true
+		}
+		dst := &m.kept[len(m.kept)-1]
+		base := uint32(len(dst.Frames))
+		dst.Frames = append(dst.Frames, seg.Frames...)
+		for _, e := range seg.Ends {
+			dst.Ends = append(dst.Ends, base+e)
+		}
+		dst.Values = append(dst.Values, seg.Values...)
+		dst.Labels = append(dst.Labels, seg.Labels...)
 	}
 	return nil
+}
+
+// cloneStacks copies the arrays of st's segments.
+func cloneStacks(st *Stacks) *Stacks {
+	c := *st
+	c.ReadOnly = false
+	c.Segments = make([]StackSegment, len(st.Segments))
+	for k, seg := range st.Segments {
+		c.Segments[k] = StackSegment{Frames: slices.Clone(seg.Frames), Ends: slices.Clone(seg.Ends), Values: slices.Clone(seg.Values), Labels: slices.Clone(seg.Labels)}
+	}
+	return &c
+}
+
+// newLabelSets says whether none of st's label sets (nor the empty one, when a sample has
+// no labels) is one of the result's.
+func (m *merger) newLabelSets(st *Stacks) bool {
+	h := &m.labels
+	unlabelled := slices.ContainsFunc(st.Segments, func(seg StackSegment) bool { return slices.Contains(seg.Labels, 0) })
+	if unlabelled && h.Has(hashLabels(m.seed, &LabelSet{}), func(j int) bool { return sameLabels(&LabelSet{}, &m.sets[j]) }) {
+		return false
+	}
+	for i := range st.LabelSets {
+		ls := &st.LabelSets[i]
+		if h.Has(hashLabels(m.seed, ls), func(j int) bool { return sameLabels(ls, &m.sets[j]) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeBatch is how many samples addStacks maps at a time.
@@ -314,18 +428,49 @@ func sampleHash(frames []int32, set int32) uint64 {
 
 // addHashed is addValues for a sample whose hash (sampleHash) is h.
 func (m *merger) addHashed(h uint64, frames []int32, set int32, src []int64) {
-	n := len(m.p.SampleType)
-	kept := &m.kept
-	j, found := m.samples.Find(h, func(j int) bool {
-		return kept.Labels[j] == set+1 && slices.Equal(kept.Stack(j), frames)
-	})
+	j, found := m.find(h, frames, set)
 	if !found {
-		kept.Frames = append(kept.Frames, frames...)
-		kept.Ends = append(kept.Ends, uint32(len(kept.Frames)))
-		kept.Values = append(kept.Values, make([]int64, n)...)
-		kept.Labels = append(kept.Labels, set+1)
+		if !m.own {
+			m.kept = append(m.kept, StackSegment{})
+			m.starts = append(m.starts, m.count)
+			m.own = true
+		}
+		own := &m.kept[len(m.kept)-1]
+		own.Frames = append(own.Frames, frames...)
+		own.Ends = append(own.Ends, uint32(len(own.Frames)))
+		own.Values = append(own.Values, make([]int64, len(m.p.SampleType))...)
+		own.Labels = append(own.Labels, set+1)
+		m.count++
 	}
-	values := kept.Values[j*n : (j+1)*n]
+	m.addTo(j, src)
+}
+
+// find returns the number of the result's sample of the locations at positions frames and
+// of label set set, whose hash (sampleHash) is h, and true; or, when there is none, the
+// number the sample gets (m.count), which the caller then keeps, and false.
+func (m *merger) find(h uint64, frames []int32, set int32) (int, bool) {
+	j, found := m.samples.Find(h, func(j int) bool {
+		seg, i := m.sample(m.indexBase + j)
+		return seg.Labels[i] == set+1 && slices.Equal(seg.Stack(i), frames)
+	})
+	return m.indexBase + j, found
+}
+
+// sample returns the segment of the result's sample j and its place there.
+func (m *merger) sample(j int) (*StackSegment, int) {
+	k := len(m.starts) - 1
+	if j < m.starts[k] {
+		k, _ = slices.BinarySearch(m.starts, j+1)
+		k--
+	}
+	return &m.kept[k], j - m.starts[k]
+}
+
+// addTo adds src to the values of the result's sample j.
+func (m *merger) addTo(j int, src []int64) {
+	seg, i := m.sample(j)
+	n := len(m.p.SampleType)
+	values := seg.Values[i*n : (i+1)*n]
 	for i, v := range src {
 		sum := values[i] + v
 		m.sums[i] += abs(sum) - abs(values[i])
@@ -575,9 +720,9 @@ func (m *merger) result() *profile.Profile {
 // profile gives the result its samples, as they are, and returns it. The compact samples are
 // dropped: the merger is done.
 func (m *merger) profile() *profile.Profile {
-	st := Stacks{Segments: []StackSegment{m.kept}, LabelSets: m.sets, NumValues: len(m.p.SampleType)}
+	st := Stacks{Segments: m.kept, LabelSets: m.sets, NumValues: len(m.p.SampleType)}
 	m.p.Sample = st.Samples(m.p.Location)
-	m.kept, m.samples = StackSegment{}, format.HashIndex{}
+	m.kept, m.starts, m.samples = nil, nil, format.HashIndex{}
 	return m.p
 }
 
@@ -589,14 +734,18 @@ func (m *merger) profile() *profile.Profile {
 func (m *merger) stacks() (*profile.Profile, *Stacks) {
 	n := len(m.p.SampleType)
 	kept := m.kept
-	m.kept, m.samples = StackSegment{}, format.HashIndex{}
-	for j := range kept.Len() {
-		if zeros(kept.Values[j*n : (j+1)*n]) {
-			// Samples whose values cancelled out are dropped by merging the result once more.
-			st := &Stacks{Segments: []StackSegment{kept}, LabelSets: m.sets, NumValues: n}
-			again := newMerger()
-			_ = again.addStacks(m.p, st)
-			return again.stacks()
+	m.kept, m.starts, m.samples = nil, nil, format.HashIndex{}
+	for k := range kept {
+		values := kept[k].Values
+		for j := range kept[k].Len() {
+			if zeros(values[j*n : (j+1)*n]) {
+				// Samples whose values cancelled out are dropped by merging the result once
+				// more.
+				st := &Stacks{Segments: kept, LabelSets: m.sets, NumValues: n}
+				again := newMerger()
+				_ = again.addStacks(m.p, st)
+				return again.stacks()
+			}
 		}
 	}
 	// Sets without labels become none, the others keep their order.
@@ -609,25 +758,27 @@ func (m *merger) stacks() (*profile.Profile, *Stacks) {
 			renumber[i+1] = int32(len(sets))
 		}
 	}
-	for j, set := range kept.Labels {
-		kept.Labels[j] = renumber[set]
-	}
 	st := &Stacks{LabelSets: sets, NumValues: n}
-	first := uint32(0) // where the segment's frames start in kept.Frames
-	for start := 0; start < kept.Len(); start += segmentSamples {
-		end := min(start+segmentSamples, kept.Len())
-		last := kept.Ends[end-1] // before the ends are made the segment's own
-		seg := StackSegment{
-			Frames: kept.Frames[first:kept.Ends[end-1]:kept.Ends[end-1]],
-			Ends:   kept.Ends[start:end:end],
-			Values: kept.Values[start*n : end*n : end*n],
-			Labels: kept.Labels[start:end:end],
+	for _, seg := range kept {
+		for j, set := range seg.Labels {
+			seg.Labels[j] = renumber[set]
 		}
-		for j := range seg.Ends {
-			seg.Ends[j] -= first
+		first := uint32(0) // where the part's frames start in seg.Frames
+		for start := 0; start < seg.Len(); start += segmentSamples {
+			end := min(start+segmentSamples, seg.Len())
+			last := seg.Ends[end-1] // before the ends are made the part's own
+			part := StackSegment{
+				Frames: seg.Frames[first:last:last],
+				Ends:   seg.Ends[start:end:end],
+				Values: seg.Values[start*n : end*n : end*n],
+				Labels: seg.Labels[start:end:end],
+			}
+			for j := range part.Ends {
+				part.Ends[j] -= first
+			}
+			st.Segments = append(st.Segments, part)
+			first = last
 		}
-		st.Segments = append(st.Segments, seg)
-		first = last
 	}
 	return m.p, st
 }

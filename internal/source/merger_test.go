@@ -40,6 +40,38 @@ func checkMerger(t *testing.T, name string, ps []*profile.Profile) {
 	sameMerge(t, name, got, want)
 }
 
+// checkMergerStacks merges ps with profile.Merge and with a merger given their samples as
+// stacks, as combining gives them (the last flagged last), and fails the test unless both
+// give the same profile (encoded: the merger's samples without labels have no label maps)
+// or the same error. ps are left as they were.
+func checkMergerStacks(t *testing.T, name string, ps []*profile.Profile) {
+	t.Helper()
+	cs := make([]*profile.Profile, len(ps))
+	for i, p := range ps {
+		cs[i] = p.Copy()
+	}
+	want, wantErr := profile.Merge(cs)
+	m := newMerger()
+	var err error
+	for i, p := range ps {
+		p = p.Copy()
+		if err = m.addLoaded(loaded{p: p, st: stackspkg.FromProfile(p)}, i == len(ps)-1); err != nil {
+			break
+		}
+	}
+	if err != nil || wantErr != nil {
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: merger's error %v, profile.Merge's %v", name, err, wantErr)
+		}
+		return
+	}
+	got, st := m.stacks()
+	got.Sample = st.Samples(got.Location)
+	if g, w := encodeRaw(t, got), encodeRaw(t, want); !bytes.Equal(g, w) {
+		t.Errorf("%s: merged profile differs from profile.Merge's (-Merge +merger):\n%s", name, cmp.Diff(want.String(), got.String()))
+	}
+}
+
 // sameMerge fails the test unless got is the profile want is: the same encoding, and the
 // same fields everywhere, nil and empty told apart. (Encoding both sets the fields only the
 // profile package sees alike.)
@@ -407,6 +439,13 @@ func FuzzMerger(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if ps := fuzzProfiles(data); prepared(ps) {
 			checkMerger(t, "fuzz profiles", ps)
+			checkMergerStacks(t, "fuzz profiles as stacks", ps)
+			// The last one as a --diff-base base: labelled apart, so that the merger starts
+			// its index anew for it.
+			last := ps[len(ps)-1].Copy()
+			last.SetLabel("pprof::base", []string{"true"})
+			last.Scale(-1)
+			checkMergerStacks(t, "fuzz profiles as stacks, the last labelled apart", append(ps[:len(ps)-1:len(ps)-1], last))
 		}
 		ps := fuzzProfiles(data)
 		want, wantErr := combine(ps, make([]string, len(ps)))
@@ -576,4 +615,109 @@ func fuzzProfile(b *fuzzBytes) *profile.Profile {
 		addFakeMapping(p)
 	}
 	return p
+}
+
+// TestMergerLastInputInPlace merges stacks as combining does (each input's stacks in their
+// own arrays, the last one's index started anew when its label sets are all new) and
+// checks the result against profile.Merge: a base labelled apart (the index started anew:
+// its samples repeat among themselves and must still add up), a last input that shares
+// label sets with the first (the index kept), and a read-only input, which is left as it
+// was.
+func TestMergerLastInputInPlace(t *testing.T) {
+	first := manySamples(3000, true)
+	labelled := manySamples(3000, false) // 50 distinct stacks, each repeated
+	labelled.SetLabel("pprof::base", []string{"true"})
+	labelled.Scale(-1)
+	same := manySamples(2000, true)
+	for _, c := range []struct {
+		name     string
+		ps       []*profile.Profile
+		anew     bool
+		readOnly bool
+	}{
+		{"last input labelled apart", []*profile.Profile{first, labelled}, true, false},
+		{"last input sharing label sets", []*profile.Profile{first, same}, false, false},
+		{"read-only inputs", []*profile.Profile{first, labelled}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := profile.Merge([]*profile.Profile{c.ps[0].Copy(), c.ps[1].Copy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newMerger()
+			for i, p := range c.ps {
+				p = p.Copy()
+				st := stackspkg.FromProfile(p)
+				st.ReadOnly = c.readOnly
+				before := fmt.Sprint(st.Segments)
+				if err := m.addLoaded(loaded{p: p, st: st}, i == len(c.ps)-1); err != nil {
+					t.Fatal(err)
+				}
+				if c.readOnly && fmt.Sprint(st.Segments) != before {
+					t.Errorf("input %d: read-only stacks changed by merging", i)
+				}
+			}
+			if anew := m.indexBase > 0; anew != c.anew {
+				t.Errorf("index started anew for the last input: %v, want %v", anew, c.anew)
+			}
+			p, st := m.stacks()
+			p.Sample = st.Samples(p.Location)
+			for _, s := range p.Sample {
+				// stacks() gives samples without labels no label set; Merge gives them empty maps.
+				if s.Label == nil {
+					s.Label, s.NumLabel, s.NumUnit = map[string][]string{}, map[string][]int64{}, map[string][]string{}
+				}
+			}
+			if g, w := encodeRaw(t, p), encodeRaw(t, want); !bytes.Equal(g, w) {
+				t.Errorf("merged profile differs from profile.Merge's:\n%s", firstDifference(p, want))
+			}
+			if len(want.Sample) < 3000 {
+				t.Errorf("profile.Merge kept %d samples: the inputs do not test what they should", len(want.Sample))
+			}
+		})
+	}
+}
+
+// TestMergerLetsRepeatedInputsGo merges the same stacks eight times, but for ten samples of
+// each with labels of their own, as profq merge merges captures much alike, and checks that
+// the merger holds the arrays of the first input and little more (the others add their
+// values to its samples, and their few new ones are copied out) and that the result is
+// still profile.Merge's.
+func TestMergerLetsRepeatedInputsGo(t *testing.T) {
+	p := manySamples(5000, true)
+	var ps []*profile.Profile
+	m := newMerger()
+	for i := range 8 {
+		c := p.Copy()
+		if i > 0 {
+			for _, s := range c.Sample[:10] {
+				s.Label = map[string][]string{"copy": {fmt.Sprint(i)}}
+			}
+		}
+		ps = append(ps, c.Copy())
+		if err := m.addLoaded(loaded{p: c, st: stackspkg.FromProfile(c)}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := 0
+	for _, seg := range m.kept {
+		held += 4*cap(seg.Frames) + 4*cap(seg.Ends) + 8*cap(seg.Values) + 4*cap(seg.Labels)
+	}
+	one := stackspkg.FromProfile(p.Copy())
+	size := 0
+	for _, seg := range one.Segments {
+		size += 4*len(seg.Frames) + 4*len(seg.Ends) + 8*len(seg.Values) + 4*len(seg.Labels)
+	}
+	if held > size+size/10 {
+		t.Errorf("the merger holds %d bytes of samples for inputs of %d bytes each", held, size)
+	}
+	want, err := profile.Merge(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st := m.stacks()
+	got.Sample = st.Samples(got.Location)
+	if g, w := encodeRaw(t, got), encodeRaw(t, want); !bytes.Equal(g, w) {
+		t.Errorf("merged profile differs from profile.Merge's:\n%s", firstDifference(got, want))
+	}
 }

@@ -55,6 +55,39 @@ func (t *HashIndex) Find(h uint64, same func(j int) bool) (int, bool) {
 	return len(t.hashes) - 1, false
 }
 
+// Has says whether an entry with hash h for which same returns true is in the table.
+func (t *HashIndex) Has(h uint64, same func(j int) bool) bool {
+	if len(t.slots) == 0 {
+		return false
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		slot := t.slots[i]
+		if slot == 0 {
+			return false
+		}
+		if slot&^slotPosition == h&^slotPosition && same(int(slot&slotPosition-1)) {
+			return true
+		}
+	}
+}
+
+// Reserve sizes an empty table for n entries, so that adding them does not grow it (each
+// growth holds the table twice while it copies it).
+func (t *HashIndex) Reserve(n int) {
+	if len(t.hashes) > 0 {
+		return
+	}
+	size := 1024
+	for size < 2*n+2 {
+		size *= 2
+	}
+	if size > len(t.slots) {
+		t.slots = make([]uint64, size)
+	}
+	t.hashes = make([]uint32, 0, n)
+}
+
 // Touch reads the slot where Find starts looking for each hash of hs, and returns what it
 // read (for the caller to keep, so that the reads stay). The reads do not depend on each
 // other, so the processor overlaps their cache misses, where calls to Find one after
