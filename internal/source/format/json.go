@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// profq's one JSON tokenizer: every reader of JSON (OTLP/JSON, V8 CPU profiles, speedscope
-// files, a Parca answer) walks its input with JSONScan, from a stream or from bytes held
-// whole. It checks the syntax as encoding/json does, says what is wrong in one way ("invalid
+// profq's one JSON tokenizer: every reader of JSON (OTLP/JSON as a stream and held whole,
+// V8 CPU profiles, speedscope files, trace events, a Parca answer) walks its input with
+// JSONScan, from a stream or from bytes held whole. It checks the syntax as encoding/json does, says what is wrong in one way ("invalid
 // JSON: unexpected 'x' at byte N, ..."), and holds only the bytes of the token being read:
 // a value passed over (Skip) costs nothing, however large, and nesting costs a byte a level.
 // What a caller wants of a value it keeps, as it reads it, into a buffer of its own (Keep).
@@ -23,8 +23,7 @@ const MaxJSONDepth = 10000
 var ErrJSONTooDeep = fmt.Errorf("invalid JSON: arrays and objects nested more than %d deep", MaxJSONDepth)
 
 // JSONScan reads JSON token by token from a stream (R) or from bytes held whole
-// (NewJSONBytes), with the errors and the limit on nesting that JSONFixer (OTLP's reader of
-// JSON held whole) has, at the same byte offsets.
+// (NewJSONBytes), with the same errors either way, at the same byte offsets.
 type JSONScan struct {
 	R   *bufio.Reader // nil when the bytes are held whole
 	buf []byte        // the bytes r has buffered, from the first not yet discarded
@@ -52,6 +51,8 @@ type JSONScan struct {
 	// name is the member name last read, tok its token as read.
 	name JSONName
 	tok  []byte
+	// nameAt is the offset in the input of the name last read.
+	nameAt int64
 	// NameMax, when not 0, is the length of a member name's token past which it is not
 	// held: only its last JSONNameTail bytes are, and JSONName.Over says so.
 	NameMax int
@@ -156,8 +157,7 @@ func (s *JSONScan) Pos() int64 { return s.off + int64(s.I) }
 // Err is what ended the input, once it has: io.EOF, or the error reading it.
 func (s *JSONScan) Err() error { return s.err }
 
-// Fail is the syntax error for the next byte, as JSONFixer says it; at the end of the
-// input, it is io.ErrUnexpectedEOF, or the error that ended it.
+// Fail is the syntax error for the next byte; at the end of the input, it is io.ErrUnexpectedEOF, or the error that ended it.
 func (s *JSONScan) Fail(what string) error {
 	c, ok := s.Peek()
 	if !ok {
@@ -209,8 +209,8 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// Str reads the string whose opening quote is at s.I, as JSONFixer reads one. Bytes that
-// are not UTF-8 are no error: they are read as U+FFFD.
+// Str reads the string whose opening quote is at s.I. Bytes that are not UTF-8 are no
+// error: they are read as U+FFFD.
 func (s *JSONScan) Str() error {
 	s.I++
 	for {
@@ -239,8 +239,8 @@ func (s *JSONScan) Str() error {
 	}
 }
 
-// escape reads the escape at s.I, looking as far ahead as JSONFixer does: a \u escape of
-// a surrogate and the one after it.
+// escape reads the escape at s.I, looking as far ahead as a \u escape of a surrogate and
+// the one after it need.
 func (s *JSONScan) escape() error {
 	if !s.more(12) && s.err != io.EOF {
 		return s.err
@@ -349,6 +349,7 @@ func (s *JSONScan) memberName() error {
 		return s.Fail("looking for the beginning of an object member's name")
 	}
 	s.tok = s.tok[:0]
+	s.nameAt = s.Pos()
 	s.Keep(&s.tok, s.NameMax)
 	err := s.Str()
 	over := s.EndKeep()
@@ -455,7 +456,30 @@ func (s *JSONScan) items(fn func(c byte) error) error {
 
 // Skip reads a value, checking its syntax only: without recursion, so that nesting costs a
 // byte a level.
-func (s *JSONScan) Skip() error {
+func (s *JSONScan) Skip() error { return s.walk(nil) }
+
+// JSONVisitor is told of each token Walk reads, once it is read: a reader that rewrites
+// JSON as it checks it (OTLP's JSONFixer) follows the tokens without scanning for them.
+type JSONVisitor interface {
+	// Open is an array's or object's opening bracket; Close, the closing bracket of the
+	// innermost one open.
+	Open(object bool)
+	Close()
+	// Name is an object member's name, whose token starts at byte start of the input,
+	// and the colon after it.
+	Name(start int64, name *JSONName)
+	// Scalar is the string, number or literal that starts with c at byte start and ends
+	// at Pos.
+	Scalar(c byte, start int64)
+}
+
+// Walk reads a value as Skip does, telling v of each token as it is read; the names are
+// held whatever NameMax says of them.
+func (s *JSONScan) Walk(v JSONVisitor) error { return s.walk(v) }
+
+// walk reads a value, telling v (when not nil) of each token: without recursion, so that
+// nesting costs a byte a level.
+func (s *JSONScan) walk(v JSONVisitor) error {
 	base := len(s.stack)
 	defer func() { s.stack = s.stack[:base] }()
 	for {
@@ -469,6 +493,9 @@ func (s *JSONScan) Skip() error {
 			if err := s.open(); err != nil {
 				return err
 			}
+			if v != nil {
+				v.Open(c == '{')
+			}
 			closer := byte(']')
 			if c == '{' {
 				closer = '}'
@@ -476,18 +503,25 @@ func (s *JSONScan) Skip() error {
 			if d, ok := s.Space(); ok && d == closer {
 				s.I++
 				s.depth--
+				if v != nil {
+					v.Close()
+				}
 				break
 			}
 			s.stack = append(s.stack, c == '{')
 			complete = false
 			if c == '{' {
-				if err := s.skipName(); err != nil {
+				if err := s.walkName(v); err != nil {
 					return err
 				}
 			}
 		default:
+			start := s.Pos()
 			if err := s.Scalar(c); err != nil {
 				return err
+			}
+			if v != nil {
+				v.Scalar(c, start)
 			}
 		}
 		for complete {
@@ -503,7 +537,7 @@ func (s *JSONScan) Skip() error {
 				s.I++
 				complete = false
 				if object {
-					if err := s.skipName(); err != nil {
+					if err := s.walkName(v); err != nil {
 						return err
 					}
 				}
@@ -511,6 +545,9 @@ func (s *JSONScan) Skip() error {
 				s.I++
 				s.depth--
 				s.stack = s.stack[:len(s.stack)-1]
+				if v != nil {
+					v.Close()
+				}
 			case object:
 				return s.Fail("after an object member")
 			default:
@@ -518,6 +555,23 @@ func (s *JSONScan) Skip() error {
 			}
 		}
 	}
+}
+
+// walkName reads a member's name and the colon after it for walk: held and told to v when
+// there is one, else as skipName reads it.
+func (s *JSONScan) walkName(v JSONVisitor) error {
+	if v == nil {
+		return s.skipName()
+	}
+	max := s.NameMax
+	s.NameMax = 0
+	err := s.memberName()
+	s.NameMax = max
+	if err != nil {
+		return err
+	}
+	v.Name(s.nameAt, &s.name)
+	return nil
 }
 
 // Hex4 is the code unit of the \u escape at in[p:], or -1 when there is none.
