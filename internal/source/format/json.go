@@ -53,6 +53,8 @@ type JSONScan struct {
 	tok  []byte
 	// nameAt is the offset in the input of the name last read.
 	nameAt int64
+	// strASCII says whether the string read last has no escapes and no bytes past ASCII.
+	strASCII bool
 	// NameMax, when not 0, is the length of a member name's token past which it is not
 	// held: only its last JSONNameTail bytes are, and JSONName.Over says so.
 	NameMax int
@@ -176,6 +178,14 @@ func (s *JSONScan) Ended() error {
 
 // Space reads white space and returns the byte after it, not read yet.
 func (s *JSONScan) Space() (c byte, ok bool) {
+	if s.I < len(s.buf) && s.buf[s.I] > ' ' {
+		return s.buf[s.I], true
+	}
+	return s.space()
+}
+
+// space is Space past its first byte.
+func (s *JSONScan) space() (c byte, ok bool) {
 	for {
 		for ; s.I < len(s.buf); s.I++ {
 			switch c := s.buf[s.I]; c {
@@ -209,13 +219,24 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
+// strStopASCII marks them, and the bytes past ASCII.
+var strStopASCII = func() (t [256]bool) {
+	t = strStop
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
 // Str reads the string whose opening quote is at s.I. Bytes that are not UTF-8 are no
 // error: they are read as U+FFFD.
 func (s *JSONScan) Str() error {
 	s.I++
+	s.strASCII = true
+	stop := &strStopASCII
 	for {
 		i, buf := s.I, s.buf
-		for i < len(buf) && !strStop[buf[i]] {
+		for i < len(buf) && !stop[buf[i]] {
 			i++
 		}
 		s.I = i
@@ -225,19 +246,28 @@ func (s *JSONScan) Str() error {
 			}
 			continue
 		}
-		switch buf[i] {
-		case '"':
+		switch c := buf[i]; {
+		case c == '"':
 			s.I++
 			return nil
-		case '\\':
+		case c == '\\':
+			s.strASCII = false
 			if err := s.escape(); err != nil {
 				return err
 			}
+		case c >= utf8.RuneSelf:
+			s.strASCII = false
+			stop = &strStop
+			s.I++
 		default:
 			return s.Fail("in a string")
 		}
 	}
 }
+
+// StrASCII says whether the string read last (by Str, as a member's name or a value) has
+// neither escapes nor bytes past ASCII: its token's content is then the string itself.
+func (s *JSONScan) StrASCII() bool { return s.strASCII }
 
 // escape reads the escape at s.I, looking as far ahead as a \u escape of a surrogate and
 // the one after it need.
@@ -332,6 +362,19 @@ func (s *JSONScan) Scalar(c byte) error {
 	case c == '"':
 		return s.Str()
 	case c == '-' || c >= '0' && c <= '9':
+		// Most numbers are integers whose end is buffered: read at once.
+		buf, i := s.buf, s.I
+		if c == '-' {
+			i++
+		}
+		j := i
+		for j < len(buf) && buf[j] >= '0' && buf[j] <= '9' {
+			j++
+		}
+		if j > i && j < len(buf) && (buf[i] != '0' || j == i+1) && buf[j] != '.' && buf[j] != 'e' && buf[j] != 'E' {
+			s.I = j
+			return nil
+		}
 		return s.number()
 	case c == 't':
 		return s.Literal("true")
@@ -348,22 +391,36 @@ func (s *JSONScan) memberName() error {
 	if c, ok := s.Space(); !ok || c != '"' {
 		return s.Fail("looking for the beginning of an object member's name")
 	}
-	s.tok = s.tok[:0]
 	s.nameAt = s.Pos()
-	s.Keep(&s.tok, s.NameMax)
-	err := s.Str()
-	over := s.EndKeep()
+	var err error
+	var tok []byte
+	over := false
+	if s.R == nil && s.keep == nil {
+		// Held whole: the token is where it is.
+		at := s.I
+		err = s.Str()
+		tok = s.buf[at:s.I]
+		if over = s.NameMax > 0 && len(tok) > s.NameMax; over {
+			tok = tok[len(tok)-JSONNameTail:]
+		}
+	} else {
+		s.tok = s.tok[:0]
+		s.Keep(&s.tok, s.NameMax)
+		err = s.Str()
+		over = s.EndKeep()
+		tok = s.tok
+	}
 	if err != nil {
 		return err
 	}
 	if s.OnName != nil {
-		s.OnName(s.tok)
+		s.OnName(tok)
 	}
 	s.name = JSONName{Over: over}
 	if !over {
-		s.name.Tok = s.tok
-		text := s.tok[1 : len(s.tok)-1]
-		if bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
+		s.name.Tok = tok
+		text := tok[1 : len(tok)-1]
+		if !s.strASCII && (bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text)) {
 			text = []byte(JSONUnquote(text))
 		}
 		s.name.Text = text

@@ -217,7 +217,9 @@ func (v *jsonFixVisit) Name(at int64, name *format.JSONName) {
 		f.members[top.pending].next = start
 		top.pending = -1
 	}
-	f.fixString(start, start+len(name.Tok))
+	if !f.scan.StrASCII() {
+		f.fixString(start, start+len(name.Tok))
+	}
 	n, known := otlpJSONNames()[string(name.Text)]
 	if !known {
 		return
@@ -273,7 +275,7 @@ var otlpJSONNames = sync.OnceValue(func() map[string]int {
 // become base64.
 func (f *JSONFixer) stringValue(from, to int, id bool) {
 	edits := len(f.edits)
-	plain := f.fixString(from, to)
+	plain := f.scan.StrASCII() || f.fixString(from, to)
 	if !id || len(f.edits) != edits {
 		return // not an id, or rewritten already: not hex
 	}
