@@ -212,7 +212,7 @@ func runPGO(stdio IO, o *PGOOptions, args []string) error {
 	if toStdout {
 		output = "-"
 	}
-	r := report.NewPGO(res, o.Keep, output, size, untrimmed)
+	r := report.NewPGO(pgoReport(res, o.Keep, output, size, untrimmed))
 	// The report goes where the profile does not.
 	reportIO := stdio
 	if toStdout {
@@ -221,4 +221,30 @@ func runPGO(stdio IO, o *PGOOptions, args []string) error {
 	return o.report.report(reportIO, r, func(w io.Writer, format render.Format) error {
 		return render.PGO(w, r, render.Options{Format: format})
 	})
+}
+
+// pgoReport is what the pgo report says of what pgo.Build made, written to output ("-" for
+// standard output) in written bytes, untrimmed with every edge kept.
+func pgoReport(res pgo.Result, keep float64, output string, written, untrimmed int64) report.PGO {
+	r := report.PGO{
+		Output:     output,
+		SampleType: report.SampleType{Type: res.SampleType.Type, Unit: res.SampleType.Unit},
+		Keep:       keep,
+		Inputs:     make([]report.PGOInput, len(res.Inputs)),
+		Edges:      report.PGOEdges{Total: res.Edges, Kept: res.Kept, Placeholders: res.Placeholders, Hot: res.HotEdges},
+		Weight:     report.PGOWeight{Total: res.Total, Kept: res.KeptWeight, HotThreshold: res.HotWeight},
+		Bytes:      report.PGOBytes{Written: written, Untrimmed: untrimmed},
+	}
+	for i, in := range res.Inputs {
+		r.Inputs[i] = report.PGOInput{
+			Source:   in.Source,
+			Format:   in.Format,
+			Weight:   in.Weight,
+			Samples:  in.Samples,
+			Read:     report.SampleType{Type: in.Read.Type, Unit: in.Read.Unit},
+			Scale:    in.Scale,
+			Warnings: in.Warnings,
+		}
+	}
+	return r
 }

@@ -76,7 +76,7 @@ func runTargets(stdio IO, o *TargetsOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	r := report.NewTargets(t)
+	r := report.NewTargets(targetsReport(t))
 	if r.LabelsLeftOut > 0 {
 		warn(stdio.Err, []string{fmt.Sprintf("the server has %d label names: the values of the first %d are listed, %d left out; a TYPE{SELECTOR} narrows the labels to those of some series",
 			len(r.Labels)+r.LabelsLeftOut, len(r.Labels), r.LabelsLeftOut)})
@@ -84,4 +84,30 @@ func runTargets(stdio IO, o *TargetsOptions, args []string) error {
 	return o.Output.report(stdio, r, func(w io.Writer, format render.Format) error {
 		return render.Targets(w, r, render.Options{Format: format})
 	})
+}
+
+// targetsReport is what the targets report says of a server's answer.
+func targetsReport(t *fetch.Targets) report.Targets {
+	r := report.Targets{
+		Server:        t.Server,
+		ServerKind:    t.Kind,
+		StartNanos:    t.Start.UnixNano(),
+		EndNanos:      t.End.UnixNano(),
+		ProfileTypes:  make([]report.TargetType, len(t.Types)),
+		Labels:        make([]report.TargetLabel, len(t.Labels)),
+		LabelsLeftOut: t.LabelsLeftOut,
+	}
+	for i, pt := range t.Types {
+		r.ProfileTypes[i] = report.TargetType{
+			ID:         pt.ID,
+			Name:       pt.Name,
+			SampleType: report.SampleType{Type: pt.SampleType, Unit: pt.SampleUnit},
+			PeriodType: report.SampleType{Type: pt.PeriodType, Unit: pt.PeriodUnit},
+			Delta:      pt.Delta,
+		}
+	}
+	for i, l := range t.Labels {
+		r.Labels[i] = report.TargetLabel{Name: l.Name, Values: l.Values}
+	}
+	return r
 }

@@ -6,20 +6,19 @@ import (
 	"time"
 
 	"github.com/profq/profq/internal/report"
-	"github.com/profq/profq/internal/source/fetch"
 )
 
 // TestTargetsGolden writes the targets of a Parca server, as its recorded answers list them,
 // in every format.
 func TestTargetsGolden(t *testing.T) {
 	end := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	r := report.NewTargets(&fetch.Targets{
-		Server: "parca+http://u:xxxxx@localhost:7070?from=now-1d", Kind: fetch.ServerParca, Start: end.Add(-24 * time.Hour), End: end,
-		Types: []fetch.TargetType{
-			{ID: "memory:inuse_space:bytes:space:bytes", Name: "memory", SampleType: "inuse_space", SampleUnit: "bytes", PeriodType: "space", PeriodUnit: "bytes"},
-			{ID: "process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta", Name: "process_cpu", SampleType: "cpu", SampleUnit: "nanoseconds", PeriodType: "cpu", PeriodUnit: "nanoseconds", Delta: true},
+	r := report.NewTargets(report.Targets{
+		Server: "parca+http://u:xxxxx@localhost:7070?from=now-1d", ServerKind: "parca", StartNanos: end.Add(-24 * time.Hour).UnixNano(), EndNanos: end.UnixNano(),
+		ProfileTypes: []report.TargetType{
+			{ID: "memory:inuse_space:bytes:space:bytes", Name: "memory", SampleType: report.SampleType{Type: "inuse_space", Unit: "bytes"}, PeriodType: report.SampleType{Type: "space", Unit: "bytes"}},
+			{ID: "process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta", Name: "process_cpu", SampleType: report.SampleType{Type: "cpu", Unit: "nanoseconds"}, PeriodType: report.SampleType{Type: "cpu", Unit: "nanoseconds"}, Delta: true},
 		},
-		Labels: []fetch.TargetLabel{{Name: "instance", Values: []string{"127.0.0.1:6061", "a|b\tc"}}, {Name: "job", Values: []string{"workload"}}, {Name: "none", Values: []string{}}},
+		Labels: []report.TargetLabel{{Name: "instance", Values: []string{"127.0.0.1:6061", "a|b\tc"}}, {Name: "job", Values: []string{"workload"}}, {Name: "none", Values: []string{}}},
 	})
 	for _, f := range Formats(report.KindTargets) {
 		var b bytes.Buffer

@@ -12,7 +12,6 @@ import (
 	"github.com/profq/profq/internal/bench"
 	"github.com/profq/profq/internal/pgo"
 	"github.com/profq/profq/internal/source"
-	"github.com/profq/profq/internal/source/fetch"
 	"github.com/profq/profq/internal/srcfile"
 	"github.com/profq/profq/internal/stacks"
 )
@@ -144,8 +143,8 @@ func TestJSONContract(t *testing.T) {
 
 				// A server's answer is not a profile: an empty one and one whose label has
 				// no values.
-				check(t, KindTargets, NewTargets(&fetch.Targets{}))
-				check(t, KindTargets, NewTargets(&fetch.Targets{Types: []fetch.TargetType{{ID: name}}, Labels: []fetch.TargetLabel{{Name: name}}}))
+				check(t, KindTargets, NewTargets(Targets{}))
+				check(t, KindTargets, NewTargets(Targets{ProfileTypes: []TargetType{{ID: name}}, Labels: []TargetLabel{{Name: name}}}))
 
 				dc := DefaultDiffConfig()
 				dc.Config = cfg
@@ -173,9 +172,13 @@ func TestJSONContract(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(t, KindPGO, NewPGO(res, 99, "default.pgo", 1, 2))
+		r := PGO{Output: "default.pgo", Keep: 99, Weight: PGOWeight{Total: res.Total, Kept: res.KeptWeight}, Bytes: PGOBytes{Written: 1, Untrimmed: 2}}
+		for _, in := range res.Inputs {
+			r.Inputs = append(r.Inputs, PGOInput{Source: in.Source, Format: in.Format, Weight: in.Weight, Samples: in.Samples, Warnings: in.Warnings})
+		}
+		check(t, KindPGO, NewPGO(r))
 	}
-	check(t, KindPGO, NewPGO(pgo.Result{}, 0, "-", 0, 0))
+	check(t, KindPGO, NewPGO(PGO{Output: "-"}))
 	// bench: a run that compared nothing, and one that compared one benchmark on a real
 	// allocation capture per side, with a gate skipped.
 	check(t, KindBench, NewBench(&bench.Result{}, "HEAD", "/tmp/x", nil, nil))

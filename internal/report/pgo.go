@@ -1,7 +1,5 @@
 package report
 
-import "github.com/profq/profq/internal/pgo"
-
 // KindPGO is the kind of the document profq pgo writes about the profile it made.
 const KindPGO = "pgo"
 
@@ -86,36 +84,23 @@ type PGOBytes struct {
 	Untrimmed int64 `json:"untrimmed"`
 }
 
-// NewPGO is the report of what pgo.Build made from its inputs, written to output ("-"
-// for standard output) in written bytes, untrimmed with every edge kept.
-func NewPGO(res pgo.Result, keep float64, output string, written, untrimmed int64) *PGO {
-	r := &PGO{
-		SchemaVersion: SchemaVersion,
-		Kind:          KindPGO,
-		Output:        output,
-		SampleType:    SampleType{Type: res.SampleType.Type, Unit: res.SampleType.Unit},
-		Keep:          keep,
-		Inputs:        make([]PGOInput, len(res.Inputs)),
-		Edges:         PGOEdges{Total: res.Edges, Kept: res.Kept, Placeholders: res.Placeholders, Hot: res.HotEdges},
-		Weight:        PGOWeight{Total: res.Total, Kept: res.KeptWeight, HotThreshold: res.HotWeight},
-		Bytes:         PGOBytes{Written: written, Untrimmed: untrimmed},
-	}
-	if keep == 0 {
+// NewPGO is the report of what profq pgo made from its inputs, as the command gathers it in
+// r (every field but SchemaVersion, Kind and Weight.KeptShare): a Keep of 0 is 100, as it
+// keeps every edge, and lists r leaves nil are [].
+func NewPGO(r PGO) *PGO {
+	r.SchemaVersion, r.Kind = SchemaVersion, KindPGO
+	if r.Keep == 0 {
 		r.Keep = 100
 	}
-	if res.Total > 0 {
-		r.Weight.KeptShare = float64(res.KeptWeight) / float64(res.Total)
+	r.Weight.KeptShare = 0
+	if r.Weight.Total > 0 {
+		r.Weight.KeptShare = float64(r.Weight.Kept) / float64(r.Weight.Total)
 	}
-	for i, in := range res.Inputs {
-		r.Inputs[i] = PGOInput{
-			Source:   in.Source,
-			Format:   in.Format,
-			Weight:   in.Weight,
-			Samples:  in.Samples,
-			Read:     SampleType{Type: in.Read.Type, Unit: in.Read.Unit},
-			Scale:    in.Scale,
-			Warnings: append([]string{}, in.Warnings...),
-		}
+	inputs := make([]PGOInput, len(r.Inputs))
+	for i, in := range r.Inputs {
+		in.Warnings = append([]string{}, in.Warnings...)
+		inputs[i] = in
 	}
-	return r
+	r.Inputs = inputs
+	return &r
 }

@@ -1,9 +1,5 @@
 package report
 
-import (
-	"github.com/profq/profq/internal/source/fetch"
-)
-
 // KindTargets is the kind of the document profq targets writes.
 const KindTargets = "targets"
 
@@ -57,31 +53,15 @@ type TargetLabel struct {
 	Values []string `json:"values"`
 }
 
-// NewTargets builds the targets report of what a server answered.
-func NewTargets(t *fetch.Targets) *Targets {
-	r := &Targets{
-		SchemaVersion: SchemaVersion,
-		Kind:          KindTargets,
-		Server:        t.Server,
-		ServerKind:    t.Kind,
-		StartNanos:    t.Start.UnixNano(),
-		EndNanos:      t.End.UnixNano(),
-		ProfileTypes:  []TargetType{},
-		Labels:        []TargetLabel{},
-		LabelsLeftOut: t.LabelsLeftOut,
+// NewTargets is the targets report of what a server answered, as the command that asked
+// gathers it in t (every field but SchemaVersion and Kind): lists t leaves nil are [].
+func NewTargets(t Targets) *Targets {
+	r := t
+	r.SchemaVersion, r.Kind = SchemaVersion, KindTargets
+	r.ProfileTypes = append([]TargetType{}, t.ProfileTypes...)
+	r.Labels = make([]TargetLabel, len(t.Labels))
+	for i, l := range t.Labels {
+		r.Labels[i] = TargetLabel{Name: l.Name, Values: append([]string{}, l.Values...)}
 	}
-	for _, pt := range t.Types {
-		r.ProfileTypes = append(r.ProfileTypes, TargetType{
-			ID:         pt.ID,
-			Name:       pt.Name,
-			SampleType: SampleType{Type: pt.SampleType, Unit: pt.SampleUnit},
-			PeriodType: SampleType{Type: pt.PeriodType, Unit: pt.PeriodUnit},
-			Delta:      pt.Delta,
-		})
-	}
-	for _, l := range t.Labels {
-		values := append([]string{}, l.Values...)
-		r.Labels = append(r.Labels, TargetLabel{Name: l.Name, Values: values})
-	}
-	return r
+	return &r
 }

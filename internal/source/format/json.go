@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// profq's one JSON tokenizer: every reader of JSON (OTLP/JSON, V8 CPU profiles, speedscope
-// files, a Parca answer) walks its input with JSONScan, from a stream or from bytes held
-// whole. It checks the syntax as encoding/json does, says what is wrong in one way ("invalid
+// profq's one JSON tokenizer: every reader of JSON (OTLP/JSON as a stream and held whole,
+// V8 CPU profiles, speedscope files, trace events, a Parca answer) walks its input with
+// JSONScan, from a stream or from bytes held whole. It checks the syntax as encoding/json does, says what is wrong in one way ("invalid
 // JSON: unexpected 'x' at byte N, ..."), and holds only the bytes of the token being read:
 // a value passed over (Skip) costs nothing, however large, and nesting costs a byte a level.
 // What a caller wants of a value it keeps, as it reads it, into a buffer of its own (Keep).
@@ -23,8 +23,7 @@ const MaxJSONDepth = 10000
 var ErrJSONTooDeep = fmt.Errorf("invalid JSON: arrays and objects nested more than %d deep", MaxJSONDepth)
 
 // JSONScan reads JSON token by token from a stream (R) or from bytes held whole
-// (NewJSONBytes), with the errors and the limit on nesting that JSONFixer (OTLP's reader of
-// JSON held whole) has, at the same byte offsets.
+// (NewJSONBytes), with the same errors either way, at the same byte offsets.
 type JSONScan struct {
 	R   *bufio.Reader // nil when the bytes are held whole
 	buf []byte        // the bytes r has buffered, from the first not yet discarded
@@ -52,6 +51,10 @@ type JSONScan struct {
 	// name is the member name last read, tok its token as read.
 	name JSONName
 	tok  []byte
+	// nameAt is the offset in the input of the name last read.
+	nameAt int64
+	// strASCII says whether the string read last has no escapes and no bytes past ASCII.
+	strASCII bool
 	// NameMax, when not 0, is the length of a member name's token past which it is not
 	// held: only its last JSONNameTail bytes are, and JSONName.Over says so.
 	NameMax int
@@ -156,8 +159,7 @@ func (s *JSONScan) Pos() int64 { return s.off + int64(s.I) }
 // Err is what ended the input, once it has: io.EOF, or the error reading it.
 func (s *JSONScan) Err() error { return s.err }
 
-// Fail is the syntax error for the next byte, as JSONFixer says it; at the end of the
-// input, it is io.ErrUnexpectedEOF, or the error that ended it.
+// Fail is the syntax error for the next byte; at the end of the input, it is io.ErrUnexpectedEOF, or the error that ended it.
 func (s *JSONScan) Fail(what string) error {
 	c, ok := s.Peek()
 	if !ok {
@@ -176,6 +178,14 @@ func (s *JSONScan) Ended() error {
 
 // Space reads white space and returns the byte after it, not read yet.
 func (s *JSONScan) Space() (c byte, ok bool) {
+	if s.I < len(s.buf) && s.buf[s.I] > ' ' {
+		return s.buf[s.I], true
+	}
+	return s.space()
+}
+
+// space is Space past its first byte.
+func (s *JSONScan) space() (c byte, ok bool) {
 	for {
 		for ; s.I < len(s.buf); s.I++ {
 			switch c := s.buf[s.I]; c {
@@ -209,13 +219,24 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// Str reads the string whose opening quote is at s.I, as JSONFixer reads one. Bytes that
-// are not UTF-8 are no error: they are read as U+FFFD.
+// strStopASCII marks them, and the bytes past ASCII.
+var strStopASCII = func() (t [256]bool) {
+	t = strStop
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
+// Str reads the string whose opening quote is at s.I. Bytes that are not UTF-8 are no
+// error: they are read as U+FFFD.
 func (s *JSONScan) Str() error {
 	s.I++
+	s.strASCII = true
+	stop := &strStopASCII
 	for {
 		i, buf := s.I, s.buf
-		for i < len(buf) && !strStop[buf[i]] {
+		for i < len(buf) && !stop[buf[i]] {
 			i++
 		}
 		s.I = i
@@ -225,22 +246,31 @@ func (s *JSONScan) Str() error {
 			}
 			continue
 		}
-		switch buf[i] {
-		case '"':
+		switch c := buf[i]; {
+		case c == '"':
 			s.I++
 			return nil
-		case '\\':
+		case c == '\\':
+			s.strASCII = false
 			if err := s.escape(); err != nil {
 				return err
 			}
+		case c >= utf8.RuneSelf:
+			s.strASCII = false
+			stop = &strStop
+			s.I++
 		default:
 			return s.Fail("in a string")
 		}
 	}
 }
 
-// escape reads the escape at s.I, looking as far ahead as JSONFixer does: a \u escape of
-// a surrogate and the one after it.
+// StrASCII says whether the string read last (by Str, as a member's name or a value) has
+// neither escapes nor bytes past ASCII: its token's content is then the string itself.
+func (s *JSONScan) StrASCII() bool { return s.strASCII }
+
+// escape reads the escape at s.I, looking as far ahead as a \u escape of a surrogate and
+// the one after it need.
 func (s *JSONScan) escape() error {
 	if !s.more(12) && s.err != io.EOF {
 		return s.err
@@ -332,6 +362,19 @@ func (s *JSONScan) Scalar(c byte) error {
 	case c == '"':
 		return s.Str()
 	case c == '-' || c >= '0' && c <= '9':
+		// Most numbers are integers whose end is buffered: read at once.
+		buf, i := s.buf, s.I
+		if c == '-' {
+			i++
+		}
+		j := i
+		for j < len(buf) && buf[j] >= '0' && buf[j] <= '9' {
+			j++
+		}
+		if j > i && j < len(buf) && (buf[i] != '0' || j == i+1) && buf[j] != '.' && buf[j] != 'e' && buf[j] != 'E' {
+			s.I = j
+			return nil
+		}
 		return s.number()
 	case c == 't':
 		return s.Literal("true")
@@ -348,21 +391,36 @@ func (s *JSONScan) memberName() error {
 	if c, ok := s.Space(); !ok || c != '"' {
 		return s.Fail("looking for the beginning of an object member's name")
 	}
-	s.tok = s.tok[:0]
-	s.Keep(&s.tok, s.NameMax)
-	err := s.Str()
-	over := s.EndKeep()
+	s.nameAt = s.Pos()
+	var err error
+	var tok []byte
+	over := false
+	if s.R == nil && s.keep == nil {
+		// Held whole: the token is where it is.
+		at := s.I
+		err = s.Str()
+		tok = s.buf[at:s.I]
+		if over = s.NameMax > 0 && len(tok) > s.NameMax; over {
+			tok = tok[len(tok)-JSONNameTail:]
+		}
+	} else {
+		s.tok = s.tok[:0]
+		s.Keep(&s.tok, s.NameMax)
+		err = s.Str()
+		over = s.EndKeep()
+		tok = s.tok
+	}
 	if err != nil {
 		return err
 	}
 	if s.OnName != nil {
-		s.OnName(s.tok)
+		s.OnName(tok)
 	}
 	s.name = JSONName{Over: over}
 	if !over {
-		s.name.Tok = s.tok
-		text := s.tok[1 : len(s.tok)-1]
-		if bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
+		s.name.Tok = tok
+		text := tok[1 : len(tok)-1]
+		if !s.strASCII && (bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text)) {
 			text = []byte(JSONUnquote(text))
 		}
 		s.name.Text = text
@@ -455,7 +513,30 @@ func (s *JSONScan) items(fn func(c byte) error) error {
 
 // Skip reads a value, checking its syntax only: without recursion, so that nesting costs a
 // byte a level.
-func (s *JSONScan) Skip() error {
+func (s *JSONScan) Skip() error { return s.walk(nil) }
+
+// JSONVisitor is told of each token Walk reads, once it is read: a reader that rewrites
+// JSON as it checks it (OTLP's JSONFixer) follows the tokens without scanning for them.
+type JSONVisitor interface {
+	// Open is an array's or object's opening bracket; Close, the closing bracket of the
+	// innermost one open.
+	Open(object bool)
+	Close()
+	// Name is an object member's name, whose token starts at byte start of the input,
+	// and the colon after it.
+	Name(start int64, name *JSONName)
+	// Scalar is the string, number or literal that starts with c at byte start and ends
+	// at Pos.
+	Scalar(c byte, start int64)
+}
+
+// Walk reads a value as Skip does, telling v of each token as it is read; the names are
+// held whatever NameMax says of them.
+func (s *JSONScan) Walk(v JSONVisitor) error { return s.walk(v) }
+
+// walk reads a value, telling v (when not nil) of each token: without recursion, so that
+// nesting costs a byte a level.
+func (s *JSONScan) walk(v JSONVisitor) error {
 	base := len(s.stack)
 	defer func() { s.stack = s.stack[:base] }()
 	for {
@@ -469,6 +550,9 @@ func (s *JSONScan) Skip() error {
 			if err := s.open(); err != nil {
 				return err
 			}
+			if v != nil {
+				v.Open(c == '{')
+			}
 			closer := byte(']')
 			if c == '{' {
 				closer = '}'
@@ -476,18 +560,25 @@ func (s *JSONScan) Skip() error {
 			if d, ok := s.Space(); ok && d == closer {
 				s.I++
 				s.depth--
+				if v != nil {
+					v.Close()
+				}
 				break
 			}
 			s.stack = append(s.stack, c == '{')
 			complete = false
 			if c == '{' {
-				if err := s.skipName(); err != nil {
+				if err := s.walkName(v); err != nil {
 					return err
 				}
 			}
 		default:
+			start := s.Pos()
 			if err := s.Scalar(c); err != nil {
 				return err
+			}
+			if v != nil {
+				v.Scalar(c, start)
 			}
 		}
 		for complete {
@@ -503,7 +594,7 @@ func (s *JSONScan) Skip() error {
 				s.I++
 				complete = false
 				if object {
-					if err := s.skipName(); err != nil {
+					if err := s.walkName(v); err != nil {
 						return err
 					}
 				}
@@ -511,6 +602,9 @@ func (s *JSONScan) Skip() error {
 				s.I++
 				s.depth--
 				s.stack = s.stack[:len(s.stack)-1]
+				if v != nil {
+					v.Close()
+				}
 			case object:
 				return s.Fail("after an object member")
 			default:
@@ -518,6 +612,23 @@ func (s *JSONScan) Skip() error {
 			}
 		}
 	}
+}
+
+// walkName reads a member's name and the colon after it for walk: held and told to v when
+// there is one, else as skipName reads it.
+func (s *JSONScan) walkName(v JSONVisitor) error {
+	if v == nil {
+		return s.skipName()
+	}
+	max := s.NameMax
+	s.NameMax = 0
+	err := s.memberName()
+	s.NameMax = max
+	if err != nil {
+		return err
+	}
+	v.Name(s.nameAt, &s.name)
+	return nil
 }
 
 // Hex4 is the code unit of the \u escape at in[p:], or -1 when there is none.

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"unicode/utf16"
@@ -26,9 +25,10 @@ import (
 // generic JSON value first (maps and slices of interfaces), then encoding that again for
 // protojson, cost some 900 bytes per array element: 56 KB gzipped of an array of 1.2
 // million values took 1.1 GB, where protojson alone takes 150 MB. One pass over the
-// bytes (JSONFixer) finds where each object ends and rewrites, in a copy made only when
-// something needs it, what protojson would read differently from what OTLP/JSON and
-// encoding/json mean:
+// bytes (JSONFixer, following the tokens of format.JSONScan, profq's one JSON tokenizer,
+// which checks the syntax) finds where each object ends and notes what protojson would read
+// differently from what OTLP/JSON and encoding/json mean; once the end is known, the
+// rewrites are made in one copy, only when something needs it:
 //
 //   - trace, span and profile ids in hex, as OTLP/JSON writes them, become the base64
 //     protojson expects: protojson would read the hex digits as base64 and silently give
@@ -47,11 +47,11 @@ func DecodeJSON(raw []byte) ([]*otlppb.ProfilesData, error) {
 	var msgs []*otlppb.ProfilesData
 	var f JSONFixer
 	for n, pos := 1, 0; ; n++ {
-		pos = skipJSONSpace(in, pos)
-		if pos == len(in) {
+		f.scan.ResetBytes(in, pos)
+		if _, ok := f.scan.Space(); !ok {
 			return msgs, nil
 		}
-		obj, end, err := f.fix(in, pos)
+		obj, end, err := f.fix(in, f.scan.I)
 		if err != nil {
 			return nil, fmt.Errorf("decoding OTLP/JSON object %d: %w", n, err)
 		}
@@ -72,7 +72,7 @@ func otlpJSONOptions(level int) protojson.UnmarshalOptions {
 	return protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: protowire.DefaultRecursionLimit - (level - 1)}
 }
 
-// unmarshalJSONAt decodes obj, one object of OTLP/JSON, into msg as DecodeJSON decodes it
+// UnmarshalJSONAt decodes obj, one object of OTLP/JSON, into msg as DecodeJSON decodes it
 // where it sits, level deep in a ProfilesData: after the same rewriting (by f, whose
 // buffers are reused), with what is left of protojson's recursion limit there.
 func (f *JSONFixer) UnmarshalJSONAt(obj []byte, msg proto.Message, level int) error {
@@ -83,259 +83,158 @@ func (f *JSONFixer) UnmarshalJSONAt(obj []byte, msg proto.Message, level int) er
 	return otlpJSONOptions(level).Unmarshal(fixed, msg)
 }
 
-// skipJSONSpace is the position of the first byte from pos on that is not JSON white space.
-func skipJSONSpace(in []byte, pos int) int {
-	for pos < len(in) {
-		switch in[pos] {
-		case ' ', '\t', '\r', '\n':
-			pos++
-		default:
-			return pos
-		}
-	}
-	return pos
-}
-
 // fix reads the JSON value at in[start:], which must be an object, and returns it as
 // protojson should read it (the input's own bytes when nothing needed rewriting) and the
-// position after it. f's stacks are reused; nothing else is kept from a value to the next.
+// position after it. f's buffers are reused; nothing else is kept from a value to the next.
 func (f *JSONFixer) fix(in []byte, start int) (obj []byte, end int, err error) {
-	*f = JSONFixer{in: in, pos: start, start: start, copied: start,
-		frames: f.frames[:0], members: f.members[:0], drops: f.drops[:0]}
-	if err := f.value(); err != nil {
+	f.in, f.start, f.idValue = in, start, false
+	f.edits, f.repl, f.frames, f.members, f.drops = f.edits[:0], f.repl[:0], f.frames[:0], f.members[:0], f.drops[:0]
+	f.scan.ResetBytes(in, start)
+	if err := f.scan.Walk((*jsonFixVisit)(f)); err != nil {
 		return nil, 0, err
 	}
 	if in[start] != '{' {
 		return nil, 0, errors.New("not a JSON object")
 	}
-	return f.result(), f.pos, nil
+	return f.result(f.scan.I), f.scan.I, nil
 }
 
-// JSONFixer reads one JSON value, checking its syntax as encoding/json does, and rewrites
-// it for protojson (see the top of this file).
+// JSONFixer reads one JSON value with format.JSONScan, which checks its syntax as
+// encoding/json does, and rewrites it for protojson (see the top of this file).
 type JSONFixer struct {
-	in         []byte
-	pos, start int
-	// out is the rewritten value up to in[copied:], which is still to be copied; it stays
-	// nil while nothing is rewritten.
-	out    []byte
-	copied int
+	scan  format.JSONScan
+	in    []byte
+	start int
+	// edits are the rewrites, in the order of the input: repl[e.repl:e.end] for
+	// in[e.from:e.to]. They are made once the value's end is known (result), in one copy.
+	edits []jsonEdit
+	repl  []byte
 	// frames are the arrays and objects open, innermost last.
 	frames []jsonFrame
 	// members are the members with an OTLP field name of the objects open, the latest of
 	// each name, in the order of frames.
 	members []jsonMember
-	// drops are spans of the output to remove: members given again later in their object.
+	// drops are spans of the input to leave out: members given again later in their object.
 	drops []jsonSpan
 	// idValue says whether the value being read is that of a trace, span or profile id.
 	idValue bool
+	// hex is room for an id's bytes.
+	hex []byte
 }
 
+// jsonFixVisit is the JSONFixer as format.JSONScan.Walk tells it of the tokens.
+type jsonFixVisit JSONFixer
+
 type jsonFrame struct {
-	object  bool
-	members int // where this object's members start in jsonFixer.members
+	members int // where this object's members start in JSONFixer.members
 	pending int // the member whose next is not yet known, or -1
 }
 
 type jsonMember struct {
 	name        int // index in otlpJSONNames
-	start, next int // output offsets of its name and of the name of the member after it
+	start, next int // input offsets of its name and of the name of the member after it
 }
 
 type jsonSpan struct{ start, end int }
 
-// outPos is the output offset of in[p], for p at or past copied.
-func (f *JSONFixer) outPos(p int) int { return len(f.out) + p - f.copied }
+type jsonEdit struct{ from, to, repl, end int }
 
-// rewrite replaces in[from:to] (from at or past copied) with repl in the output.
-func (f *JSONFixer) rewrite(from, to int, repl []byte) {
-	if f.out == nil {
-		// The value's size as a first capacity: most inputs need a rewrite or two (a
-		// handful of ids), which then cost one copy.
-		f.out = make([]byte, 0, jsonValueEnd(f.in, f.start)-f.start+len(repl)+64)
-	}
-	f.out = append(f.out, f.in[f.copied:from]...)
-	f.out = append(f.out, repl...)
-	f.copied = to
+// edit replaces in[from:to] with repl in the result.
+func (f *JSONFixer) edit(from, to int, repl []byte) {
+	f.edits = append(f.edits, jsonEdit{from: from, to: to, repl: len(f.repl), end: len(f.repl) + len(repl)})
+	f.repl = append(f.repl, repl...)
 }
 
-// result is the value read, rewritten.
-func (f *JSONFixer) result() []byte {
-	if f.out == nil && len(f.drops) == 0 {
-		return f.in[f.start:f.pos]
+// result is the value read, in[start:end], rewritten.
+func (f *JSONFixer) result(end int) []byte {
+	if len(f.edits) == 0 && len(f.drops) == 0 {
+		return f.in[f.start:end]
 	}
-	if f.out == nil {
-		f.out = make([]byte, 0, f.pos-f.start)
+	size := end - f.start
+	for _, e := range f.edits {
+		size += e.end - e.repl - (e.to - e.from)
 	}
-	out := append(f.out, f.in[f.copied:f.pos]...)
-	if len(f.drops) == 0 {
-		return out
+	out := make([]byte, 0, size)
+	p, edits := f.start, f.edits
+	// upTo copies in[p:q] with its edits: an edit is within a string, so never across the
+	// start or end of a member.
+	upTo := func(q int) {
+		for len(edits) > 0 && edits[0].from < q {
+			e := edits[0]
+			out = append(out, f.in[p:e.from]...)
+			out = append(out, f.repl[e.repl:e.end]...)
+			p, edits = e.to, edits[1:]
+		}
+		out = append(out, f.in[p:q]...)
+		p = q
 	}
 	// An object's dropped member may hold dropped members of its own: spans nest but never
 	// overlap otherwise.
 	slices.SortFunc(f.drops, func(a, b jsonSpan) int { return cmp.Compare(a.start, b.start) })
-	w, r := 0, 0
 	for _, d := range f.drops {
-		if d.start < r {
+		if d.start < p {
 			continue // inside a span already dropped
 		}
-		w += copy(out[w:], out[r:d.start])
-		r = d.end
-	}
-	w += copy(out[w:], out[r:])
-	return out[:w]
-}
-
-// syntaxError is the error for the byte at f.pos; at the end of the input, it is the one
-// encoding/json gives for a value cut short.
-func (f *JSONFixer) syntaxError(what string) error {
-	if f.pos >= len(f.in) {
-		return io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("invalid JSON: unexpected %q at byte %d, %s", f.in[f.pos], f.pos, what)
-}
-
-// value reads one JSON value from f.pos, without recursion: nesting is bounded by
-// format.MaxJSONDepth only.
-func (f *JSONFixer) value() error {
-	for {
-		complete, err := f.open()
-		if err != nil {
-			return err
+		upTo(d.start)
+		for len(edits) > 0 && edits[0].from < d.end {
+			edits = edits[1:]
 		}
-		for complete {
-			if len(f.frames) == 0 {
-				return nil
-			}
-			if complete, err = f.next(); err != nil {
-				return err
-			}
-		}
+		p = d.end
 	}
+	upTo(end)
+	return out
 }
 
-// open reads the start of a value: a whole scalar or empty array or object (complete), or
-// the opening of an array or object, and for an object its first member's name.
-func (f *JSONFixer) open() (complete bool, err error) {
-	f.pos = skipJSONSpace(f.in, f.pos)
-	if f.pos >= len(f.in) {
-		return false, f.syntaxError("")
-	}
-	idValue := f.idValue
+func (v *jsonFixVisit) Open(object bool) {
+	f := (*JSONFixer)(v)
 	f.idValue = false
-	switch c := f.in[f.pos]; {
-	case c == '{' || c == '[':
-		if len(f.frames) >= format.MaxJSONDepth {
-			return false, format.ErrJSONTooDeep
-		}
-		f.pos++
-		f.frames = append(f.frames, jsonFrame{object: c == '{', members: len(f.members), pending: -1})
-		closer := byte(']')
-		if c == '{' {
-			closer = '}'
-		}
-		if f.pos = skipJSONSpace(f.in, f.pos); f.pos < len(f.in) && f.in[f.pos] == closer {
-			f.pos++
-			f.close()
-			return true, nil
-		}
-		if c == '{' {
-			return false, f.member()
-		}
-		return false, nil
-	case c == '"':
-		return true, f.stringValue(idValue)
-	case c == '-' || c >= '0' && c <= '9':
-		return true, f.number()
-	case c == 't':
-		return true, f.literal("true")
-	case c == 'f':
-		return true, f.literal("false")
-	case c == 'n':
-		return true, f.literal("null")
-	}
-	return false, f.syntaxError("looking for the beginning of a value")
+	f.frames = append(f.frames, jsonFrame{members: len(f.members), pending: -1})
 }
 
-// next reads what follows a complete value inside the innermost array or object: a comma
-// (and for an object the next member's name), or the end of the array or object, which
-// completes that one in turn.
-func (f *JSONFixer) next() (complete bool, err error) {
-	top := &f.frames[len(f.frames)-1]
-	f.pos = skipJSONSpace(f.in, f.pos)
-	if f.pos >= len(f.in) {
-		return false, f.syntaxError("")
-	}
-	switch c := f.in[f.pos]; {
-	case c == ',':
-		f.pos++
-		if top.object {
-			return false, f.member()
-		}
-		return false, nil
-	case c == '}' && top.object, c == ']' && !top.object:
-		f.pos++
-		f.close()
-		return true, nil
-	}
-	if top.object {
-		return false, f.syntaxError("after an object member")
-	}
-	return false, f.syntaxError("after an array element")
-}
-
-// close ends the innermost array or object.
-func (f *JSONFixer) close() {
+func (v *jsonFixVisit) Close() {
+	f := (*JSONFixer)(v)
 	top := f.frames[len(f.frames)-1]
 	f.members = f.members[:top.members]
 	f.frames = f.frames[:len(f.frames)-1]
 }
 
-// member reads an object member's name and the colon after it, and notes where the member
-// starts: an earlier member of the same OTLP field name is dropped.
-func (f *JSONFixer) member() error {
-	f.pos = skipJSONSpace(f.in, f.pos)
-	if f.pos >= len(f.in) || f.in[f.pos] != '"' {
-		return f.syntaxError("looking for the beginning of an object member's name")
+func (v *jsonFixVisit) Scalar(c byte, start int64) {
+	f := (*JSONFixer)(v)
+	id := f.idValue
+	f.idValue = false
+	if c == '"' {
+		f.stringValue(int(start), f.scan.I, id)
 	}
+}
+
+// Name notes where the member starts: an earlier member of the same OTLP field name is
+// dropped.
+func (v *jsonFixVisit) Name(at int64, name *format.JSONName) {
+	f := (*JSONFixer)(v)
+	start := int(at)
 	top := &f.frames[len(f.frames)-1]
-	start := f.outPos(f.pos)
 	if top.pending >= 0 {
 		f.members[top.pending].next = start
 		top.pending = -1
 	}
-	tok, plain, err := f.str()
-	if err != nil {
-		return err
+	if !f.scan.StrASCII() {
+		f.fixString(start, start+len(name.Tok))
 	}
-	f.pos = skipJSONSpace(f.in, f.pos)
-	if f.pos >= len(f.in) || f.in[f.pos] != ':' {
-		return f.syntaxError("after an object member's name")
-	}
-	f.pos++
-
-	var name int
-	var known bool
-	if plain {
-		name, known = otlpJSONNames()[string(tok)]
-	} else {
-		name, known = otlpJSONNames()[format.JSONUnquote(tok)]
-	}
+	n, known := otlpJSONNames()[string(name.Text)]
 	if !known {
-		return nil
+		return
 	}
-	f.idValue = name < len(idFieldNames)
+	f.idValue = n < len(idFieldNames)
 	for i := top.members; i < len(f.members); i++ {
-		if m := &f.members[i]; m.name == name {
+		if m := &f.members[i]; m.name == n {
 			f.drops = append(f.drops, jsonSpan{m.start, m.next})
 			m.start, m.next = start, 0
 			top.pending = i
-			return nil
+			return
 		}
 	}
-	f.members = append(f.members, jsonMember{name: name, start: start})
+	f.members = append(f.members, jsonMember{name: n, start: start})
 	top.pending = len(f.members) - 1
-	return nil
 }
 
 // idFieldNames are the names of the trace, span and profile ids, first in otlpJSONNames.
@@ -372,90 +271,66 @@ var otlpJSONNames = sync.OnceValue(func() map[string]int {
 	return names
 })
 
-// stringValue reads a string value; an id's hex digits become base64.
-func (f *JSONFixer) stringValue(id bool) error {
-	from := f.pos
-	copied := f.copied
-	tok, plain, err := f.str()
-	if err != nil || !id || f.copied != copied {
-		return err // not an id, or rewritten already: not hex
+// stringValue rewrites the string token in[from:to] as fixString does; an id's hex digits
+// become base64.
+func (f *JSONFixer) stringValue(from, to int, id bool) {
+	edits := len(f.edits)
+	plain := f.scan.StrASCII() || f.fixString(from, to)
+	if !id || len(f.edits) != edits {
+		return // not an id, or rewritten already: not hex
 	}
-	s := tok
+	s := f.in[from+1 : to-1]
 	if !plain {
-		s = []byte(format.JSONUnquote(tok))
+		s = []byte(format.JSONUnquote(s))
 	}
 	if len(s) == 0 || len(s)%2 != 0 {
-		return nil
+		return
 	}
-	b := make([]byte, len(s)/2)
-	if _, err := hex.Decode(b, s); err != nil {
-		return nil
+	var err error
+	if f.hex, err = hex.AppendDecode(f.hex[:0], s); err != nil {
+		return
 	}
-	repl := append([]byte{'"'}, base64.StdEncoding.EncodeToString(b)...)
-	f.rewrite(from, f.pos, append(repl, '"'))
-	return nil
+	e := jsonEdit{from: from, to: to, repl: len(f.repl)}
+	f.repl = append(f.repl, '"')
+	f.repl = base64.StdEncoding.AppendEncode(f.repl, f.hex)
+	f.repl = append(f.repl, '"')
+	e.end = len(f.repl)
+	f.edits = append(f.edits, e)
 }
 
-// str reads the string at f.pos and returns its content between the quotes. plain says that
-// the content is the string itself: it has no escapes and is UTF-8. Bytes that are not
-// UTF-8, and escapes of lone surrogates, are rewritten as U+FFFD, as encoding/json reads
-// them.
-func (f *JSONFixer) str() (tok []byte, plain bool, err error) {
-	start := f.pos + 1
-	plain = true
-	for p := start; ; {
-		if p >= len(f.in) {
-			f.pos = p
-			return nil, false, f.syntaxError("")
-		}
-		c := f.in[p]
-		switch {
-		case c == '"':
-			f.pos = p + 1
-			return f.in[start:p], plain, nil
-		case c == '\\':
-			plain = false
-			if p+1 >= len(f.in) {
-				f.pos = p + 1
-				return nil, false, f.syntaxError("")
-			}
-			switch f.in[p+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p += 2
-			case 'u':
-				r := format.Hex4(f.in, p)
-				if r < 0 {
-					f.pos = p + 2
-					return nil, false, f.syntaxError("in a \\u escape")
-				}
-				if !utf16.IsSurrogate(r) {
-					p += 6
-					break
-				}
-				if utf16.DecodeRune(r, format.Hex4(f.in, p+6)) != utf8.RuneError {
-					p += 12
-					break
-				}
-				f.rewrite(p, p+6, escapedRuneError)
+// fixString rewrites, in the string token in[from:to], bytes that are not UTF-8 and escapes
+// of lone surrogates as U+FFFD, as encoding/json reads them, and says whether the token's
+// content is the string itself (plain): it has no escapes and is UTF-8.
+func (f *JSONFixer) fixString(from, to int) (plain bool) {
+	if text := f.in[from+1 : to-1]; bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
+		return true
+	}
+	for p := from + 1; p < to-1; {
+		switch c := f.in[p]; {
+		case c == '\\' && f.in[p+1] == 'u':
+			r := format.Hex4(f.in, p)
+			switch {
+			case !utf16.IsSurrogate(r):
 				p += 6
+			case utf16.DecodeRune(r, format.Hex4(f.in, p+6)) != utf8.RuneError:
+				p += 12
 			default:
-				f.pos = p + 1
-				return nil, false, f.syntaxError("in a string escape")
+				f.edit(p, p+6, escapedRuneError)
+				p += 6
 			}
-		case c < 0x20:
-			f.pos = p
-			return nil, false, f.syntaxError("in a string")
+		case c == '\\':
+			p += 2
 		case c < utf8.RuneSelf:
 			p++
 		default:
 			r, size := utf8.DecodeRune(f.in[p:])
 			if r == utf8.RuneError && size == 1 {
-				plain = false
-				f.rewrite(p, p+1, runeError)
+				f.edit(p, p+1, runeError)
 			}
 			p += size
 		}
 	}
+	return false
 }
 
 // What lone surrogate escapes and bytes that are not UTF-8 become.
@@ -463,78 +338,3 @@ var (
 	escapedRuneError = []byte(`\ufffd`)
 	runeError        = []byte(string(utf8.RuneError))
 )
-
-// number reads a number, as JSON writes them.
-func (f *JSONFixer) number() error {
-	p := f.pos
-	digits := func() bool {
-		q := p
-		for p < len(f.in) && f.in[p] >= '0' && f.in[p] <= '9' {
-			p++
-		}
-		return p > q
-	}
-	if f.in[p] == '-' {
-		p++
-	}
-	switch {
-	case p < len(f.in) && f.in[p] == '0':
-		p++
-	case !digits():
-		f.pos = p
-		return f.syntaxError("in a number")
-	}
-	if p < len(f.in) && f.in[p] == '.' {
-		p++
-		if !digits() {
-			f.pos = p
-			return f.syntaxError("after the decimal point of a number")
-		}
-	}
-	if p < len(f.in) && (f.in[p] == 'e' || f.in[p] == 'E') {
-		p++
-		if p < len(f.in) && (f.in[p] == '+' || f.in[p] == '-') {
-			p++
-		}
-		if !digits() {
-			f.pos = p
-			return f.syntaxError("in the exponent of a number")
-		}
-	}
-	f.pos = p
-	return nil
-}
-
-// literal reads true, false or null.
-func (f *JSONFixer) literal(word string) error {
-	for i := range len(word) {
-		if f.pos >= len(f.in) || f.in[f.pos] != word[i] {
-			return f.syntaxError("in a literal (true, false or null)")
-		}
-		f.pos++
-	}
-	return nil
-}
-
-// jsonValueEnd is where the array or object at in[start] ends, found by its brackets
-// alone (strings skipped), or len(in) if it does not: a size to allocate for.
-func jsonValueEnd(in []byte, start int) int {
-	depth := 0
-	for p := start; p < len(in); p++ {
-		switch in[p] {
-		case '"':
-			for p++; p < len(in) && in[p] != '"'; p++ {
-				if in[p] == '\\' {
-					p++
-				}
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				return p + 1
-			}
-		}
-	}
-	return len(in)
-}

@@ -23,8 +23,8 @@ import (
 // object of JSON lines at a time, and of it only what the converter takes.
 //
 // The objects that hold the samples (ProfilesData, ResourceProfiles, ScopeProfiles, Profile)
-// and the dictionary are read member by member as the bytes arrive (format.JSONScan, which checks
-// the syntax as JSONFixer does, with the same errors). Everything else is decoded by
+// and the dictionary are read member by member as the bytes arrive (format.JSONScan, which
+// JSONFixer reads with too: the same syntax errors). Everything else is decoded by
 // protojson, after the same rewriting as DecodeJSON's, from the bytes of just that part:
 // each sample, each entry of a dictionary table, and for each of those objects its other
 // members (a Resource, a scope, a Profile's sample type and attributes...) gathered into an
