@@ -91,19 +91,12 @@ func tracesTableParts(w io.Writer, s *report.TraceStream, o Options, cfg partsCo
 					for k, vs := range ts.Labels {
 						labels = append(labels, cache.label(k, vs))
 					}
-					slices.Sort(labels)
-					for _, l := range labels {
-						buf = append(buf, l...)
-					}
+					buf = appendSorted(buf, labels)
 					labels = labels[:0]
 					for k, nls := range ts.NumLabels {
 						labels = append(labels, cache.numLabel(k, nls))
 					}
-					slices.Sort(labels)
-					for _, l := range labels {
-						buf = append(buf, l...)
-					}
-					return buf
+					return appendSorted(buf, labels)
 				})
 				plain = plain && plainLabels
 				first := true
@@ -782,4 +775,13 @@ func decodeTraceValue(v any) (any, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// appendSorted sorts lines and appends them to buf.
+func appendSorted(buf []byte, lines []string) []byte {
+	slices.Sort(lines)
+	for _, l := range lines {
+		buf = append(buf, l...)
+	}
+	return buf
 }
