@@ -41,7 +41,8 @@ func ReadVarint(data []byte, i int) (uint64, int, error) {
 	return readLongVarint(data, i)
 }
 
-// readLongVarint is ReadVarint past its one-byte case, apart so that ReadVarint is inlined.
+// readLongVarint is ReadVarint past its one-byte case: ReadField reads that case itself and
+// calls this for the rest. (ReadVarint is still too large to be inlined.)
 func readLongVarint(data []byte, i int) (uint64, int, error) {
 	var u uint64
 	for n := 0; n < 10 && i+n < len(data); n++ {
