@@ -166,9 +166,16 @@ func hostileMarshal(t *testing.T, m proto.Message) []byte {
 }
 
 func hostileGzip(t *testing.T, data []byte) []byte {
+	return gzipLevel(t, data, gzip.BestCompression)
+}
+
+// gzipLevel gzips data at a compression level: hostile inputs at the best, to be a few
+// kilobytes; inputs of millions of samples whose compressed size does not matter at the
+// fastest (the best took 18 of the 21 seconds of TestStreamOTLPMemory's largest case).
+func gzipLevel(t *testing.T, data []byte, level int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw, _ := gzip.NewWriterLevel(&buf, level)
 	if _, err := zw.Write(data); err != nil {
 		t.Fatal(err)
 	}
