@@ -408,8 +408,8 @@ type DecodeMode struct {
 	Totals bool
 	// SkipLabels leaves the samples without their labels (format.Options.SkipLabels):
 	// each label is read only to be counted against the label limit and to have its string
-	// indices checked, as if it were kept. Samples alike but for their labels are then
-	// alike (Aggregate adds them up). A profile whose samples could be those of a
+	// indices checked, as if it were kept. Samples that differ only by their labels are
+	// then alike (Aggregate adds them up). A profile whose samples could be those of a
 	// --diff-base base (its string table holds pprof::base and true) fails with
 	// format.ErrNeedLabels, to be read again with its labels. Totals ignores it.
 	SkipLabels bool
@@ -1131,8 +1131,8 @@ func (d *decoder) readAll() error {
 
 // repeatsPay says whether the first MinParallelSamples samples repeat enough for adding
 // them up to pay: whether a quarter of them or more have the same locations and labels
-// (but for skipped labels) as an earlier one. It compares them as they are encoded (but for their values), by hash:
-// a collision only sways the choice, never the result.
+// (but for skipped labels) as an earlier one. It compares them as they are encoded (but for
+// their values), by hash: a collision only sways the choice, never the result.
 func (d *decoder) repeatsPay() bool {
 	seed := maphash.MakeSeed()
 	seen := make(map[uint64]struct{})
@@ -1233,8 +1233,8 @@ type idSink interface {
 
 // sampleFields reads the fields of a Sample message: its values into r.values, its labels
 // into r.rawLabels within the label limit (or, with DecodeMode.SkipLabels, only what
-// checkSkippedLabels needs of them into r.skippedSeen and r.skippedMax), and each field of location IDs to ids: more
-// than the depth limit are refused. Every location is at least one frame, so that counts
+// checkSkippedLabels needs of them into r.skippedSeen and r.skippedMax), and each field of
+// location IDs to ids: more than the depth limit are refused. Every location is at least one frame, so that counts
 // frames too.
 func (r *sampleReader) sampleFields(msg []byte, ids idSink) error {
 	d := r.d
