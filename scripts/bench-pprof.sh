@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench-pprof.sh measures wall time, CPU time and peak RSS of `pprof -top -symbolize=none`
-# and, when ./cmd/profq builds, of `profq top`, on the benchmark profiles (made first by
-# bench-data.sh if missing), of the floor (tools/benchdata/cmd/floor: gunzip and a
+# and, when ./cmd/profq builds, of `profq top`, on the three benchmark profiles
+# (synth-default.pb.gz, heap.pb.gz and staticcheck-heap.pb.gz, made first by bench-data.sh
+# if missing), of the floor on each (tools/benchdata/cmd/floor: gunzip and a
 # protowire scan that adds up one value per sample, the least any report does; and with
 # -frames, which also decodes every location ID, the least a report of stacks does; and
 # with -inflate, gunzip alone, which no reader spreads over cores), and of
@@ -57,7 +58,7 @@ else
 	echo "bench-pprof: ./cmd/profq does not build yet (see $dir/profq-build.log); measuring pprof only" >&2
 fi
 
-inputs=("$dir/synth-default.pb.gz" "$dir/heap.pb.gz")
+inputs=("$dir/synth-default.pb.gz" "$dir/heap.pb.gz" "$dir/staticcheck-heap.pb.gz")
 
 # measure TOOL INPUT CMD... runs CMD under GNU time and prints one result line.
 measure() {

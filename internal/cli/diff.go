@@ -177,6 +177,7 @@ func runDiff(stdio IO, o *DiffOptions, args []string) error {
 	o.input.Stdin = stdio.In
 	// The comparison only adds values up: samples alike may be one.
 	o.input.Aggregate = true
+	o.input.SkipLabels = labelsUnread(&o.Report.Config)
 	flames, err := newDiffFlameInputs(reports, len(all), o)
 	if err != nil {
 		return err

@@ -117,6 +117,7 @@ func runFlame(stdio IO, o *FlameOptions, args []string) error {
 	if err := refuseDocumentOnTerminal(stdio, &o.Output); err != nil {
 		return err
 	}
+	o.input.SkipLabels = labelsUnread(&o.Report.Config)
 	p, st, inputs, err := reportRequest{&o.Output, "minimum", o.check, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err

@@ -98,6 +98,7 @@ func runList(stdio IO, o *ListOptions, expr string, args []string) error {
 		return usageErrorf("list: REGEX: %w", err)
 	}
 	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
+	o.input.SkipLabels = labelsUnread(&o.Report)
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err

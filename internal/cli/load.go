@@ -141,6 +141,16 @@ func addressesOnly(p *profile.Profile) bool {
 	return len(p.Location) > 0
 }
 
+// labelsUnread says whether a report made with cfg shows nothing that the samples' labels
+// decide, so that its inputs may be read without them (source.Options.SkipLabels): none of
+// the options that read labels is set (--tagfocus, --tagignore, --tagshow, --taghide,
+// --tagroot, --tagleaf). The reports that read labels whatever their options (graph's
+// tags, tags, traces, info, --by-label) and those that write a profile never ask.
+func labelsUnread(cfg *report.Config) bool {
+	f := &cfg.Options
+	return f.TagFocus == "" && f.TagIgnore == "" && f.TagShow == "" && f.TagHide == "" && cfg.TagRoot == "" && cfg.TagLeaf == ""
+}
+
 // checkUnit checks --unit against the sample types of p, unless --tagroot or --tagleaf make
 // label values (whose units may be others) nodes of the report too.
 func checkUnit(unit string, cfg report.Config, p *profile.Profile) error {

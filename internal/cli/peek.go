@@ -96,6 +96,7 @@ func runPeek(stdio IO, o *PeekOptions, expr string, args []string) error {
 		return usageErrorf("peek: REGEX: %w", err)
 	}
 	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
+	o.input.SkipLabels = labelsUnread(&o.Report)
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err

@@ -86,6 +86,7 @@ pprof's spellings work too: -nodecount=10, -cum, -sample_index=alloc_space, and 
 
 func runTop(stdio IO, o *TopOptions, args []string) error {
 	o.Report.LabelUnit = o.Unit // the unit --tagroot and --tagleaf name numbers in
+	o.input.SkipLabels = labelsUnread(&o.Report)
 	p, st, inputs, err := reportRequest{&o.Output, o.Unit, o.Report.Validate, o.base, o.input}.loadStacks(stdio, args)
 	if err != nil {
 		return err

@@ -56,6 +56,13 @@ type Options struct {
 	// up (top, peek, graph, diff), it bounds memory by the distinct samples rather than by
 	// the input's. Reports that show or count samples (traces, tags, info) leave it off.
 	Aggregate bool
+	// SkipLabels lets the pprof decoder leave out the labels of the samples of regular
+	// files, for reports that show nothing of labels (top without a label option): it
+	// spares numbering every sample's label set, and samples alike but for their labels
+	// are one under Aggregate. A file whose labels could change a report (samples that
+	// could be those of a --diff-base base) is read again with them. Other inputs and
+	// formats keep their labels.
+	SkipLabels bool
 	// compact lets the pprof decoder leave the samples compact (LoadStacks).
 	compact bool
 	// totals lets the pprof decoder add a regular file's samples up by label set, as it

@@ -176,6 +176,16 @@ func headOf(start []byte, n int) []byte {
 func (o Options) streamArg(arg string, in *streamInput) (d format.Decoded, data []byte, ok bool, err error) {
 	defer in.close()
 	d, data, ok, err = o.streamFrom(arg, in)
+	if o.SkipLabels && errors.Is(err, format.ErrNeedLabels) {
+		// Only a regular file is read without its labels: it is read again with them.
+		in.close()
+		o.SkipLabels = false
+		if in, err = o.openStream(arg); err != nil {
+			return format.Decoded{}, nil, false, readErr{err}
+		}
+		defer in.close()
+		d, data, ok, err = o.streamFrom(arg, in)
+	}
 	var size *format.LimitError
 	if errors.As(err, &size) {
 		// As when an input is read whole: reading it failed.
@@ -223,10 +233,12 @@ func (o Options) streamFrom(arg string, in *streamInput) (d format.Decoded, data
 	ro := o.reader()
 	// Only a file can be read again, as stacks, should adding its samples up need them.
 	ro.Totals = o.totals && in.file
+	// And so only a file is read without its labels, should they be needed.
+	ro.SkipLabels = o.SkipLabels && in.file
 	if d, err = f.Stream(ro, bufio.NewReaderSize(r, headWindow)); err == nil {
 		return d, nil, true, nil
 	}
-	if !f.Rereads || errors.Is(err, format.ErrNeedStacks) {
+	if !f.Rereads || errors.Is(err, format.ErrNeedStacks) || errors.Is(err, format.ErrNeedLabels) {
 		return d, nil, false, err
 	}
 	var (

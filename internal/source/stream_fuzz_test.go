@@ -59,6 +59,10 @@ func FuzzStreamDecode(f *testing.F) {
 		case (err == nil) != (wantErr == nil):
 			t.Fatalf("stream error %v, over bytes %v", err, wantErr)
 		case err != nil:
+			// Skipping the labels refuses what keeping them refuses.
+			if _, _, err := stream(pprof.DecodeMode{Compact: true, SkipLabels: true}); err == nil {
+				t.Errorf("skipping labels accepts what keeping them refuses (%v)", wantErr)
+			}
 			return
 		}
 		if gotN != wantN {
@@ -71,6 +75,18 @@ func FuzzStreamDecode(f *testing.F) {
 			t.Fatalf("compact: %v", err)
 		}
 		sameProfile(t, compact, want)
+		// Without their labels, the samples are the same but for them, unless the labels
+		// could mark a --diff-base base's samples: the input is then to be read with them.
+		skipped, _, err := stream(pprof.DecodeMode{Compact: true, SkipLabels: true})
+		switch {
+		case errors.Is(err, format.ErrNeedLabels):
+		case slices.ContainsFunc(want.Sample, (*profile.Sample).DiffBaseSample):
+			t.Errorf("the labels of a base's samples skipped: %v", err)
+		case err != nil:
+			t.Fatalf("skipping labels: %v", err)
+		default:
+			sameProfile(t, skipped, withoutLabels(want))
+		}
 		agg, _, err := stream(pprof.DecodeMode{Aggregate: true})
 		if err != nil {
 			t.Fatalf("aggregated: %v", err)

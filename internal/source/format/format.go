@@ -26,6 +26,10 @@ type Options struct {
 	// stacks.Totals, without their frames; it fails with ErrNeedStacks where it cannot
 	// tell, without the stacks, what reading them would give.
 	Totals bool
+	// SkipLabels lets the pprof decoder leave the samples without their labels, for a
+	// report that shows nothing of them; it fails with ErrNeedLabels where the labels could
+	// change the report (they could mark the samples of a --diff-base base).
+	SkipLabels bool
 }
 
 // Format is one row of source's registry of input formats: how one format, or one

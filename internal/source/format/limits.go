@@ -263,3 +263,8 @@ var ErrNotProfile = errors.New("not a profile")
 // their locations might take past the depth limit): the input is then read again as
 // stacks.
 var ErrNeedStacks = errors.New("the samples must be read as stacks")
+
+// ErrNeedLabels is what a reader asked to skip the samples' labels (Options.SkipLabels)
+// fails with where the labels could change what a report shows: the input is then read
+// again with them.
+var ErrNeedLabels = errors.New("the samples must be read with their labels")

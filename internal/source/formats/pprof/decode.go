@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/profq/profq/internal/source/format"
 	"github.com/profq/profq/internal/stacks"
@@ -34,7 +35,7 @@ func Read(o format.Options, data, raw []byte) (format.Decoded, error) {
 // Stream decodes profile.proto as it arrives (the registry's stream).
 func Stream(o format.Options, r *bufio.Reader) (format.Decoded, error) {
 	lim := o.Limits
-	d, err := DecodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: FieldSample}, lim, DecodeMode{Aggregate: o.Aggregate, Compact: o.Compact, Totals: o.Totals})
+	d, err := DecodeFields(&format.StreamFields{R: r, Lim: lim, SampleField: FieldSample}, lim, DecodeMode{Aggregate: o.Aggregate, Compact: o.Compact, Totals: o.Totals, SkipLabels: o.SkipLabels})
 	if err != nil {
 		return format.Decoded{}, err
 	}
@@ -215,6 +216,8 @@ func (s *SliceFields) Next(f *format.Field) error {
 // DecodeFields decodes the profile.proto message that src yields (see DecodeProfile), as
 // mode says. The result's samples is how many samples the input holds.
 func DecodeFields(src fieldSource, lim format.Limits, mode DecodeMode) (format.Decoded, error) {
+	// Adding samples up by label set needs their labels.
+	mode.SkipLabels = mode.SkipLabels && !mode.Totals
 	d := &decoder{p: &profile.Profile{}, lim: lim, DecodeMode: mode}
 	d.budget = lim.Budget()
 	d.strTable.Budget = &d.budget
@@ -266,6 +269,9 @@ func DecodeFields(src fieldSource, lim format.Limits, mode DecodeMode) (format.D
 		if err := d.readSamples(); err != nil {
 			return format.Decoded{}, err
 		}
+	}
+	if err := d.checkSkippedLabels(); err != nil {
+		return format.Decoded{}, err
 	}
 	// The profile is valid as CheckValid means it, by construction: resolve refuses IDs
 	// that are 0 or repeated and references to unknown functions, points locations at
@@ -400,6 +406,13 @@ type DecodeMode struct {
 	// (totalsStream): the profile is left without samples, its samples as Totals
 	// (LoadTotals). What needs the stacks to be decided fails with format.ErrNeedStacks.
 	Totals bool
+	// SkipLabels leaves the samples without their labels (format.Options.SkipLabels):
+	// each label is read only to be counted against the label limit and to have its string
+	// indices checked, as if it were kept. Samples that differ only by their labels are
+	// then alike (Aggregate adds them up). A profile whose samples could be those of a
+	// --diff-base base (its string table holds pprof::base and true) fails with
+	// format.ErrNeedLabels, to be read again with its labels. Totals ignores it.
+	SkipLabels bool
 }
 
 // decoder holds what DecodeFields learns about its input as it reads it.
@@ -458,7 +471,52 @@ type decoder struct {
 
 	// The label sets of the samples, which every sampleReader shares.
 	labelSets sharedLabels
+	// skipped is what the readers saw of the labels they skipped (DecodeMode.SkipLabels).
+	skipped skippedLabels
 }
+
+// skippedLabels is what the readers of a decoder saw of the labels they skipped: whether
+// there were any, and the largest string table index ParseData would have looked up in
+// them (labelX.index).
+type skippedLabels struct {
+	mu   sync.Mutex
+	seen bool
+	max  uint64
+}
+
+// note adds what r saw of the labels it skipped.
+func (s *skippedLabels) note(r *sampleReader) {
+	if !r.skippedSeen {
+		return
+	}
+	s.mu.Lock()
+	s.seen, s.max = true, max(s.max, r.skippedMax)
+	s.mu.Unlock()
+}
+
+// checkSkippedLabels fails, once the samples are read, where keeping their labels would
+// have given anything but what skipping them gave: a label that refers to a string the
+// table does not have (errStringIndex, as setLabels fails), or labels that could mark the
+// samples of a --diff-base base, which reports read (format.ErrNeedLabels).
+func (d *decoder) checkSkippedLabels() error {
+	s := &d.skipped
+	if !d.SkipLabels || !s.seen {
+		return nil
+	}
+	if s.max >= uint64(len(d.strs)) {
+		return errStringIndex
+	}
+	if slices.Contains(d.strs, diffBaseKey) && slices.Contains(d.strs, diffBaseValue) {
+		return format.ErrNeedLabels
+	}
+	return nil
+}
+
+// The label that marks the samples of a --diff-base base (profile.Sample.DiffBaseSample).
+const (
+	diffBaseKey   = "pprof::base"
+	diffBaseValue = "true"
+)
 
 // sampleReader decodes samples, one after another: the arrays its samples share, and scratch
 // space reused from sample to sample. Several of them decode the chunks of a profile's
@@ -482,6 +540,10 @@ type sampleReader struct {
 	// maps the label maps it was given, by set (sharedLabels.set).
 	known map[string]int32
 	maps  []labelMaps
+	// skippedSeen says whether this reader skipped a label (DecodeMode.SkipLabels), and
+	// skippedMax is the largest string table index of those it skipped (labelX.index).
+	skippedSeen bool
+	skippedMax  uint64
 }
 
 // locationX is what a location refers to: its mapping's ID and its lines, lines[start:end].
@@ -514,6 +576,20 @@ const (
 	strLabel
 	numLabel
 )
+
+// index is the largest string table index of l that ParseData looks up: the key's, and
+// the string value's or, for a number, its unit's (setLabels). A negative index is larger
+// than any.
+func (l labelX) index() uint64 {
+	m := uint64(l.key)
+	switch l.kind() {
+	case strLabel:
+		m = max(m, uint64(l.str))
+	case numLabel:
+		m = max(m, uint64(l.unit))
+	}
+	return m
+}
 
 // kind tells how ParseData files a label.
 func (l labelX) kind() labelKind {
@@ -1026,6 +1102,7 @@ func (d *decoder) readAggregated() error {
 	}
 	d.arena.chunks = nil
 	d.p.Sample = agg.kept
+	d.skipped.note(r)
 	return nil
 }
 
@@ -1053,9 +1130,9 @@ func (d *decoder) readAll() error {
 }
 
 // repeatsPay says whether the first MinParallelSamples samples repeat enough for adding
-// them up to pay: whether a quarter of them or more have the same locations and labels as
-// an earlier one. It compares them as they are encoded (but for their values), by hash:
-// a collision only sways the choice, never the result.
+// them up to pay: whether a quarter of them or more have the same locations and labels
+// (but for skipped labels) as an earlier one. It compares them as they are encoded (but for
+// their values), by hash: a collision only sways the choice, never the result.
 func (d *decoder) repeatsPay() bool {
 	seed := maphash.MakeSeed()
 	seen := make(map[uint64]struct{})
@@ -1071,7 +1148,7 @@ func (d *decoder) repeatsPay() bool {
 				if err != nil {
 					break // for readFields to refuse
 				}
-				if f.Num != 2 {
+				if f.Num != 2 && (f.Num != 3 || !d.SkipLabels) {
 					key = append(key, msg[i:next]...)
 				}
 				i = next
@@ -1105,6 +1182,9 @@ func (d *decoder) eachChunk(read func(r *sampleReader, c int) error) error {
 		errs[c] = read(r, c)
 		pool <- r
 	})
+	for range readers {
+		d.skipped.note(<-pool)
+	}
 	d.arena.chunks = nil
 	for _, err := range errs {
 		if err != nil {
@@ -1152,12 +1232,14 @@ type idSink interface {
 }
 
 // sampleFields reads the fields of a Sample message: its values into r.values, its labels
-// into r.rawLabels within the label limit, and each field of location IDs to ids: more
-// than the depth limit are refused. Every location is at least one frame, so that counts
+// into r.rawLabels within the label limit (or, with DecodeMode.SkipLabels, only what
+// checkSkippedLabels needs of them into r.skippedSeen and r.skippedMax), and each field of
+// location IDs to ids: more than the depth limit are refused. Every location is at least one frame, so that counts
 // frames too.
 func (r *sampleReader) sampleFields(msg []byte, ids idSink) error {
 	d := r.d
 	values, raw := r.values[:0], r.rawLabels[:0]
+	labels := 0
 	var f format.Field
 	for i := 0; i < len(msg); {
 		next, err := format.ReadField(msg, i, &f)
@@ -1174,12 +1256,16 @@ func (r *sampleReader) sampleFields(msg []byte, ids idSink) error {
 		case 2:
 			values, err = format.AppendVarints(values, &f)
 		case 3:
-			if d.lim.Labels > 0 && len(raw) >= d.lim.Labels {
+			if labels++; d.lim.Labels > 0 && labels > d.lim.Labels {
 				return &format.LabelLimitError{Limit: d.lim.Labels}
 			}
 			var l labelX
 			l, err = readLabel(&f)
-			raw = append(raw, l)
+			if d.SkipLabels {
+				r.skippedSeen, r.skippedMax = true, max(r.skippedMax, l.index())
+			} else {
+				raw = append(raw, l)
+			}
 		}
 		if err != nil {
 			return err

@@ -109,6 +109,7 @@ func (s *stackStream) work(jobs <-chan stackJob) {
 		s.segs[job.c] = seg
 		s.mu.Unlock()
 	}
+	s.d.skipped.note(r)
 }
 
 // readRawChunk decodes the count samples of a chunk of the arena into a raw segment, its
