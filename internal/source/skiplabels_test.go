@@ -54,17 +54,6 @@ func grown(p *profile.Profile, n int) *profile.Profile {
 	return p
 }
 
-// valueSums adds up the values of the samples of p, by sample type.
-func valueSums(p *profile.Profile) []int64 {
-	out := make([]int64, len(p.SampleType))
-	for _, s := range p.Sample {
-		for i, v := range s.Value {
-			out[i] += v
-		}
-	}
-	return out
-}
-
 // TestSkipLabels checks the decoder asked to skip labels, in every way it reads samples
 // (into profile.Samples, added up, left compact; over bytes and as a stream): the samples
 // have no labels and the same values, and samples alike but for their labels are one when
@@ -106,7 +95,7 @@ func TestSkipLabels(t *testing.T) {
 					t.Errorf("%s, stream %v: a sample kept labels %v %v %v", name, stream, s.Label, s.NumLabel, s.NumUnit)
 				}
 			}
-			if g, w := valueSums(got), valueSums(p); !slices.Equal(g, w) {
+			if g, w := totals(got), totals(p); !slices.Equal(g, w) {
 				t.Errorf("%s, stream %v: sums %v, want %v", name, stream, g, w)
 			}
 			if mode.Aggregate {
@@ -267,8 +256,8 @@ func TestLoadSkipsLabels(t *testing.T) {
 				total[i%st.NumValues] += v
 			}
 		}
-		if !slices.Equal(total, valueSums(p)) {
-			t.Errorf("%s, skip %v: sums %v, want %v", c.arg, c.skip, total, valueSums(p))
+		if !slices.Equal(total, totals(p)) {
+			t.Errorf("%s, skip %v: sums %v, want %v", c.arg, c.skip, total, totals(p))
 		}
 	}
 }
