@@ -20,7 +20,7 @@ test:
 	$(GO) test -count=1 -timeout 20m $(PACKAGES)
 
 ## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
-## or left to `make test`); 1 min 01 s to 1 min 10 s on a 2-core machine, idle, build cache warm
+## or left to `make test`); 1 min 01 s to 1 min 18 s on a 2-core machine, idle, build cache warm
 ## (`make test`: 4 min 21 s to 4 min 31 s; 2026-11-27, docs/performance.md#the-test-suite).
 test-short:
 	$(GO) test -short -count=1 -timeout 10m $(PACKAGES)
