@@ -174,16 +174,17 @@ func headOf(start []byte, n int) []byte {
 // what is wrong in its own words; the OTLP reader) have the last word; a limit error is
 // final.
 func (o Options) streamArg(arg string, in *streamInput) (d format.Decoded, data []byte, ok bool, err error) {
-	defer in.close()
+	defer func() { in.close() }() // the input read last, each closed once
 	d, data, ok, err = o.streamFrom(arg, in)
 	if o.SkipLabels && errors.Is(err, format.ErrNeedLabels) {
 		// Only a regular file is read without its labels: it is read again with them.
-		in.close()
 		o.SkipLabels = false
-		if in, err = o.openStream(arg); err != nil {
-			return format.Decoded{}, nil, false, readErr{err}
+		again, openErr := o.openStream(arg)
+		if openErr != nil {
+			return format.Decoded{}, nil, false, readErr{openErr}
 		}
-		defer in.close()
+		in.close()
+		in = again
 		d, data, ok, err = o.streamFrom(arg, in)
 	}
 	var size *format.LimitError
