@@ -6,14 +6,17 @@
 # protowire scan that adds up one value per sample, the least any report does; and with
 # -frames, which also decodes every location ID, the least a report of stacks does; and
 # with -inflate, gunzip alone, which no reader spreads over cores), and of
-# `profq diff` between the two synthetic profiles. With REPORTS=1 it also measures, on the
+# `profq diff` between the two synthetic profiles. Two rows weigh what running on both cores
+# costs in CPU time: profq-1cpu is `profq top` with GOMAXPROCS=1 (the same work on one core,
+# as the floor runs), and floor-ids-x2 is two `floor -frames` at once, its CPU time that of
+# both (half of it is one floor's while the other core is busy too). With REPORTS=1 it also measures, on the
 # synthetic profile, every report beside pprof's where pprof has one: tags (-tags), top
 # --focus (-top -focus), peek (-peek), graph (-dot), traces (-traces), list (-list), tree
 # (-tree) and top --diff-base (-top -diff_base), and flame and info, which pprof has no
 # command-line report for; and flame, graph, peek and info on the heap profile, beside top.
 # Output goes to /dev/null; only the measurements are printed, with the load (uptime)
 # between them. REPORTS_ONLY=1 skips the floor, top and diff rows; PPROF_REPORTS=0 skips
-# pprof's reports. With SCALE=1 it measures how cost grows with the profile: the floor,
+# pprof's reports, -top included. With SCALE=1 it measures how cost grows with the profile: the floor,
 # pprof -top, and profq's top, tags, top --focus, peek and flame on synthetic profiles of
 # 0.15M and 0.5M samples (made once, synth-150k.pb.gz and synth-500k.pb.gz, the same
 # parameters as synth-default.pb.gz otherwise) and the 1.5M-sample synth-default.pb.gz.
@@ -90,10 +93,14 @@ if [ -z "${REPORTS_ONLY:-}" ]; then
 			measure floor-gunzip "$input" "$dir/floor" -inflate "$input"
 			measure floor "$input" "$dir/floor" "$input"
 			measure floor-ids "$input" "$dir/floor" -frames "$input"
-			measure pprof "$input" "$pprof" -top -symbolize=none "$input"
+			if [ "${PPROF_REPORTS:-1}" != 0 ]; then
+				measure pprof "$input" "$pprof" -top -symbolize=none "$input"
+			fi
 			if [ -n "$profq" ]; then
 				measure profq "$input" "$profq" top "$input"
+				measure profq-1cpu "$input" env GOMAXPROCS=1 "$profq" top "$input"
 			fi
+			measure floor-ids-x2 "$input" bash -c '"$0" -frames "$1" >/dev/null & "$0" -frames "$1"; wait' "$dir/floor" "$input"
 		done
 	done
 fi
