@@ -8,10 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/google/pprof/driver"
+	"github.com/google/pprof/profile"
 )
 
 // mu serializes runs of pprof's driver. The driver keeps its current configuration in a
@@ -31,7 +34,7 @@ func Run(args ...string) (out []byte, messages string, err error) {
 	ui := &recordingUI{}
 	w := &memoryWriter{}
 	mu.Lock()
-	err = driver.PProf(&driver.Options{Flagset: fs, UI: ui, Writer: w, Obj: noObjTool{}})
+	err = driver.PProf(&driver.Options{Flagset: fs, UI: ui, Writer: w, Obj: noObjTool{}, Fetch: parsedFiles})
 	mu.Unlock()
 	if fs.err != nil {
 		return nil, ui.msgs.String(), fmt.Errorf("parsing flags: %w", fs.err)
@@ -180,4 +183,47 @@ func (noObjTool) Open(file string, start, limit, offset uint64, relocationSymbol
 
 func (noObjTool) Disasm(file string, start, end uint64, intelSyntax bool) ([]driver.Inst, error) {
 	return nil, fmt.Errorf("%s: the oracle does not disassemble", file)
+}
+
+// parsedFiles is the oracle's fetcher: each profile file is parsed once per test binary, and
+// every run gets a copy of it, as pprof would get by parsing the file again. Parity tests run
+// pprof many times on the same few files, and parsing them (legacy text formats through
+// regular expressions) was a fifth of the tests' CPU. Anything else (URLs, files that do
+// not parse, perf.data) is left to pprof's own fetch, which reports what it reports.
+var parsedFiles = &fileCache{parsed: map[fileKey]*profile.Profile{}}
+
+type fileCache struct {
+	mu     sync.Mutex
+	parsed map[fileKey]*profile.Profile
+}
+
+// fileKey names a file's content: a file rewritten under the same name is another key.
+type fileKey struct {
+	path string
+	size int64
+	mod  time.Time
+}
+
+func (c *fileCache) Fetch(src string, _, _ time.Duration) (*profile.Profile, string, error) {
+	fi, err := os.Stat(src)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, "", nil
+	}
+	key := fileKey{src, fi.Size(), fi.ModTime()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.parsed[key]
+	if !ok {
+		data, err := os.ReadFile(src)
+		if err != nil || bytes.HasPrefix(data, []byte("PERFILE2")) {
+			return nil, "", nil
+		}
+		if p, err = profile.ParseData(data); err != nil {
+			return nil, "", nil
+		}
+		c.parsed[key] = p
+	}
+	// pprof's fetch names no source for a local file ("" keeps it from being taken as
+	// remote); the copy is the run's own to filter and trim.
+	return p.Copy(), "", nil
 }
