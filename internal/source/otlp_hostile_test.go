@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/profq/profq/internal/source/formats/otlp"
@@ -156,6 +157,19 @@ func hostileJSONArray() []byte {
 	return b.Bytes()
 }
 
+// hostileArraysData is hostileArrays encoded: 3.3 MB made once per test binary, which four
+// cases of TestOTLPHostileInputs and TestStreamOTLPMemory read. No reader writes to it.
+func hostileArraysData(t testing.TB) []byte {
+	t.Helper()
+	data, err := hostileArraysEncoded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+var hostileArraysEncoded = sync.OnceValues(func() ([]byte, error) { return proto.Marshal(hostileArrays()) })
+
 func hostileMarshal(t *testing.T, m proto.Message) []byte {
 	t.Helper()
 	data, err := proto.Marshal(m)
@@ -217,13 +231,13 @@ func TestOTLPHostileInputs(t *testing.T) {
 			// An attribute of more values than a sample may have labels is refused from
 			// its encoding, before its values are decoded.
 			name:  "arrays",
-			build: func(t *testing.T) []byte { return hostileGzip(t, hostileMarshal(t, hostileArrays())) },
+			build: func(t *testing.T) []byte { return hostileGzip(t, hostileArraysData(t)) },
 			want:  "an attribute holds more than 10000 values",
 		},
 		{
 			// With the label limit raised, the samples add up to one of 800,000 labels.
 			name:  "arrays, --max-labels 1000000",
-			build: func(t *testing.T) []byte { return hostileGzip(t, hostileMarshal(t, hostileArrays())) },
+			build: func(t *testing.T) []byte { return hostileGzip(t, hostileArraysData(t)) },
 			opts:  Options{MaxLabels: 1_000_000},
 			check: func(t *testing.T, p *profile.Profile) {
 				if len(p.Sample) != 1 || p.Sample[0].Value[0] != 10_000 ||
