@@ -174,7 +174,7 @@ func newProfileBytes(t *testing.T, edit func(*profile.Profile)) []byte {
 // cores (minParallelSamples) against profile.ParseData: every sample in its place, with its
 // own locations, values and labels, the label maps made once for each label set.
 func TestDecodeInParallel(t *testing.T) {
-	const n = 3 * pprof.MinParallelSamples
+	const n = largeStacksSamples // past MinParallelSamples, with chunks after it
 	fn := []*profile.Function{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}, {ID: 3, Name: "c"}}
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: fn}
 	for i, f := range fn {

@@ -270,7 +270,7 @@ func TestStacksRefuseUnknownLocations(t *testing.T) {
 // them first: what reads the sets in order (NumLabelUnits takes a key's first unit) sees the
 // samples' order on every run.
 func TestStacksLabelSetsInSampleOrder(t *testing.T) {
-	p := manySamples(200_000, true)
+	p := manySamples(largeStacksSamples, true)
 	for i, s := range p.Sample {
 		// A set of its own every 1,000 samples, in the order of the samples.
 		s.Label = map[string][]string{"n": {fmt.Sprint(i / 1000)}}
