@@ -85,9 +85,9 @@ func allocated(f func()) uint64 {
 
 // TestStringBudgetBeforeReading checks that a string longer than what is left of the budget
 // is refused before it is held: a profile.proto or OTLP protobuf string of 64 MB, whose
-// length is read first, with the default budget (64 MiB); an OTLP/JSON string of 64 MB in the
-// dictionary or in a resource, held as it is read up to the budget, with a budget of 1 MiB.
-// Each is refused having allocated less than 16 MB.
+// length is read first, with the default budget (64 MiB); an OTLP/JSON string of 32 MiB in
+// the dictionary or in a resource, held as it is read up to the budget, with a budget of
+// 1 MiB. Each is refused having allocated less than 16 MB (half the smallest string).
 func TestStringBudgetBeforeReading(t *testing.T) {
 	big := bytes.Repeat([]byte("a"), 64<<20+1)
 	start := pb{}.msg(1, cpuType)
@@ -97,8 +97,9 @@ func TestStringBudgetBeforeReading(t *testing.T) {
 	pprofBig := append(append(pb{}.str(6, ""), start...), pb{}.bytes(6, big)...)
 	otlpBig := pb{}.msg(2, pb{}.bytes(5, big))
 	jsonHead := `{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2}}]}]}],`
-	jsonBig := []byte(jsonHead + `"dictionary":{"stringTable":["","samples","count","` + string(big) + `"]}}`)
-	jsonResource := []byte(`{"resourceProfiles":[{"resource":{"attributes":[{"key":"k","value":{"stringValue":"` + string(big) + `"}}]},"scopeProfiles":[]}],"dictionary":{"stringTable":[""]}}`)
+	bigJSON := string(big[:32<<20]) // past the budget of 1 MiB these cases set
+	jsonBig := []byte(jsonHead + `"dictionary":{"stringTable":["","samples","count","` + bigJSON + `"]}}`)
+	jsonResource := []byte(`{"resourceProfiles":[{"resource":{"attributes":[{"key":"k","value":{"stringValue":"` + bigJSON + `"}}]},"scopeProfiles":[]}],"dictionary":{"stringTable":[""]}}`)
 	for name, c := range map[string]struct {
 		data   []byte
 		budget int64
