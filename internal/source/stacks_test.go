@@ -41,6 +41,7 @@ func manySamples(n int, distinct bool) *profile.Profile {
 		}
 		p.Location = append(p.Location, l)
 	}
+	handlers := []string{"/h0", "/h1", "/h2", "/h3"}
 	for i := range n {
 		k := i
 		if !distinct {
@@ -52,7 +53,7 @@ func manySamples(n int, distinct bool) *profile.Profile {
 		}
 		s := &profile.Sample{Location: stack, Value: []int64{1, rng.Int64N(1e7)}}
 		if k%3 == 0 {
-			s.Label = map[string][]string{"handler": {fmt.Sprint("/h", k%4)}}
+			s.Label = map[string][]string{"handler": {handlers[k%4]}}
 			s.NumLabel = map[string][]int64{"bytes": {int64(k % 2)}}
 			s.NumUnit = map[string][]string{"bytes": {"bytes"}}
 		}
@@ -62,11 +63,11 @@ func manySamples(n int, distinct bool) *profile.Profile {
 }
 
 // largeStacksSamples is how many samples the large profiles of TestLoadStacks and
-// TestStackLimits have: half as many again as MinParallelSamples, the count at which the
+// TestStackLimits have: a quarter more than MinParallelSamples, the count at which the
 // decoder decides between adding samples up and decoding them as stacks on several cores,
-// so that the decision is taken and chunks of samples arrive after it (the tests check
-// both).
-const largeStacksSamples = 3 * pprof.MinParallelSamples / 2
+// so that the decision is taken and a chunk of samples arrives after it (the tests check
+// both: more samples than MinParallelSamples, several segments).
+const largeStacksSamples = 5 * pprof.MinParallelSamples / 4
 
 // largeStacksProfiles are the large profiles of TestLoadStacks, gzipped, by name: made
 // once per test binary (TestStackLimits reads "distinct" too), each caller given its own
