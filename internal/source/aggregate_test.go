@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,20 +19,29 @@ import (
 
 // sampleKeys describes the samples of p as "stack|labels|values" strings, sorted, leaving
 // out samples whose values are all zero: what profile.Merge keeps of a profile's samples.
+// The text of a location, and of a sample without labels, is the same for every sample:
+// each location's is written once, and such a sample's labels without fmt.
 func sampleKeys(p *profile.Profile) []string {
 	var keys []string
+	locKeys := map[*profile.Location]string{}
+	var b strings.Builder
 	for _, s := range p.Sample {
 		if !slices.ContainsFunc(s.Value, func(v int64) bool { return v != 0 }) {
 			continue
 		}
-		var b strings.Builder
+		b.Reset()
 		for _, l := range s.Location {
-			// Merge renumbers locations: they are told by address and lines.
-			fmt.Fprintf(&b, "%#x", l.Address)
-			for _, ln := range l.Line {
-				fmt.Fprintf(&b, ":%s:%d", ln.Function.Name, ln.Line)
+			k, ok := locKeys[l]
+			if !ok {
+				// Merge renumbers locations: they are told by address and lines.
+				k = fmt.Sprintf("%#x", l.Address)
+				for _, ln := range l.Line {
+					k += fmt.Sprintf(":%s:%d", ln.Function.Name, ln.Line)
+				}
+				k += ","
+				locKeys[l] = k
 			}
-			b.WriteByte(',')
+			b.WriteString(k)
 		}
 		// Merge gives a numeric label without units an empty list of them.
 		units := map[string][]string{}
@@ -40,7 +50,18 @@ func sampleKeys(p *profile.Profile) []string {
 				units[k] = v
 			}
 		}
-		fmt.Fprintf(&b, "|%v|%v|%v|%v", s.Label, s.NumLabel, units, s.Value)
+		if len(s.Label) == 0 && len(s.NumLabel) == 0 && len(units) == 0 {
+			b.WriteString("|map[]|map[]|map[]|[") // fmt's "%v" of empty maps
+			for i, v := range s.Value {
+				if i > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(strconv.FormatInt(v, 10))
+			}
+			b.WriteByte(']')
+		} else {
+			fmt.Fprintf(&b, "|%v|%v|%v|%v", s.Label, s.NumLabel, units, s.Value)
+		}
 		keys = append(keys, b.String())
 	}
 	slices.Sort(keys)
@@ -98,8 +119,12 @@ func TestAggregateIdentical(t *testing.T) {
 	p.Function = fn
 	p.Location = []*profile.Location{{ID: 1, Line: []profile.Line{{Function: fn[0]}}}, {ID: 2, Line: []profile.Line{{Function: fn[1]}}}}
 	a, b := p.Location[0], p.Location[1]
-	for range 1_000_000 {
-		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{a, b}, Value: []int64{1, 10}})
+	// The identical samples share their slices, which encoding only reads: the same bytes
+	// as a million pairs of slices, without making them.
+	locs, values := []*profile.Location{a, b}, []int64{1, 10}
+	p.Sample = make([]*profile.Sample, 1_000_000, 1_000_004)
+	for i := range p.Sample {
+		p.Sample[i] = &profile.Sample{Location: locs, Value: values}
 	}
 	p.Sample = append(p.Sample,
 		&profile.Sample{Location: []*profile.Location{b, a}, Value: []int64{1, 10}},
@@ -149,7 +174,7 @@ func newProfileBytes(t *testing.T, edit func(*profile.Profile)) []byte {
 // cores (minParallelSamples) against profile.ParseData: every sample in its place, with its
 // own locations, values and labels, the label maps made once for each label set.
 func TestDecodeInParallel(t *testing.T) {
-	const n = 3 * pprof.MinParallelSamples
+	const n = largeStacksSamples // past MinParallelSamples, with chunks after it
 	fn := []*profile.Function{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}, {ID: 3, Name: "c"}}
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: fn}
 	for i, f := range fn {

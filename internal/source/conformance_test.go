@@ -90,6 +90,71 @@ type conformanceCase struct {
 	// Differences are the allowances for what profq does differently on purpose (keys of
 	// the manifest's differences).
 	Differences []string `json:"differences"`
+
+	// reads, where TestConformance sets it, memoizes what the comparisons read.
+	reads *conformanceReads
+}
+
+// conformanceReads memoizes, for one run of TestConformance, the files under testdata that
+// the comparisons read and what profq decodes of the perf and JFR inputs: an input is shared
+// by several cases (a perf script by six sets of stackcollapse options, a JFR recording by
+// each of its sample types), and a case with differences is compared once more without each
+// of them. The comparisons only read what it holds.
+type conformanceReads struct {
+	files   map[string][]byte
+	decoded map[string]decodedResult // by input, and "|last event" when cut there
+}
+
+type decodedResult struct {
+	d   format.Decoded
+	err error
+}
+
+// read is readTestdata(t, name), once per file and run.
+func (c conformanceCase) read(t testing.TB, name string) []byte {
+	t.Helper()
+	if c.reads == nil {
+		return readTestdata(t, name)
+	}
+	if data, ok := c.reads.files[name]; ok {
+		return data
+	}
+	data := readTestdata(t, name)
+	c.reads.files[name] = data
+	return data
+}
+
+// decode is Options{}.decode(text) of the case's input, text being the input as read or,
+// with lastEvent, cut after its last event; once per input and run.
+func (c conformanceCase) decode(text []byte, lastEvent bool) (format.Decoded, error) {
+	if c.reads == nil {
+		return Options{}.decode(text)
+	}
+	key := c.Input
+	if lastEvent {
+		key += "|last event"
+	}
+	r, ok := c.reads.decoded[key]
+	if !ok {
+		r.d, r.err = Options{}.decode(text)
+		c.reads.decoded[key] = r
+	}
+	return r.d, r.err
+}
+
+// loadData is Options{}.LoadData of the case's input (data), once per input and run.
+func (c conformanceCase) loadData(data []byte) (*profile.Profile, error) {
+	if c.reads == nil {
+		p, _, err := Options{}.LoadData(c.Input, data)
+		return p, err
+	}
+	key := c.Input + "|loaded"
+	r, ok := c.reads.decoded[key]
+	if !ok {
+		r.d.P, _, r.err = Options{}.LoadData(c.Input, data)
+		c.reads.decoded[key] = r
+	}
+	return r.d.P, r.err
 }
 
 func (c conformanceCase) name() string {
@@ -149,7 +214,9 @@ func TestConformance(t *testing.T) {
 	counts := map[[2]string]*conformanceCount{}
 	names := map[string]bool{}
 	failed := false
+	reads := &conformanceReads{files: map[string][]byte{}, decoded: map[string]decodedResult{}}
 	for _, c := range m.Cases {
+		c.reads = reads
 		o, ok := m.Origins[c.Origin]
 		if !ok {
 			t.Fatalf("case %s: no origin %q", c.name(), c.Origin)
@@ -252,12 +319,12 @@ func runConformance(t *testing.T, c conformanceCase, allow map[string]bool) stri
 // stackcollapse-perf.pl and inferno write them (perfCollapsed), with the peer's folded
 // output, as multisets of (stack, value).
 func comparePerfCollapsed(t *testing.T, c conformanceCase, allow map[string]bool) string {
-	text := readTestdata(t, c.Input)
-	want := readCollapsed(t, readTestdata(t, c.Expected[0]))
+	text := c.read(t, c.Input)
+	want := readCollapsed(t, c.read(t, c.Expected[0]))
 	if allow[diffLastEvent] {
 		text = stackcollapseInput(text)
 	}
-	d, err := Options{}.decode(text)
+	d, err := c.decode(text, allow[diffLastEvent])
 	if err != nil {
 		if allow[diffNoEvents] && len(want) == 0 && (strings.Contains(err.Error(), "no events") || strings.Contains(err.Error(), "empty input")) {
 			return ""
@@ -302,8 +369,8 @@ func comparePerfCollapsed(t *testing.T, c conformanceCase, allow map[string]bool
 // collapsed output of one of its profiles ("frame:line;... [v1 v2]", root first), the
 // values of c.Options' sample types in order, as multisets of (stack, values).
 func compareJFRCollapsed(t *testing.T, c conformanceCase, allow map[string]bool) string {
-	data := readTestdata(t, c.Input)
-	p, _, err := Options{}.LoadData(c.Input, data)
+	data := c.read(t, c.Input)
+	p, err := c.loadData(data)
 	if err != nil {
 		return "profq: " + err.Error()
 	}
@@ -322,7 +389,7 @@ func compareJFRCollapsed(t *testing.T, c conformanceCase, allow map[string]bool)
 	}
 	want := map[string][]int64{}
 	for _, e := range c.Expected {
-		sc := bufio.NewScanner(bytes.NewReader(readTestdata(t, e)))
+		sc := bufio.NewScanner(bytes.NewReader(c.read(t, e)))
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			line := sc.Text()

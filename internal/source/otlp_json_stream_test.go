@@ -44,10 +44,12 @@ func readAsJSON(data []byte) bool {
 
 // sameAsWholeJSON checks that OTLP/JSON read as a stream gives what parseOTLP gives for the
 // same bytes in memory (sameDecoded), and a limit error only where reading whole fails too.
-func sameAsWholeJSON(t *testing.T, o Options, data []byte) {
+// It returns the error of reading whole, and whether it read data whole (not what parseOTLP
+// reads as protobuf).
+func sameAsWholeJSON(t *testing.T, o Options, data []byte) (wholeErr error, read bool) {
 	t.Helper()
 	if !readAsJSON(data) {
-		return
+		return nil, false
 	}
 	want, wantErr := otlp.Parse(o.reader(), data)
 	got, err := streamedOTLPJSON(o, data)
@@ -56,6 +58,7 @@ func sameAsWholeJSON(t *testing.T, o Options, data []byte) {
 	if format.IsLimit(err) && !format.IsLimit(wantErr) && !hasLimitAndOtherError(o, data) {
 		t.Errorf("streamed, limit error %v; whole, error %v", err, wantErr)
 	}
+	return wantErr, true
 }
 
 // hasLimitAndOtherError says whether data, read whole without limits, fails too: the stream

@@ -13,7 +13,7 @@ import (
 // refused from the count of its samples, before they are decoded, having allocated less than
 // its input's size twice over (decoded and weighed, they would take ten times that).
 func TestV8SamplesCountedFirst(t *testing.T) {
-	const limit = 1_000_000
+	const limit = 100_000
 	var b bytes.Buffer
 	b.WriteString(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},`)
 	b.WriteString(`{"id":2,"callFrame":{"functionName":"work","scriptId":"1","url":"app.js","lineNumber":1,"columnNumber":1}}],`)

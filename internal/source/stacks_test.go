@@ -3,11 +3,14 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/profq/profq/internal/source/formats/pprof"
@@ -38,6 +41,7 @@ func manySamples(n int, distinct bool) *profile.Profile {
 		}
 		p.Location = append(p.Location, l)
 	}
+	handlers := []string{"/h0", "/h1", "/h2", "/h3"}
 	for i := range n {
 		k := i
 		if !distinct {
@@ -49,7 +53,7 @@ func manySamples(n int, distinct bool) *profile.Profile {
 		}
 		s := &profile.Sample{Location: stack, Value: []int64{1, rng.Int64N(1e7)}}
 		if k%3 == 0 {
-			s.Label = map[string][]string{"handler": {fmt.Sprint("/h", k%4)}}
+			s.Label = map[string][]string{"handler": {handlers[k%4]}}
 			s.NumLabel = map[string][]int64{"bytes": {int64(k % 2)}}
 			s.NumUnit = map[string][]string{"bytes": {"bytes"}}
 		}
@@ -57,6 +61,72 @@ func manySamples(n int, distinct bool) *profile.Profile {
 	}
 	return p
 }
+
+// largeStacksSamples is how many samples the large profiles of TestLoadStacks and
+// TestStackLimits have: a quarter more than MinParallelSamples, the count at which the
+// decoder decides between adding samples up and decoding them as stacks on several cores,
+// so that the decision is taken and a chunk of samples arrives after it (the tests check
+// both: more samples than MinParallelSamples, several segments).
+const largeStacksSamples = 5 * pprof.MinParallelSamples / 4
+
+// largeStacksProfiles are the large profiles of TestLoadStacks, gzipped, by name: made
+// once per test binary (TestStackLimits reads "distinct" too), each caller given its own
+// map over the shared bytes.
+func largeStacksProfiles(t testing.TB) map[string][]byte {
+	t.Helper()
+	profiles, err := madeLargeStacksProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return maps.Clone(profiles)
+}
+
+var madeLargeStacksProfiles = sync.OnceValues(func() (map[string][]byte, error) {
+	profiles := map[string][]byte{}
+	add := func(name string, p *profile.Profile) error {
+		var buf bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		if err != nil {
+			return err
+		}
+		if err := p.WriteUncompressed(zw); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		profiles[name] = buf.Bytes()
+		return nil
+	}
+	if err := add("repeating", manySamples(largeStacksSamples, false)); err != nil {
+		return nil, err
+	}
+	// The three profiles of distinct samples are one profile whose location IDs are
+	// changed between encodings: only the IDs differ among them.
+	distinct := manySamples(largeStacksSamples, true)
+	if err := add("distinct", distinct); err != nil {
+		return nil, err
+	}
+	// Location IDs that are not positions plus one: some sparse, some beyond int32.
+	for i, l := range distinct.Location {
+		l.ID = uint64(7*i + 3)
+		if i%2 == 0 {
+			l.ID += 1 << 40
+		}
+	}
+	if err := add("distinct, wide IDs", distinct); err != nil {
+		return nil, err
+	}
+	// Location IDs of one, two, three and four bytes as varints, each length a quarter of
+	// them (the bases are multiples of 4, so no two are the same).
+	for i, l := range distinct.Location {
+		l.ID = uint64(i+1) + []uint64{0, 1 << 7, 1 << 14, 1 << 21}[i%4]
+	}
+	if err := add("distinct, IDs of 1 to 4 bytes", distinct); err != nil {
+		return nil, err
+	}
+	return profiles, nil
+})
 
 // TestLoadStacks checks that a profile loaded as stacks has the samples it has loaded as
 // profile.Samples, on every profile.proto test profile and on large profiles whose samples
@@ -71,24 +141,10 @@ func TestLoadStacks(t *testing.T) {
 	for name, data := range runtimeProfiles(t) {
 		files["runtime-"+name] = proftest.WriteFile(t, dir, "runtime-"+name, data)
 	}
-	files["distinct"] = writeProfile(t, dir, "distinct.pb.gz", manySamples(3*pprof.MinParallelSamples, true))
-	files["repeating"] = writeProfile(t, dir, "repeating.pb.gz", manySamples(3*pprof.MinParallelSamples, false))
-	// Location IDs that are not positions plus one: some sparse, some beyond int32.
-	wide := manySamples(3*pprof.MinParallelSamples, true)
-	for i, l := range wide.Location {
-		l.ID = uint64(7*i + 3)
-		if i%2 == 0 {
-			l.ID += 1 << 40
-		}
+	large := largeStacksProfiles(t)
+	for name, data := range large {
+		files[name] = proftest.WriteFile(t, dir, strings.NewReplacer(" ", "", ",", "-").Replace(name)+".pb.gz", data)
 	}
-	files["distinct, wide IDs"] = writeProfile(t, dir, "wide.pb.gz", wide)
-	// Location IDs of one, two, three and four bytes as varints, each length a quarter of
-	// them (the bases are multiples of 4, so no two are the same).
-	lengths := manySamples(3*pprof.MinParallelSamples, true)
-	for i, l := range lengths.Location {
-		l.ID = uint64(i+1) + []uint64{0, 1 << 7, 1 << 14, 1 << 21}[i%4]
-	}
-	files["distinct, IDs of 1 to 4 bytes"] = writeProfile(t, dir, "lengths.pb.gz", lengths)
 	compact := 0
 	for name, path := range files {
 		t.Run(name, func(t *testing.T) {
@@ -102,6 +158,9 @@ func TestLoadStacks(t *testing.T) {
 			}
 			if inputs[0].Samples != len(want.Sample) {
 				t.Errorf("input has %d samples, want %d", inputs[0].Samples, len(want.Sample))
+			}
+			if _, ok := large[name]; ok && inputs[0].Samples <= pprof.MinParallelSamples {
+				t.Fatalf("%d samples, want more than %d (MinParallelSamples)", inputs[0].Samples, pprof.MinParallelSamples)
 			}
 			if st == nil {
 				if strings.HasPrefix(name, "distinct") {
@@ -121,6 +180,9 @@ func TestLoadStacks(t *testing.T) {
 			}
 			if st.Len() != len(want.Sample) {
 				t.Fatalf("%d stacks, want %d samples", st.Len(), len(want.Sample))
+			}
+			if _, ok := large[name]; ok && len(st.Segments) < 2 {
+				t.Errorf("%d segments: the samples are not decoded on several cores", len(st.Segments))
 			}
 			p.Sample = st.Samples(p.Location)
 			sameProfile(t, p, want)
@@ -174,8 +236,7 @@ func sums(p *profile.Profile) map[string][]int64 {
 // TestStackLimits checks that the limits hold on samples loaded as stacks as on
 // profile.Samples.
 func TestStackLimits(t *testing.T) {
-	dir := t.TempDir()
-	path := writeProfile(t, dir, "p.pb.gz", manySamples(3*pprof.MinParallelSamples, true))
+	path := proftest.WriteFile(t, t.TempDir(), "p.pb.gz", largeStacksProfiles(t)["distinct"])
 	for _, o := range []Options{{MaxSamples: pprof.MinParallelSamples}, {MaxStackDepth: 7}, {MaxStackDepth: 9}, {MaxLabels: 1}} {
 		o.Aggregate = true
 		_, _, _, errStacks := o.LoadStacks([]string{path}, Bases{})
@@ -210,7 +271,7 @@ func TestStacksRefuseUnknownLocations(t *testing.T) {
 // them first: what reads the sets in order (NumLabelUnits takes a key's first unit) sees the
 // samples' order on every run.
 func TestStacksLabelSetsInSampleOrder(t *testing.T) {
-	p := manySamples(200_000, true)
+	p := manySamples(largeStacksSamples, true)
 	for i, s := range p.Sample {
 		// A set of its own every 1,000 samples, in the order of the samples.
 		s.Label = map[string][]string{"n": {fmt.Sprint(i / 1000)}}

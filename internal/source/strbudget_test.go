@@ -85,9 +85,9 @@ func allocated(f func()) uint64 {
 
 // TestStringBudgetBeforeReading checks that a string longer than what is left of the budget
 // is refused before it is held: a profile.proto or OTLP protobuf string of 64 MB, whose
-// length is read first, with the default budget (64 MiB); an OTLP/JSON string of 64 MB in the
-// dictionary or in a resource, held as it is read up to the budget, with a budget of 1 MiB.
-// Each is refused having allocated less than 16 MB.
+// length is read first, with the default budget (64 MiB); an OTLP/JSON string of 32 MiB in
+// the dictionary or in a resource, held as it is read up to the budget, with a budget of
+// 1 MiB. Each is refused having allocated less than 16 MB (half the smallest string).
 func TestStringBudgetBeforeReading(t *testing.T) {
 	big := bytes.Repeat([]byte("a"), 64<<20+1)
 	start := pb{}.msg(1, cpuType)
@@ -97,8 +97,9 @@ func TestStringBudgetBeforeReading(t *testing.T) {
 	pprofBig := append(append(pb{}.str(6, ""), start...), pb{}.bytes(6, big)...)
 	otlpBig := pb{}.msg(2, pb{}.bytes(5, big))
 	jsonHead := `{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2}}]}]}],`
-	jsonBig := []byte(jsonHead + `"dictionary":{"stringTable":["","samples","count","` + string(big) + `"]}}`)
-	jsonResource := []byte(`{"resourceProfiles":[{"resource":{"attributes":[{"key":"k","value":{"stringValue":"` + string(big) + `"}}]},"scopeProfiles":[]}],"dictionary":{"stringTable":[""]}}`)
+	bigJSON := string(big[:32<<20]) // past the budget of 1 MiB these cases set
+	jsonBig := []byte(jsonHead + `"dictionary":{"stringTable":["","samples","count","` + bigJSON + `"]}}`)
+	jsonResource := []byte(`{"resourceProfiles":[{"resource":{"attributes":[{"key":"k","value":{"stringValue":"` + bigJSON + `"}}]},"scopeProfiles":[]}],"dictionary":{"stringTable":[""]}}`)
 	for name, c := range map[string]struct {
 		data   []byte
 		budget int64
@@ -122,9 +123,10 @@ func TestStringBudgetBeforeReading(t *testing.T) {
 	}
 }
 
-// TestUnknownFieldSkipped reads, as a stream, a profile.proto with a field of 256 MB that
+// TestUnknownFieldSkipped reads, as a stream, a profile.proto with a field of 64 MiB that
 // profile.proto does not have, after 8 KB of the profile: it is passed over without being
-// held, and the profile is the one without it.
+// held (the field is four times the 16 MB the read may allocate, so that holding it fails
+// the test), and the profile is the one without it.
 func TestUnknownFieldSkipped(t *testing.T) {
 	start := profileWith(pb{}.msg(2, sample1))
 	for range 8 {
@@ -134,7 +136,7 @@ func TestUnknownFieldSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := append(pb(start).bytes(100, bytes.Repeat([]byte{1}, 256<<20)), pb{}.varint(101, 7)...)
+	data := append(pb(start).bytes(100, bytes.Repeat([]byte{1}, 64<<20)), pb{}.varint(101, 7)...)
 	var got *profile.Profile
 	alloc := allocated(func() {
 		got, _, err = Options{Stdin: bytes.NewReader(data)}.Load([]string{Stdin})
