@@ -136,7 +136,7 @@ func makeOTLPJSONInputs(t testing.TB) map[string][]byte {
 			inputs["protojson: "+name] = lines
 		}
 	}
-	// JSON lines of several objects, and their members in other orders.
+	// JSON lines of several objects.
 	var lines []byte
 	for _, name := range slices.Sorted(maps.Keys(inputs)) {
 		if strings.HasPrefix(name, "protojson: ") && len(lines) < 1<<20 {
@@ -147,8 +147,8 @@ func makeOTLPJSONInputs(t testing.TB) map[string][]byte {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, name := range slices.Sorted(maps.Keys(inputs)) {
 		data := inputs[name]
-		if strings.HasPrefix(name, "rewriting") {
-			continue // not all of them are JSON
+		if strings.HasPrefix(name, "rewriting") || name == "JSON lines" {
+			continue // not all of them are JSON; the lines' objects are reordered one by one
 		}
 		for _, order := range []string{"dictionary first", "dictionary last", "shuffled"} {
 			b := reorderJSON(data, func(keys []string) {
@@ -164,10 +164,32 @@ func makeOTLPJSONInputs(t testing.TB) map[string][]byte {
 			}
 		}
 	}
+	// Shuffled objects again, indented over many lines, several in one stream (up to 256 KB).
 	var indented bytes.Buffer
-	if err := json.Indent(&indented, inputs["JSON lines, shuffled"], "", "\t"); err == nil {
-		inputs["indented"] = indented.Bytes()
+	objects := 0
+	for _, name := range slices.Sorted(maps.Keys(inputs)) {
+		if !strings.HasPrefix(name, "protojson: ") || !strings.HasSuffix(name, ", shuffled") || indented.Len() > 256<<10 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(inputs[name]))
+		for {
+			var obj json.RawMessage
+			if err := dec.Decode(&obj); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := json.Indent(&indented, obj, "", "\t"); err != nil {
+				t.Fatal(err)
+			}
+			indented.WriteByte('\n')
+			objects++
+		}
 	}
+	if objects < 2 {
+		t.Fatalf("indented input of %d bytes holds %d objects, want several", indented.Len(), objects)
+	}
+	inputs["indented"] = indented.Bytes()
 	for name, data := range streamOnlyCases() {
 		inputs[name] = []byte(data)
 	}
