@@ -141,7 +141,10 @@ func TestFetchConcurrently(t *testing.T) {
 
 // TestFetchBound checks that no more than maxFetches URLs are fetched ahead of the one
 // being read: while the first URL is unanswered, maxFetches requests arrive, and the next
-// arrives only once the first was answered.
+// arrives only once the first was answered. A merge reads mergeAhead inputs at once: the
+// second one read takes its fetched body out of the window while the first still waits, so
+// up to mergeAhead-1 more requests may arrive, whenever the reads run before the first
+// answer (they usually do not: the test once saw 17, and always 16 otherwise).
 func TestFetchBound(t *testing.T) {
 	files := mergeInputs(t, 1)
 	body := readAll(t, files)[0]
@@ -181,11 +184,12 @@ func TestFetchBound(t *testing.T) {
 		urls[i] = fmt.Sprintf("%s/%d", srv.URL, i)
 	}
 	for _, tt := range []struct {
-		name string
-		load func([]string) (*profile.Profile, []Input, error)
+		name  string
+		load  func([]string) (*profile.Profile, []Input, error)
+		extra int // requests that may arrive beyond maxFetches before the first answer
 	}{
-		{"load", Options{}.Load},
-		{"merge", Options{}.Merge},
+		{"load", Options{}.Load, 0},
+		{"merge", Options{}.Merge, mergeAhead - 1},
 	} {
 		mu.Lock()
 		arrived, seenFirst = 0, -1
@@ -197,8 +201,8 @@ func TestFetchBound(t *testing.T) {
 			<-answered // the requests answered after the first
 		}
 		mu.Lock()
-		if seenFirst != maxFetches {
-			t.Errorf("%s: %d requests before the first was answered, want %d", tt.name, seenFirst, maxFetches)
+		if seenFirst < maxFetches || seenFirst > maxFetches+tt.extra {
+			t.Errorf("%s: %d requests before the first was answered, want %d to %d", tt.name, seenFirst, maxFetches, maxFetches+tt.extra)
 		}
 		if arrived != n {
 			t.Errorf("%s: %d requests in all, want %d", tt.name, arrived, n)
