@@ -28,17 +28,65 @@ import (
 type loader func(tb testing.TB) (*profile.Profile, *stacks.Stacks)
 
 // fileLoader loads a profile file as the reports get it: through source.LoadStacks, with
-// the decoder's stacks (their label sets shared by samples) where it leaves them.
+// the decoder's stacks (their label sets shared by samples) where it leaves them. The file is
+// decoded once (legacy text formats through pprof's regular expressions, most of the CPU of
+// these tests when each comparison decoded it twice) and each call gets a copy of its own,
+// which the filters may change: the profile copied by profile.Copy and the stacks, label
+// sets included, by copyStacks.
 func fileLoader(path string) loader {
-	data := sync.OnceValues(func() ([]byte, error) { return os.ReadFile(path) })
+	type loaded struct {
+		p  *profile.Profile
+		st *stacks.Stacks // nil where the decoder kept the samples
+	}
+	once := sync.OnceValues(func() (loaded, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return loaded{}, err
+		}
+		p, st, _, err := source.Options{Stdin: bytes.NewReader(b)}.LoadStacks([]string{"-"}, source.Bases{})
+		return loaded{p, st}, err
+	})
 	return func(tb testing.TB) (*profile.Profile, *stacks.Stacks) {
 		tb.Helper()
-		b, err := data()
+		l, err := once()
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return loadBytes(tb, b)
+		p := l.p.Copy()
+		if l.st == nil {
+			return p, stacks.FromProfile(p)
+		}
+		return p, copyStacks(l.st)
 	}
+}
+
+// copyStacks is a deep copy of st: its segments' arrays and its label sets' maps.
+func copyStacks(st *stacks.Stacks) *stacks.Stacks {
+	out := *st
+	out.Segments = make([]stacks.Segment, len(st.Segments))
+	for k, seg := range st.Segments {
+		out.Segments[k] = stacks.Segment{
+			Frames: slices.Clone(seg.Frames), Ends: slices.Clone(seg.Ends),
+			Values: slices.Clone(seg.Values), Labels: slices.Clone(seg.Labels),
+		}
+	}
+	out.LabelSets = make([]stacks.LabelSet, len(st.LabelSets))
+	for k, set := range st.LabelSets {
+		out.LabelSets[k] = stacks.LabelSet{Label: cloneMap(set.Label), NumLabel: cloneMap(set.NumLabel), NumUnit: cloneMap(set.NumUnit)}
+	}
+	return &out
+}
+
+// cloneMap copies m and its slices; nil stays nil.
+func cloneMap[V any](m map[string][]V) map[string][]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string][]V, len(m))
+	for k, v := range m {
+		out[k] = slices.Clone(v)
+	}
+	return out
 }
 
 func loadBytes(tb testing.TB, b []byte) (*profile.Profile, *stacks.Stacks) {

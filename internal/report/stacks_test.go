@@ -77,7 +77,7 @@ func sameOverStacks(t *testing.T, path string, aggregate bool, report func(*prof
 		t.Fatal(err)
 	}
 	want, wantErr := report(p, stacks.FromProfile(p))
-	ps, st, _, err := o.LoadStacks([]string{path}, source.Bases{})
+	ps, st, err := decodedStacks(path, aggregate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +101,40 @@ func sameOverStacks(t *testing.T, path string, aggregate bool, report func(*prof
 	}
 	return decoded && ps.Sample == nil
 }
+
+// decodedStacks is source.LoadStacks of path, decoded once per test binary for every report
+// over the same file: the decoder's stacks are handed out read-only (as profq serve keeps
+// them for every view, so a report that filters them writes what is left into arrays of
+// its own) and the profile, left without samples, as a copy of its own. Where the decoder
+// keeps the samples (nil stacks), path is loaded anew for each report, which filters the
+// samples in place.
+func decodedStacks(path string, aggregate bool) (*profile.Profile, *stacks.Stacks, error) {
+	key := decodedKey{path, aggregate}
+	load, _ := decodedStacksCache.LoadOrStore(key, sync.OnceValues(func() (*decoded, error) {
+		p, st, _, err := source.Options{Aggregate: aggregate}.LoadStacks([]string{path}, source.Bases{})
+		return &decoded{p, st}, err
+	}))
+	d, err := load.(func() (*decoded, error))()
+	if err != nil || d.stacks == nil {
+		p, _, _, err := source.Options{Aggregate: aggregate}.LoadStacks([]string{path}, source.Bases{})
+		return p, nil, err
+	}
+	st := *d.stacks
+	st.ReadOnly = true
+	return d.profile.Copy(), &st, nil
+}
+
+type decodedKey struct {
+	path      string
+	aggregate bool
+}
+
+type decoded struct {
+	profile *profile.Profile
+	stacks  *stacks.Stacks
+}
+
+var decodedStacksCache sync.Map // decodedKey -> func() (*decoded, error)
 
 // stackProfiles are profq's test profiles and a synthetic one large enough to be decoded and
 // walked on several cores.
