@@ -20,10 +20,13 @@ test:
 	$(GO) test -count=1 -timeout 20m $(PACKAGES)
 
 ## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
-## or left to `make test`); 1 min 01 s to 1 min 18 s on a 2-core machine, idle, build cache warm
-## (`make test`: 4 min 21 s to 4 min 31 s; 2026-11-27, docs/performance.md#the-test-suite).
+## or left to `make test`), with the collector running about a quarter as often (GOGC=400: the
+## tests' fixtures are garbage soon made, and the suite's CPU fell from 99-109 s to 71-78 s; each
+## test process peaks below 0.9 GB). 39-43 s on a 2-core machine, idle, build cache warm; 54-61 s
+## with the default GOGC (`make test`: 3 min 00 s; 2026-11-27, docs/performance.md#the-test-suite).
+## Tests that measure profq's memory in a child process run it with the default GOGC.
 test-short:
-	$(GO) test -short -count=1 -timeout 10m $(PACKAGES)
+	GOGC=400 $(GO) test -short -count=1 -timeout 10m $(PACKAGES)
 
 ## test-race: the -short suite under the race detector (profq reads inputs, fetches URLs and
 ## builds graphs on several goroutines). Not part of CI's run: it takes several times as long.

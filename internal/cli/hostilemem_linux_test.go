@@ -319,6 +319,15 @@ func TestHostileMemory(t *testing.T) {
 	}
 }
 
+// defaultCollector is env without GOGC and GOMEMLIMIT: the peak measured is that of profq
+// with the collector's defaults, as users run it, even when the tests run with another pace
+// (make test-short sets one).
+func defaultCollector(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=")
+	})
+}
+
 // loadedSize is the heap the profile of args takes once loaded as top loads it.
 func loadedSize(t *testing.T, args []string) uint64 {
 	t.Helper()
@@ -346,7 +355,7 @@ func runChild(t *testing.T, stdin io.Reader, args ...string) (code int, stderr s
 	t.Helper()
 	peak := filepath.Join(t.TempDir(), "peak")
 	cmd := exec.Command("profq", args...)
-	cmd.Env = append(os.Environ(), "PROFQ_TEST_PEAK_RSS="+peak)
+	cmd.Env = append(defaultCollector(os.Environ()), "PROFQ_TEST_PEAK_RSS="+peak)
 	var errBuf bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, io.Discard, &errBuf
 	err := cmd.Run()
