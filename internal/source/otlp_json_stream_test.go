@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/profq/profq/internal/source/formats/otlp"
@@ -83,18 +82,10 @@ var CheckStreamedOTLPJSON = sameAsWholeJSON
 // which no reader writes to.
 func otlpJSONInputs(t testing.TB) map[string][]byte {
 	t.Helper()
-	otlpJSONInputsMemo.Lock()
-	defer otlpJSONInputsMemo.Unlock()
-	if otlpJSONInputsMemo.inputs == nil {
-		otlpJSONInputsMemo.inputs = makeOTLPJSONInputs(t)
-	}
-	return maps.Clone(otlpJSONInputsMemo.inputs)
+	return otlpJSONInputsMemo.get(t, makeOTLPJSONInputs)
 }
 
-var otlpJSONInputsMemo struct {
-	sync.Mutex
-	inputs map[string][]byte
-}
+var otlpJSONInputsMemo inputsMemo
 
 func makeOTLPJSONInputs(t testing.TB) map[string][]byte {
 	t.Helper()

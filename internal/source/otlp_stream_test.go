@@ -89,17 +89,26 @@ var streamTestOptions = []Options{
 // caller gets its own map over the shared bytes, which no reader writes to.
 func otlpProtoInputs(t testing.TB) map[string][]byte {
 	t.Helper()
-	otlpProtoInputsMemo.Lock()
-	defer otlpProtoInputsMemo.Unlock()
-	if otlpProtoInputsMemo.inputs == nil {
-		otlpProtoInputsMemo.inputs = makeOTLPProtoInputs(t)
-	}
-	return maps.Clone(otlpProtoInputsMemo.inputs)
+	return otlpProtoInputsMemo.get(t, makeOTLPProtoInputs)
 }
 
-var otlpProtoInputsMemo struct {
+var otlpProtoInputsMemo inputsMemo
+
+// inputsMemo holds inputs made once per test binary, by the first caller; get hands each
+// caller its own map over the shared bytes, which no reader writes to.
+type inputsMemo struct {
 	sync.Mutex
 	inputs map[string][]byte
+}
+
+func (m *inputsMemo) get(t testing.TB, build func(testing.TB) map[string][]byte) map[string][]byte {
+	t.Helper()
+	m.Lock()
+	defer m.Unlock()
+	if m.inputs == nil {
+		m.inputs = build(t)
+	}
+	return maps.Clone(m.inputs)
 }
 
 func makeOTLPProtoInputs(t testing.TB) map[string][]byte {
