@@ -8,6 +8,11 @@
 //
 // `floor -inflate FILE` only gunzips the profile and counts its bytes: the part of the floor
 // that no reader can spread over several cores, since a gzip stream is inflated in order.
+//
+// `floor -calltree FILE` is -frames that also counts the nodes of the profile's call tree
+// (the distinct paths from a root to a frame, samples sharing their callers) and the
+// distinct stacks: how much of the per-frame work of a report a tree of calls would share.
+// It is a measurement, not a floor: it holds a map of every node.
 package main
 
 import (
@@ -25,9 +30,10 @@ import (
 func main() {
 	frames := flag.Bool("frames", false, "also decode every location ID of every sample")
 	inflateOnly := flag.Bool("inflate", false, "only gunzip the profile and count its bytes")
+	callTree := flag.Bool("calltree", false, "-frames, and count the call tree's nodes and the distinct stacks")
 	flag.Parse()
-	if flag.NArg() != 1 || *frames && *inflateOnly {
-		fmt.Fprintln(os.Stderr, "usage: floor [-frames | -inflate] PROFILE")
+	if flag.NArg() != 1 || *frames && *inflateOnly || *callTree && *inflateOnly {
+		fmt.Fprintln(os.Stderr, "usage: floor [-frames | -calltree | -inflate] PROFILE")
 		os.Exit(2)
 	}
 	if *inflateOnly {
@@ -40,8 +46,11 @@ func main() {
 		return
 	}
 	var ids *idSum
-	if *frames {
+	if *frames || *callTree {
 		ids = &idSum{}
+	}
+	if *callTree {
+		ids.tree = &callTreeCount{nodes: map[treeKey]int32{}, leaves: map[int32]bool{}}
 	}
 	samples, sum, err := scan(flag.Arg(0), ids)
 	if err != nil {
@@ -52,16 +61,54 @@ func main() {
 	if ids != nil {
 		fmt.Printf("%d location IDs, sum %d\n", ids.n, ids.sum)
 	}
+	if t := ids.tree; t != nil {
+		fmt.Printf("%d call-tree nodes (%.1f%% of the location IDs), %d distinct stacks\n", len(t.nodes), 100*float64(len(t.nodes))/float64(max(ids.n, 1)), len(t.leaves))
+	}
 }
 
-// idSum adds up the location IDs of samples.
+// callTreeCount numbers the nodes of a call tree as samples add their stacks, root first.
+type callTreeCount struct {
+	nodes  map[treeKey]int32
+	leaves map[int32]bool // the nodes that end a stack
+	stack  []uint64       // the sample being read, leaf first
+}
+
+// treeKey is a node: its parent (0 for a root) and its location ID.
+type treeKey struct {
+	parent int32
+	id     uint64
+}
+
+// add adds the stack of one sample.
+func (t *callTreeCount) add(stack []uint64) {
+	node := int32(0)
+	for i := len(stack) - 1; i >= 0; i-- {
+		k := treeKey{node, stack[i]}
+		id, ok := t.nodes[k]
+		if !ok {
+			id = int32(len(t.nodes) + 1)
+			t.nodes[k] = id
+		}
+		node = id
+	}
+	if len(stack) > 0 {
+		t.leaves[node] = true
+	}
+}
+
+// idSum adds up the location IDs of samples, and with tree counts their call tree.
 type idSum struct {
-	n   int
-	sum uint64
+	n    int
+	sum  uint64
+	tree *callTreeCount
 }
 
 // add decodes the location IDs of an encoded Sample message (field 1, packed or not).
 func (s *idSum) add(msg []byte) {
+	if s.tree != nil {
+		s.tree.stack = s.tree.stack[:0]
+		defer func() { s.tree.add(s.tree.stack) }()
+	}
 	for len(msg) > 0 {
 		num, typ, n := protowire.ConsumeTag(msg)
 		if n < 0 {
@@ -81,6 +128,7 @@ func (s *idSum) add(msg []byte) {
 				}
 				s.n++
 				s.sum += v
+				s.frame(v)
 				packed = packed[k:]
 			}
 			continue
@@ -93,8 +141,16 @@ func (s *idSum) add(msg []byte) {
 			v, _ := protowire.ConsumeVarint(msg)
 			s.n++
 			s.sum += v
+			s.frame(v)
 		}
 		msg = msg[n:]
+	}
+}
+
+// frame notes a location ID of the sample being read, for the call tree.
+func (s *idSum) frame(id uint64) {
+	if s.tree != nil {
+		s.tree.stack = append(s.tree.stack, id)
 	}
 }
 
