@@ -176,13 +176,11 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 		if w == 0 && dw == 0 {
 			return
 		}
-		stamp++
-		if stamp == 0 {
+		stamp = nextStamp(stamp, func() {
 			for i := range cum {
 				cum[i].mark = 0
 			}
-			stamp = 1
-		}
+		})
 		add := func(id int32) {
 			if c := &cum[id]; c.mark != stamp {
 				c.mark = stamp
@@ -227,11 +225,12 @@ type markedSum struct {
 	mark uint32
 }
 
-// nextStamp advances the per-sample generation counter, clearing the marks when it wraps.
-func nextStamp(stamp uint32, marks []uint32) uint32 {
+// nextStamp advances the per-sample generation counter; when it wraps, clearMarks resets
+// every mark, so that no mark left by an earlier sample equals a stamp to come.
+func nextStamp(stamp uint32, clearMarks func()) uint32 {
 	stamp++
 	if stamp == 0 {
-		clear(marks)
+		clearMarks()
 		stamp = 1
 	}
 	return stamp

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -327,5 +328,18 @@ main;a+b 1 3
 		if diff := cmp.Diff(want, rows(g.Trim(o))); diff != "" {
 			t.Errorf("trim %+v (-scattered +packed):\n%s", o, diff)
 		}
+	}
+}
+
+// TestNextStampWraps checks the per-sample mark counter across its wrap: the marks are
+// cleared then and the next stamp is 1, which no cleared mark equals; otherwise nothing is
+// cleared.
+func TestNextStampWraps(t *testing.T) {
+	marks := []uint32{math.MaxUint32, 7}
+	if stamp := nextStamp(math.MaxUint32, func() { clear(marks) }); stamp != 1 || marks[0] != 0 || marks[1] != 0 {
+		t.Errorf("after the wrap: stamp %d, marks %v; want 1 and every mark cleared", stamp, marks)
+	}
+	if stamp := nextStamp(5, func() { t.Error("marks cleared without a wrap") }); stamp != 6 {
+		t.Errorf("stamp %d after 5, want 6", stamp)
 	}
 }

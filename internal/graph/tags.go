@@ -255,7 +255,7 @@ func (g *Graph) tagCums(sh *shard, setTags [][]int32, pending [][]tagRef, nsums 
 		if !ok || set == 0 || len(setTags[set]) == 0 {
 			return
 		}
-		stamp = nextStamp(stamp, seen)
+		stamp = nextStamp(stamp, func() { clear(seen) })
 		for i := len(stack) - 1; i >= 0; i-- {
 			loc := stack[i]
 			if loc < 0 {
