@@ -22,7 +22,7 @@ test:
 ## test-short: the inner loop: the same suite under -short (large inputs and long runs sampled
 ## or left to `make test`), with the collector running about a quarter as often (GOGC=400: the
 ## tests' fixtures are garbage soon made, and the suite's CPU fell from 99-109 s to 71-78 s; each
-## test process peaks below 0.9 GB). 39-48 s on a 2-core machine, idle, build cache warm; 54-61 s
+## test process peaks below 0.9 GB). 39-59 s on a 2-core machine, idle, build cache warm; 54-61 s
 ## with the default GOGC (`make test`: 3 min 00 s; 2026-11-27, docs/performance.md#the-test-suite).
 ## Tests that measure profq's memory in a child process run it with the default GOGC.
 test-short:
