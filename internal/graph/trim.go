@@ -320,7 +320,7 @@ type edgePass struct {
 	has []uint64 // bit loc: location loc has a kept frame
 	// one is location loc's only kept frame as rank<<1 | 1 if inlined, or manyFrames when it
 	// has several (then frames[start[loc]:start[loc+1]] holds them, in walk order: outermost
-	// line first).
+	// line first); it is read only where has marks a kept frame (0 otherwise).
 	one    []int32
 	start  []int32
 	frames []passFrame

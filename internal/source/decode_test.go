@@ -306,7 +306,14 @@ func TestDecodeTestdata(t *testing.T) {
 // per test binary (a CPU profile takes 200 ms of spinning), a map of its own for each caller.
 func runtimeProfiles(t testing.TB) map[string][]byte {
 	t.Helper()
-	profiles, err := madeRuntimeProfiles()
+	return cloneMade(t, madeRuntimeProfiles)
+}
+
+// cloneMade returns a map of its own over the profiles made (once per test binary), or
+// fails t with the error of making them.
+func cloneMade(t testing.TB, made func() (map[string][]byte, error)) map[string][]byte {
+	t.Helper()
+	profiles, err := made()
 	if err != nil {
 		t.Fatal(err)
 	}

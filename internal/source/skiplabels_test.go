@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/profq/profq/internal/source/format"
 	"github.com/profq/profq/internal/source/formats/pprof"
 	compact "github.com/profq/profq/internal/stacks"
+	"github.com/profq/profq/internal/testkit/proftest"
 )
 
 // withoutLabels is a copy of p whose samples have no labels: what a decoder that skips
@@ -196,14 +195,7 @@ func TestSkipLabelsDiffBase(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrNeedLabels", mode, err)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "base.pb.gz")
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := proftest.WriteProfile(t, t.TempDir(), "base.pb.gz", p)
 	got, st, _, err := Options{SkipLabels: true, Aggregate: true}.LoadStacks([]string{path}, Bases{})
 	if err != nil {
 		t.Fatal(err)
@@ -230,10 +222,7 @@ func TestLoadSkipsLabels(t *testing.T) {
 	if err := p.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "labels.pb.gz")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := proftest.WriteFile(t, t.TempDir(), "labels.pb.gz", buf.Bytes())
 	for _, c := range []struct {
 		arg  string
 		skip bool

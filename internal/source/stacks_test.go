@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -74,11 +73,7 @@ const largeStacksSamples = 5 * pprof.MinParallelSamples / 4
 // map over the shared bytes.
 func largeStacksProfiles(t testing.TB) map[string][]byte {
 	t.Helper()
-	profiles, err := madeLargeStacksProfiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return maps.Clone(profiles)
+	return cloneMade(t, madeLargeStacksProfiles)
 }
 
 var madeLargeStacksProfiles = sync.OnceValues(func() (map[string][]byte, error) {

@@ -1234,8 +1234,8 @@ type idSink interface {
 // sampleFields reads the fields of a Sample message: its values into r.values, its labels
 // into r.rawLabels within the label limit (or, with DecodeMode.SkipLabels, only what
 // checkSkippedLabels needs of them into r.skippedSeen and r.skippedMax), and each field of
-// location IDs to ids: more than the depth limit are refused. Every location is at least one frame, so that counts
-// frames too.
+// location IDs to ids: more than the depth limit are refused. Every location is at least
+// one frame, so that counts frames too.
 func (r *sampleReader) sampleFields(msg []byte, ids idSink) error {
 	d := r.d
 	values, raw := r.values[:0], r.rawLabels[:0]
