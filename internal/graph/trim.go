@@ -309,15 +309,18 @@ func (g *Graph) labelInline(entries []Entry, kept []bool, edgeCutoff int64) {
 }
 
 // edgePass is what every shard needs to find the call edges into the wanted nodes of a graph
-// made of the kept nodes. The walk runs once per frame of every sample, so it reads as little
-// as it can: a bit per location says whether the location has a kept frame (most have none
-// when nodes were dropped, and the bits stay in the first-level cache where a word per
-// location would not), and kept nodes are numbered densely (their rank), so that an edge is
-// found from the two numbers the walk holds. (In callgrind's cache model, on the 150,000-sample
-// synthetic profile, the walk misses the first-level cache a third less often than it did with
-// a word per location and node ids.)
+// made of the kept nodes. An edge into a wanted frame comes from the nearest kept frame on
+// the root side of it, so the walk looks for the locations that hold a wanted frame and only
+// from those looks back for their callers. The walk runs once per frame of every sample, so
+// what it tests per frame is a bit per location (wants), which stays in the first-level
+// cache; the bits of the locations with a kept frame (has) are read only when looking back.
+// Kept nodes are numbered densely (their rank), so that an edge is found from the two
+// numbers the walk holds. (On the 1.5M-sample synthetic profile, a sixth of the frames are
+// wanted locations' and half are kept: the walk that stepped through every kept frame took
+// 0.29 s a report, this one 0.05 s.)
 type edgePass struct {
-	has []uint64 // bit loc: location loc has a kept frame
+	has   []uint64 // bit loc: location loc has a kept frame
+	wants []uint64 // bit loc: location loc has a wanted frame
 	// one is location loc's only kept frame as rank<<1 | 1 if inlined, or manyFrames when it
 	// has several (then frames[start[loc]:start[loc+1]] holds them, in walk order: outermost
 	// line first); it is read only where has marks a kept frame (0 otherwise).
@@ -350,6 +353,7 @@ func newEdgePass(g *Graph, want, kept []bool) *edgePass {
 	nLocs := len(idx.start) - 1
 	pass := &edgePass{
 		has:   make([]uint64, (nLocs+63)/64),
+		wants: make([]uint64, (nLocs+63)/64),
 		one:   make([]int32, nLocs),
 		start: make([]int32, nLocs+1),
 	}
@@ -373,6 +377,9 @@ func newEdgePass(g *Graph, want, kept []bool) *edgePass {
 		for k := len(lines) - 1; k >= 0; k-- {
 			if r := rank[lines[k]]; r >= 0 {
 				pass.frames = append(pass.frames, passFrame{rank: r, inline: k != len(lines)-1})
+				if pass.wantedRank[r] >= 0 {
+					pass.wants[loc/64] |= 1 << (loc % 64)
+				}
 			}
 		}
 		switch f := pass.frames[pass.start[loc]:]; len(f) {
@@ -391,6 +398,20 @@ func newEdgePass(g *Graph, want, kept []bool) *edgePass {
 	pass.start[nLocs] = int32(len(pass.frames))
 	pass.dense = pass.kept*len(pass.wantedID) <= maxDense
 	return pass
+}
+
+// marked reports whether bit loc is set; a missing location (-1, as uint32) is beyond
+// every bit.
+func marked(bits []uint64, loc uint32) bool {
+	return int(loc/64) < len(bits) && bits[loc/64]&(1<<(loc%64)) != 0
+}
+
+// innermost is the rank of the last kept frame of a location that has one, in walk order.
+func (pass *edgePass) innermost(loc uint32) int32 {
+	if f := pass.one[loc]; f != manyFrames {
+		return f >> 1
+	}
+	return pass.frames[pass.start[loc+1]-1].rank
 }
 
 // edge is a call edge into a wanted node, between a kept rank and a wanted rank,
@@ -447,16 +468,15 @@ func (s *shard) edgesInto(pass *edgePass, o Options) *edgeSet {
 	} else {
 		es.byPair = make(map[uint64]int32)
 	}
-	has, frames, start, one, wantedRank := pass.has, pass.frames, pass.start, pass.one, pass.wantedRank
+	has, wants, frames, start, one, wantedRank := pass.has, pass.wants, pass.frames, pass.start, pass.one, pass.wantedRank
 	s.each(func(si int, values []int64, stack []int32, _ int32) {
 		w := values[o.SampleIndex]
 		if w == 0 && (!o.Mean || values[0] == 0) {
 			return
 		}
 		stamp := int32(si + 1)
-		parent := int32(-1)
-		// frame steps from parent to the kept frame of rank n.
-		frame := func(n int32, inline bool) {
+		// into adds the call from parent (-1: none) into the kept frame of rank n.
+		into := func(parent, n int32, inline bool) {
 			if c := wantedRank[n]; c >= 0 && parent >= 0 && parent != n {
 				e := es.find(parent, c)
 				if e.stamp != stamp {
@@ -467,19 +487,35 @@ func (s *shard) edgesInto(pass *edgePass, o Options) *edgeSet {
 					e.inline = e.inline && inline
 				}
 			}
-			parent = n
 		}
+		// Frames are visited from the root, so that an edge's first occurrence is the
+		// rootmost. seen is where the last wanted location was: a caller is looked for
+		// between it and the frame, and is that location's innermost kept frame if there is
+		// none in between.
+		seen := len(stack)
 		for i := len(stack) - 1; i >= 0; i-- {
-			loc := uint32(stack[i]) // a missing location (-1) is beyond every bit
-			if int(loc/64) >= len(has) || has[loc/64]&(1<<(loc%64)) == 0 {
+			loc := uint32(stack[i])
+			if !marked(wants, loc) {
 				continue
 			}
+			parent := int32(-1)
+			for j := i + 1; j < seen; j++ {
+				if l := uint32(stack[j]); marked(has, l) {
+					parent = pass.innermost(l)
+					break
+				}
+			}
+			if parent < 0 && seen < len(stack) {
+				parent = pass.innermost(uint32(stack[seen]))
+			}
+			seen = i
 			if f := one[loc]; f != manyFrames {
-				frame(f>>1, f&1 != 0)
+				into(parent, f>>1, f&1 != 0)
 				continue
 			}
 			for _, f := range frames[start[loc]:start[loc+1]] {
-				frame(f.rank, f.inline)
+				into(parent, f.rank, f.inline)
+				parent = f.rank
 			}
 		}
 	})

@@ -544,6 +544,9 @@ type sampleReader struct {
 	// skippedMax is the largest string table index of those it skipped (labelX.index).
 	skippedSeen bool
 	skippedMax  uint64
+	// framesPerByte is how many location IDs a byte of the chunks this reader decoded held
+	// (readRawChunk), 0 before the first.
+	framesPerByte float64
 }
 
 // locationX is what a location refers to: its mapping's ID and its lines, lines[start:end].

@@ -113,14 +113,22 @@ func (s *stackStream) work(jobs <-chan stackJob) {
 }
 
 // readRawChunk decodes the count samples of a chunk of the arena into a raw segment, its
-// slices made at their size: the frames are counted first, which costs less than decoding
-// them into scratch space and copying them.
+// slices made at their size. The frames of a reader's first chunk are counted first; later
+// chunks are sized from the frames a byte held in the chunks before, a little over, which
+// costs less than counting them (a second pass over the chunk) or decoding them into
+// scratch space and copying them. A chunk that holds more grows its frames; one that holds
+// far fewer gets them copied to their size, so a segment never holds much unused space.
 func (r *sampleReader) readRawChunk(data []byte, count int) rawSegment {
 	raw := rawSegment{values: -1, last: -1}
-	frames, err := countFrames(data)
-	if err != nil {
-		raw.err = err
-		return raw
+	var frames int
+	if r.framesPerByte == 0 {
+		var err error
+		if frames, err = countFrames(data); err != nil {
+			raw.err = err
+			return raw
+		}
+	} else {
+		frames = int(float64(len(data))*r.framesPerByte*1.02) + 64
 	}
 	seg := &raw.seg
 	seg.Frames, seg.Ends, seg.Labels = make([]int32, 0, frames), make([]uint32, 0, count), make([]int32, 0, count)
@@ -140,6 +148,12 @@ func (r *sampleReader) readRawChunk(data []byte, count int) rawSegment {
 		seg.Ends = append(seg.Ends, uint32(len(seg.Frames)))
 		seg.Values = append(seg.Values, r.values...)
 		seg.Labels = append(seg.Labels, r.d.labelSets.id(r, r.rawLabels))
+	}
+	if n := len(seg.Frames); cap(seg.Frames)-n > n/16+1024 {
+		seg.Frames = append(make([]int32, 0, n), seg.Frames...)
+	}
+	if len(data) > 0 {
+		r.framesPerByte = float64(len(seg.Frames)) / float64(len(data))
 	}
 	return raw
 }
