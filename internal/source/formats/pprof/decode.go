@@ -1262,13 +1262,15 @@ func (r *sampleReader) sampleFields(msg []byte, ids idSink) error {
 			if labels++; d.lim.Labels > 0 && labels > d.lim.Labels {
 				return &format.LabelLimitError{Limit: d.lim.Labels}
 			}
+			if d.SkipLabels {
+				var index uint64
+				index, err = skippedLabelIndex(&f)
+				r.skippedSeen, r.skippedMax = true, max(r.skippedMax, index)
+				break
+			}
 			var l labelX
 			l, err = readLabel(&f)
-			if d.SkipLabels {
-				r.skippedSeen, r.skippedMax = true, max(r.skippedMax, l.index())
-			} else {
-				raw = append(raw, l)
-			}
+			raw = append(raw, l)
 		}
 		if err != nil {
 			return err
@@ -1304,6 +1306,36 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 		return d.labelSets.set(r, s, raw)
 	}
 	return nil
+}
+
+// skippedLabelIndex is the index (labelX.index) of a label that is left out. A string
+// label of a key and a value below 16,384, most of them, is read without decoding its
+// fields one by one (readLabel): on the synthetic profile, with one or two labels a sample,
+// that took a fifth of the samples' decoding.
+func skippedLabelIndex(f *format.Field) (uint64, error) {
+	if b := f.Data; f.Wire == format.WireBytes && len(b) >= 4 && b[0] == 1<<3|format.WireVarint {
+		key, i := smallVarint(b, 1)
+		if i > 0 && i < len(b) && b[i] == 2<<3|format.WireVarint {
+			// A str of 0 is no value: the label is dropped, and its index is key's.
+			if str, j := smallVarint(b, i+1); j == len(b) {
+				return max(key, str), nil
+			}
+		}
+	}
+	l, err := readLabel(f)
+	return l.index(), err
+}
+
+// smallVarint reads a varint of one or two bytes at b[i:], and returns it and the position
+// after it; the position is -1 for anything else.
+func smallVarint(b []byte, i int) (uint64, int) {
+	switch {
+	case i < len(b) && b[i] < 0x80:
+		return uint64(b[i]), i + 1
+	case i+1 < len(b) && b[i+1] < 0x80:
+		return uint64(b[i]&0x7f) | uint64(b[i+1])<<7, i + 2
+	}
+	return 0, -1
 }
 
 // readLabel decodes a Label message.

@@ -1,0 +1,63 @@
+package pprof
+
+import (
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// TestReadRawChunkSizes checks that a reader's chunks decode to the same frames however
+// their frames per byte change from chunk to chunk: a chunk of deep stacks after a shallow
+// one outgrows its estimated size, a shallow one after a deep one is copied to its size.
+func TestReadRawChunkSizes(t *testing.T) {
+	// chunk encodes n samples of depth frames each (IDs from 1), each with a string label
+	// of pad bytes' worth of key and value indices (to change the bytes a frame takes).
+	chunk := func(n, depth, labels int) (data []byte, frames []int32, ends []uint32) {
+		for i := range n {
+			var msg []byte
+			var ids []byte
+			for d := range depth {
+				id := uint64(1 + (i*7+d*13)%1000)
+				ids = protowire.AppendVarint(ids, id)
+				frames = append(frames, int32(id-1))
+			}
+			msg = protowire.AppendTag(msg, 1, protowire.BytesType)
+			msg = protowire.AppendBytes(msg, ids)
+			msg = protowire.AppendTag(msg, 2, protowire.VarintType)
+			msg = protowire.AppendVarint(msg, uint64(i))
+			for range labels {
+				var l []byte
+				l = protowire.AppendTag(l, 1, protowire.VarintType)
+				l = protowire.AppendVarint(l, 1)
+				l = protowire.AppendTag(l, 2, protowire.VarintType)
+				l = protowire.AppendVarint(l, 2)
+				msg = protowire.AppendTag(msg, 3, protowire.BytesType)
+				msg = protowire.AppendBytes(msg, l)
+			}
+			data = protowire.AppendBytes(data, msg)
+			ends = append(ends, uint32(len(frames)))
+		}
+		return data, frames, ends
+	}
+	r := &sampleReader{d: &decoder{DecodeMode: DecodeMode{SkipLabels: true}}}
+	for i, c := range []struct{ n, depth, labels int }{
+		{2000, 10, 0},  // counted
+		{2000, 40, 0},  // more frames a byte than the one before: grows
+		{20000, 1, 20}, // far fewer: copied to size
+		{2000, 40, 0},  // grows again
+		{2000, 40, 0},  // as estimated
+	} {
+		data, frames, ends := chunk(c.n, c.depth, c.labels)
+		raw := r.readRawChunk(data, c.n)
+		if raw.err != nil {
+			t.Fatalf("chunk %d: %v", i, raw.err)
+		}
+		if !slices.Equal(raw.seg.Frames, frames) || !slices.Equal(raw.seg.Ends, ends) {
+			t.Fatalf("chunk %d: %d frames in %d samples, want %d in %d", i, len(raw.seg.Frames), len(raw.seg.Ends), len(frames), len(ends))
+		}
+		if n := len(frames); cap(raw.seg.Frames)-n > n/16+1024 {
+			t.Errorf("chunk %d: %d frames held in %d", i, n, cap(raw.seg.Frames))
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package pprof
+
+import (
+	"testing"
+
+	"github.com/profq/profq/internal/source/format"
+)
+
+// FuzzSkippedLabelIndex checks that the shortcut for a left-out label agrees with decoding it:
+// the same index, and an error where decoding fails.
+func FuzzSkippedLabelIndex(f *testing.F) {
+	for _, seed := range [][]byte{
+		{0x08, 3, 0x10, 5},                   // key and str, str larger
+		{0x08, 9, 0x10, 5},                   // key larger
+		{0x08, 9, 0x10, 0},                   // str 0: no value, a dropped label
+		{0x08, 3, 0x10, 0x85, 1},             // str of two bytes
+		{0x08, 0x85, 1, 0x10, 0x85, 0x80, 1}, // str of three bytes
+		{0x08, 3, 0x10, 0x85, 0},             // a two-byte varint of a one-byte value
+		{0x08, 3, 0x18, 7, 0x20, 11},
+		{0x10, 3, 0x08, 5}, // fields in the other order
+		{0x08, 3, 0x10},    // truncated
+		{0x08, 0x80, 0x10, 5},
+		{},
+	} {
+		f.Add(seed, true)
+	}
+	f.Add([]byte{0x08, 3, 0x10, 5}, false)
+	f.Fuzz(func(t *testing.T, data []byte, bytes bool) {
+		field := format.Field{Num: 3, Wire: format.WireVarint, U64: 7}
+		if bytes {
+			field = format.Field{Num: 3, Wire: format.WireBytes, Data: data}
+		}
+		got, err := skippedLabelIndex(&field)
+		l, wantErr := readLabel(&field)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("% x: error %v, decoding it gives %v", data, err, wantErr)
+		}
+		if err == nil && got != l.index() {
+			t.Fatalf("% x: index %d, decoding it gives %d", data, got, l.index())
+		}
+	})
+}
