@@ -28,22 +28,28 @@ import (
 )
 
 func main() {
-	frames := flag.Bool("frames", false, "also decode every location ID of every sample")
-	inflateOnly := flag.Bool("inflate", false, "only gunzip the profile and count its bytes")
-	callTree := flag.Bool("calltree", false, "-frames, and count the call tree's nodes and the distinct stacks")
-	flag.Parse()
-	if flag.NArg() != 1 || *frames && *inflateOnly || *callTree && *inflateOnly {
-		fmt.Fprintln(os.Stderr, "usage: floor [-frames | -calltree | -inflate] PROFILE")
-		os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run runs floor with args, and returns its exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	frames := fs.Bool("frames", false, "also decode every location ID of every sample")
+	inflateOnly := fs.Bool("inflate", false, "only gunzip the profile and count its bytes")
+	callTree := fs.Bool("calltree", false, "-frames, and count the call tree's nodes and the distinct stacks")
+	if fs.Parse(args) != nil || fs.NArg() != 1 || *frames && *inflateOnly || *callTree && *inflateOnly {
+		fmt.Fprintln(stderr, "usage: floor [-frames | -calltree | -inflate] PROFILE")
+		return 2
 	}
 	if *inflateOnly {
-		n, err := inflate(flag.Arg(0))
+		n, err := inflate(fs.Arg(0))
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "floor:", err)
-			os.Exit(1)
+			fmt.Fprintln(stderr, "floor:", err)
+			return 1
 		}
-		fmt.Printf("%d bytes\n", n)
-		return
+		fmt.Fprintf(stdout, "%d bytes\n", n)
+		return 0
 	}
 	var ids *idSum
 	if *frames || *callTree {
@@ -52,18 +58,20 @@ func main() {
 	if *callTree {
 		ids.tree = &callTreeCount{nodes: map[treeKey]int32{}, leaves: map[int32]bool{}}
 	}
-	samples, sum, err := scan(flag.Arg(0), ids)
+	samples, sum, err := scan(fs.Arg(0), ids)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "floor:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "floor:", err)
+		return 1
 	}
-	fmt.Printf("%d samples, sum of first values %d\n", samples, sum)
+	fmt.Fprintf(stdout, "%d samples, sum of first values %d\n", samples, sum)
 	if ids != nil {
-		fmt.Printf("%d location IDs, sum %d\n", ids.n, ids.sum)
+		fmt.Fprintf(stdout, "%d location IDs, sum %d\n", ids.n, ids.sum)
 	}
-	if t := ids.tree; t != nil {
-		fmt.Printf("%d call-tree nodes (%.1f%% of the location IDs), %d distinct stacks\n", len(t.nodes), 100*float64(len(t.nodes))/float64(max(ids.n, 1)), len(t.leaves))
+	if ids != nil && ids.tree != nil {
+		t := ids.tree
+		fmt.Fprintf(stdout, "%d call-tree nodes (%.1f%% of the location IDs), %d distinct stacks\n", len(t.nodes), 100*float64(len(t.nodes))/float64(max(ids.n, 1)), len(t.leaves))
 	}
+	return 0
 }
 
 // callTreeCount numbers the nodes of a call tree as samples add their stacks, root first.
@@ -103,11 +111,12 @@ type idSum struct {
 	tree *callTreeCount
 }
 
-// add decodes the location IDs of an encoded Sample message (field 1, packed or not).
+// add decodes the location IDs of an encoded Sample message (field 1, packed or not). With
+// the call tree it decodes them again into the tree's stack: -frames pays nothing for it.
 func (s *idSum) add(msg []byte) {
-	if s.tree != nil {
-		s.tree.stack = s.tree.stack[:0]
-		defer func() { s.tree.add(s.tree.stack) }()
+	if t := s.tree; t != nil {
+		t.stack = appendIDs(t.stack[:0], msg)
+		t.add(t.stack)
 	}
 	for len(msg) > 0 {
 		num, typ, n := protowire.ConsumeTag(msg)
@@ -128,7 +137,6 @@ func (s *idSum) add(msg []byte) {
 				}
 				s.n++
 				s.sum += v
-				s.frame(v)
 				packed = packed[k:]
 			}
 			continue
@@ -141,17 +149,43 @@ func (s *idSum) add(msg []byte) {
 			v, _ := protowire.ConsumeVarint(msg)
 			s.n++
 			s.sum += v
-			s.frame(v)
 		}
 		msg = msg[n:]
 	}
 }
 
-// frame notes a location ID of the sample being read, for the call tree.
-func (s *idSum) frame(id uint64) {
-	if s.tree != nil {
-		s.tree.stack = append(s.tree.stack, id)
+// appendIDs appends the location IDs of an encoded Sample message to stack, as add reads
+// them (a malformed message ends them).
+func appendIDs(stack []uint64, msg []byte) []uint64 {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return stack
+		}
+		msg = msg[n:]
+		n = protowire.ConsumeFieldValue(num, typ, msg)
+		if n < 0 {
+			return stack
+		}
+		field := msg[:n]
+		msg = msg[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			packed, _ := protowire.ConsumeBytes(field)
+			for len(packed) > 0 {
+				v, k := protowire.ConsumeVarint(packed)
+				if k < 0 {
+					return stack
+				}
+				stack = append(stack, v)
+				packed = packed[k:]
+			}
+		case num == 1 && typ == protowire.VarintType:
+			v, _ := protowire.ConsumeVarint(field)
+			stack = append(stack, v)
+		}
 	}
+	return stack
 }
 
 // open opens the profile at path, gunzipped when it is gzipped.
