@@ -343,3 +343,59 @@ func TestNextStampWraps(t *testing.T) {
 		t.Errorf("stamp %d after 5, want 6", stamp)
 	}
 }
+
+// TestFunctionMemo checks that node ids memoized by function ID (lines that are their
+// function alone) give the graph that identities alone give, which is what a profile whose
+// function IDs are too sparse for the memo gets.
+func TestFunctionMemo(t *testing.T) {
+	build := func(sparse bool) *Graph {
+		m := &profile.Mapping{ID: 1, File: "app"}
+		fns := []*profile.Function{
+			{ID: 1, Name: "a", Filename: "x/../a.go"},
+			{ID: 2, Name: "a", Filename: "a.go"}, // another function, the same node as 1
+			{ID: 3, Name: "b", Filename: "b.go"},
+			{ID: 4}, // no name: told apart by its binary
+		}
+		if sparse {
+			for _, f := range fns {
+				f.ID <<= 40
+			}
+		}
+		locs := []*profile.Location{
+			{ID: 1, Mapping: m, Line: []profile.Line{{Function: fns[0]}}},
+			{ID: 2, Mapping: m, Line: []profile.Line{{Function: fns[1]}}},
+			{ID: 3, Mapping: m, Line: []profile.Line{{Function: fns[0], Line: 12}}},           // not alone: a line
+			{ID: 4, Mapping: m, Line: []profile.Line{{Function: fns[2]}, {Function: fns[1]}}}, // b inlined into a
+			{ID: 5, Mapping: m, Address: 0x10, Line: []profile.Line{{Function: fns[0]}}},      // not alone: an address
+			{ID: 6, Mapping: m, Line: []profile.Line{{Function: fns[3]}}},
+		}
+		p := &profile.Profile{
+			SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+			Mapping:    []*profile.Mapping{m},
+			Function:   fns,
+			Location:   locs,
+		}
+		for i, stack := range [][]int{{0, 1}, {2, 3}, {4, 5, 0}, {1}, {3, 2}} {
+			s := &profile.Sample{Value: []int64{int64(i + 1)}}
+			for _, k := range stack {
+				s.Location = append(s.Location, locs[k])
+			}
+			p.Sample = append(p.Sample, s)
+		}
+		if memo := functionMemo(p); (memo == nil) != sparse {
+			t.Fatalf("sparse IDs %v: memo of %d entries", sparse, len(memo))
+		}
+		return Build(p, stacksOf(p), Options{})
+	}
+	memo, plain := build(false), build(true)
+	// a, a a.go:12, b, 0x10 a, the nameless function.
+	if len(memo.Nodes) != 5 || len(plain.Nodes) != 5 {
+		t.Errorf("%d nodes with the memo, %d without; want 5", len(memo.Nodes), len(plain.Nodes))
+	}
+	if diff := cmp.Diff(rows(plain.Trim(all)), rows(memo.Trim(all))); diff != "" {
+		t.Errorf("(-without the memo +with it):\n%s", diff)
+	}
+	if diff := cmp.Diff(plain.idx.ids, memo.idx.ids); diff != "" {
+		t.Errorf("node ids by location line (-without the memo +with it):\n%s", diff)
+	}
+}
