@@ -368,6 +368,9 @@ func TestFunctionMemo(t *testing.T) {
 			{ID: 4, Mapping: m, Line: []profile.Line{{Function: fns[2]}, {Function: fns[1]}}}, // b inlined into a
 			{ID: 5, Mapping: m, Address: 0x10, Line: []profile.Line{{Function: fns[0]}}},      // not alone: an address
 			{ID: 6, Mapping: m, Line: []profile.Line{{Function: fns[3]}}},
+			// Lines met before, found in the memo.
+			{ID: 7, Mapping: m, Line: []profile.Line{{Function: fns[2]}}},
+			{ID: 8, Mapping: m, Line: []profile.Line{{Function: fns[1]}, {Function: fns[0]}}},
 		}
 		p := &profile.Profile{
 			SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
@@ -375,7 +378,7 @@ func TestFunctionMemo(t *testing.T) {
 			Function:   fns,
 			Location:   locs,
 		}
-		for i, stack := range [][]int{{0, 1}, {2, 3}, {4, 5, 0}, {1}, {3, 2}} {
+		for i, stack := range [][]int{{0, 1}, {2, 3}, {4, 5, 0}, {1}, {3, 2}, {6, 7}, {7}} {
 			s := &profile.Sample{Value: []int64{int64(i + 1)}}
 			for _, k := range stack {
 				s.Location = append(s.Location, locs[k])
