@@ -402,3 +402,45 @@ func TestFunctionMemo(t *testing.T) {
 		t.Errorf("node ids by location line (-without the memo +with it):\n%s", diff)
 	}
 }
+
+// TestInlineLabelsMatchEdges checks the inline labels of the walk that looks only for the
+// wanted nodes' callers (labelInline) against those of the call edges (Trim with Edges), on
+// random profiles of inlined frames, recursion and missing frames, under cutoffs and node
+// counts that drop nodes between callers and callees, on one shard and on several.
+func TestInlineLabelsMatchEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	frame := func() string {
+		f := fmt.Sprintf("f%d", rng.IntN(8))
+		for rng.IntN(3) == 0 {
+			f += fmt.Sprintf("+f%d", rng.IntN(8)) // an inlined line
+		}
+		return f
+	}
+	for round := range 60 {
+		var text strings.Builder
+		for range 5 + rng.IntN(40) {
+			stack := []string{"main"}
+			for range rng.IntN(8) {
+				stack = append(stack, frame())
+			}
+			fmt.Fprintf(&text, "%s 1 %d\n", strings.Join(stack, ";"), 1+rng.IntN(1000))
+		}
+		p := proftest.MustFolded([]string{"samples/count", "cpu/nanoseconds"}, text.String())
+		for _, workers := range []int{1, 3} {
+			g := Build(p, stacksOf(p), Options{SampleIndex: 1, Workers: workers})
+			for _, o := range []TrimOptions{
+				{},
+				{NodeFraction: 0.05, EdgeFraction: 0.01},
+				{NodeFraction: 0.2, EdgeFraction: 0.05},
+				{NodeCount: 4},
+				{NodeCount: 2, EdgeFraction: 0.1},
+			} {
+				want := o
+				want.Edges = true
+				if diff := cmp.Diff(rows(g.Trim(want)), rows(g.Trim(o))); diff != "" {
+					t.Fatalf("round %d, %d workers, trim %+v (-edges +labels):\n%s\nprofile:\n%s", round, workers, o, diff, text.String())
+				}
+			}
+		}
+	}
+}
