@@ -182,12 +182,17 @@ func (s *shard) walk(idx *frameIndex, n int, o Options) {
 			}
 		})
 		add := func(id int32) {
-			if c := &cum[id]; c.mark != stamp {
-				c.mark = stamp
-				c.sum += w
-				if o.Mean {
-					cumDiv[id] += dw
-				}
+			c := &cum[id]
+			// Without a branch on the mark: whether a node repeats in a sample cannot be
+			// foreseen, and a mispredicted branch would stall the frames' loads behind it.
+			var first int64
+			if c.mark != stamp {
+				first = -1
+			}
+			c.mark = stamp
+			c.sum += w & first
+			if o.Mean {
+				cumDiv[id] += dw & first
 			}
 		}
 		leaf := int32(-1)
