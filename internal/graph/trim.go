@@ -406,6 +406,14 @@ func marked(bits []uint64, loc uint32) bool {
 	return int(loc/64) < len(bits) && bits[loc/64]&(1<<(loc%64)) != 0
 }
 
+// bit is bit loc as 0 or 1; a missing location (-1, as uint32) is beyond every bit.
+func bit(bits []uint64, loc uint32) int {
+	if int(loc/64) >= len(bits) {
+		return 0
+	}
+	return int(bits[loc/64] >> (loc % 64) & 1)
+}
+
 // innermost is the rank of the last kept frame of a location that has one, in walk order.
 func (pass *edgePass) innermost(loc uint32) int32 {
 	if f := pass.one[loc]; f != manyFrames {
@@ -469,6 +477,7 @@ func (s *shard) edgesInto(pass *edgePass, o Options) *edgeSet {
 		es.byPair = make(map[uint64]int32)
 	}
 	has, wants, frames, start, one, wantedRank := pass.has, pass.wants, pass.frames, pass.start, pass.one, pass.wantedRank
+	var hits []int32 // positions in the sample's stack of the frames at wanted locations
 	s.each(func(si int, values []int64, stack []int32, _ int32) {
 		w := values[o.SampleIndex]
 		if w == 0 && (!o.Mean || values[0] == 0) {
@@ -489,17 +498,26 @@ func (s *shard) edgesInto(pass *edgePass, o Options) *edgeSet {
 			}
 		}
 		// Frames are visited from the root, so that an edge's first occurrence is the
-		// rootmost. seen is where the last wanted location was: a caller is looked for
-		// between it and the frame, and is that location's innermost kept frame if there is
-		// none in between.
-		seen := len(stack)
+		// rootmost. The frames at locations with a wanted frame are found first, without a
+		// branch per frame (a sixth of the synthetic profile's frames are such, at no
+		// foreseeable place, and a mispredicted branch per find stalled the loop).
+		if cap(hits) < len(stack) {
+			hits = make([]int32, len(stack))
+		}
+		hits = hits[:len(stack)]
+		n := 0
 		for i := len(stack) - 1; i >= 0; i-- {
+			hits[n] = int32(i)
+			n += bit(wants, uint32(stack[i]))
+		}
+		// seen is where the last wanted location was: a caller is looked for between it and
+		// the frame, and is that location's innermost kept frame if there is none in
+		// between.
+		seen := len(stack)
+		for _, i := range hits[:n] {
 			loc := uint32(stack[i])
-			if !marked(wants, loc) {
-				continue
-			}
 			parent := int32(-1)
-			for j := i + 1; j < seen; j++ {
+			for j := int(i) + 1; j < seen; j++ {
 				if l := uint32(stack[j]); marked(has, l) {
 					parent = pass.innermost(l)
 					break
@@ -508,7 +526,7 @@ func (s *shard) edgesInto(pass *edgePass, o Options) *edgeSet {
 			if parent < 0 && seen < len(stack) {
 				parent = pass.innermost(uint32(stack[seen]))
 			}
-			seen = i
+			seen = int(i)
 			if f := one[loc]; f != manyFrames {
 				into(parent, f>>1, f&1 != 0)
 				continue
