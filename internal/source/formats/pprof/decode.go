@@ -1308,22 +1308,60 @@ func (r *sampleReader) readSample(s *profile.Sample, msg []byte) error {
 	return nil
 }
 
-// skippedLabelIndex is the index (labelX.index) of a label that is left out. A string
-// label of a key and a value below 16,384, most of them, is read without decoding its
-// fields one by one (readLabel): on the synthetic profile, with one or two labels a sample,
-// that took a fifth of the samples' decoding.
+// skippedLabelIndex is the index (labelX.index) of a label that is left out. A label whose
+// fields are varints among the four Label has, with a key, value and unit below 16,384,
+// most of them, is read in one pass without decoding its fields one by one (readLabel): on
+// the synthetic profile, with one or two string labels a sample, that took a fifth of the
+// samples' decoding, and a Go heap profile has a numeric label on every sample.
 func skippedLabelIndex(f *format.Field) (uint64, error) {
-	if b := f.Data; f.Wire == format.WireBytes && len(b) >= 4 && b[0] == 1<<3|format.WireVarint {
-		key, i := smallVarint(b, 1)
-		if i > 0 && i < len(b) && b[i] == 2<<3|format.WireVarint {
-			// A str of 0 is no value: the label is dropped, and its index is key's.
-			if str, j := smallVarint(b, i+1); j == len(b) {
-				return max(key, str), nil
-			}
+	if f.Wire == format.WireBytes {
+		if index, ok := labelIndex(f.Data); ok {
+			return index, nil
 		}
 	}
 	l, err := readLabel(f)
 	return l.index(), err
+}
+
+// labelIndex is labelX.index of an encoded label, ok false when it is not one labelIndex
+// reads (readLabel reads every label).
+func labelIndex(b []byte) (index uint64, ok bool) {
+	var key, str, unit uint64
+	for i := 0; i < len(b); {
+		tag := b[i]
+		if tag&7 != format.WireVarint || tag < 1<<3 || tag > 4<<3 {
+			return 0, false
+		}
+		if tag == 3<<3 { // num: only passed over
+			end := min(len(b), i+1+binary.MaxVarintLen64)
+			for i++; i < end && b[i] >= 0x80; i++ {
+			}
+			if i == end {
+				return 0, false
+			}
+			i++
+			continue
+		}
+		v, next := smallVarint(b, i+1)
+		if next < 0 {
+			return 0, false
+		}
+		switch tag {
+		case 1 << 3:
+			key = v
+		case 2 << 3:
+			str = v
+		default:
+			unit = v
+		}
+		i = next
+	}
+	// A string value makes a string label; without one the label is a number (or dropped,
+	// when num and unit are 0, and then max(key, unit) is key).
+	if str != 0 {
+		return max(key, str), true
+	}
+	return max(key, unit), true
 }
 
 // smallVarint reads a varint of one or two bytes at b[i:], and returns it and the position

@@ -10,15 +10,25 @@ import (
 // the same index, and an error where decoding fails.
 func FuzzSkippedLabelIndex(f *testing.F) {
 	for _, seed := range [][]byte{
-		{0x08, 3, 0x10, 5},                   // key and str, str larger
-		{0x08, 9, 0x10, 5},                   // key larger
-		{0x08, 9, 0x10, 0},                   // str 0: no value, a dropped label
-		{0x08, 3, 0x10, 0x85, 1},             // str of two bytes
-		{0x08, 0x85, 1, 0x10, 0x85, 0x80, 1}, // str of three bytes
-		{0x08, 3, 0x10, 0x85, 0},             // a two-byte varint of a one-byte value
-		{0x08, 3, 0x18, 7, 0x20, 11},
-		{0x10, 3, 0x08, 5}, // fields in the other order
-		{0x08, 3, 0x10},    // truncated
+		{0x08, 3, 0x10, 5},                    // key and str, str larger
+		{0x08, 9, 0x10, 5},                    // key larger
+		{0x08, 9, 0x10, 0},                    // str 0: no value, a dropped label
+		{0x08, 3, 0x10, 0x85, 1},              // str of two bytes
+		{0x08, 0x85, 1, 0x10, 0x85, 0x80, 1},  // str of three bytes
+		{0x08, 3, 0x10, 0x85, 0},              // a two-byte varint of a one-byte value
+		{0x08, 3, 0x18, 7, 0x20, 11},          // a number with a unit
+		{0x08, 3, 0x18, 0x80, 0x80, 0x40},     // a number of three bytes, no unit
+		{0x08, 3, 0x18, 0, 0x20, 0},           // num and unit 0: dropped
+		{0x08, 3, 0x10, 0, 0x18, 9, 0x20, 12}, // str 0 and a number
+		{0x08, 3, 0x10, 4, 0x20, 12},          // str and a unit: a string label
+		{0x08, 3, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},       // num of ten bytes
+		{0x08, 3, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, // eleven
+		{0x08, 3, 0x18, 0x80}, // num truncated
+		{0x08, 3, 0x08, 4},    // key twice: the last one
+		{0x28, 3},             // field 5
+		{0x0a, 1, 3},          // key as bytes
+		{0x10, 3, 0x08, 5},    // fields in the other order
+		{0x08, 3, 0x10},       // truncated
 		{0x08, 0x80, 0x10, 5},
 		{},
 	} {
