@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/profq/profq/internal/source/format"
 )
 
 // TestReadRawChunkSizes checks that a reader's chunks decode to the same frames however
@@ -60,4 +62,44 @@ func TestReadRawChunkSizes(t *testing.T) {
 			t.Errorf("chunk %d: %d frames held in %d", i, n, cap(raw.seg.Frames))
 		}
 	}
+}
+
+// FuzzAppendFrames checks the frames a packed field of location IDs gives against reading
+// its varints one by one: the same frames (IDs minus one, or wide IDs apart), and an error
+// where a varint is malformed.
+func FuzzAppendFrames(f *testing.F) {
+	for _, ids := range [][]uint64{
+		{1, 2, 3},
+		{127, 128, 16383, 16384, 2097151, 2097152, 268435455, 268435456, 1 << 31, 1 << 40}, // each length, wide IDs
+		{0, 5, 0},
+		{300, 70000, 3, 200000, 1},
+	} {
+		var b []byte
+		for _, id := range ids {
+			b = protowire.AppendVarint(b, id)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}) // too long
+	f.Add([]byte{0x01, 0x80})                                                       // cut
+	f.Add([]byte{0x80, 0x00, 0x81, 0x80, 0x00, 0x05})                               // not minimal
+	f.Fuzz(func(t *testing.T, data []byte) {
+		raw := rawSegment{last: -1}
+		err := raw.appendFrames(&format.Field{Num: 1, Wire: format.WireBytes, Data: data})
+		want := rawSegment{last: -1}
+		var wantErr error
+		for i := 0; i < len(data); {
+			var id uint64
+			if id, i, wantErr = format.ReadVarint(data, i); wantErr != nil {
+				break
+			}
+			want.appendFrame(id)
+		}
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("% x: error %v, want %v", data, err, wantErr)
+		}
+		if err == nil && (!slices.Equal(raw.seg.Frames, want.seg.Frames) || !slices.Equal(raw.wide, want.wide) || raw.last != want.last) {
+			t.Fatalf("% x: frames %v wide %v last %d, want %v %v %d", data, raw.seg.Frames, raw.wide, raw.last, want.seg.Frames, want.wide, want.last)
+		}
+	})
 }
