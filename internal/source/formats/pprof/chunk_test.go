@@ -73,6 +73,9 @@ func FuzzAppendFrames(f *testing.F) {
 		{127, 128, 16383, 16384, 2097151, 2097152, 268435455, 268435456, 1 << 31, 1 << 40}, // each length, wide IDs
 		{0, 5, 0},
 		{300, 70000, 3, 200000, 1},
+		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 127, 126}, // read eight at a time
+		{1, 2, 3, 0, 5, 6, 7, 8, 9},                                   // an ID of 0 among them
+		{1, 2, 3, 4, 5, 6, 7, 128, 9},                                 // and one of two bytes
 	} {
 		var b []byte
 		for _, id := range ids {
@@ -84,8 +87,15 @@ func FuzzAppendFrames(f *testing.F) {
 	f.Add([]byte{0x01, 0x80})                                                       // cut
 	f.Add([]byte{0x80, 0x00, 0x81, 0x80, 0x00, 0x05})                               // not minimal
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Frames sized as readRawChunk sizes them (an ID per byte at most), and unsized.
 		raw := rawSegment{last: -1}
+		raw.seg.Frames = make([]int32, 0, len(data))
 		err := raw.appendFrames(&format.Field{Num: 1, Wire: format.WireBytes, Data: data})
+		unsized := rawSegment{last: -1}
+		if unsizedErr := unsized.appendFrames(&format.Field{Num: 1, Wire: format.WireBytes, Data: data}); (unsizedErr != nil) != (err != nil) ||
+			!slices.Equal(unsized.seg.Frames, raw.seg.Frames) || !slices.Equal(unsized.wide, raw.wide) || unsized.last != raw.last {
+			t.Fatalf("% x: frames %v (error %v) into sized frames, %v (error %v) into unsized", data, raw.seg.Frames, err, unsized.seg.Frames, unsizedErr)
+		}
 		want := rawSegment{last: -1}
 		var wantErr error
 		for i := 0; i < len(data); {

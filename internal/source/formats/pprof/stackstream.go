@@ -1,6 +1,7 @@
 package pprof
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"runtime"
@@ -207,6 +208,23 @@ func (raw *rawSegment) appendFrames(f *format.Field) error {
 			id := uint64(b[i])
 			switch {
 			case id < 0x80:
+				if i+8 <= len(b) && cap(frames)-len(frames) >= 8 {
+					// Eight IDs of one byte (1 to 127) at once, as a profile of few locations
+					// has them (a Go heap profile's 80-frame stacks): a byte below 0x80 and
+					// not 0 in each of the eight.
+					x := binary.LittleEndian.Uint64(b[i:])
+					const lows, highs = 0x0101010101010101, 0x8080808080808080
+					if x&highs == 0 && (x-lows)&^x&highs == 0 {
+						n := len(frames)
+						f := frames[n : n+8 : n+8]
+						f[0], f[1], f[2], f[3] = int32(x&0xff)-1, int32(x>>8&0xff)-1, int32(x>>16&0xff)-1, int32(x>>24&0xff)-1
+						f[4], f[5], f[6], f[7] = int32(x>>32&0xff)-1, int32(x>>40&0xff)-1, int32(x>>48&0xff)-1, int32(x>>56)-1
+						last = max(last, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7])
+						frames = frames[:n+8]
+						i += 8
+						continue
+					}
+				}
 				i++
 			case i+1 < len(b) && b[i+1] < 0x80:
 				id = id&0x7f | uint64(b[i+1])<<7
