@@ -76,6 +76,10 @@ func FuzzAppendFrames(f *testing.F) {
 		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 127, 126}, // read eight at a time
 		{1, 2, 3, 0, 5, 6, 7, 8, 9},                                   // an ID of 0 among them
 		{1, 2, 3, 4, 5, 6, 7, 128, 9},                                 // and one of two bytes
+		{300, 301, 16000, 128, 129, 5000, 7000, 9000, 2},              // two bytes, four at a time
+		{300, 0, 301, 302, 303},                                       // an ID of 0 among them
+		{20000, 30000, 2000000, 16384, 70000, 5},                      // three bytes
+		{20000, 0, 30000, 40000},                                      // an ID of 0 among them
 	} {
 		var b []byte
 		for _, id := range ids {
