@@ -58,7 +58,7 @@ func TestReadRawChunkSizes(t *testing.T) {
 		if !slices.Equal(raw.seg.Frames, frames) || !slices.Equal(raw.seg.Ends, ends) {
 			t.Fatalf("chunk %d: %d frames in %d samples, want %d in %d", i, len(raw.seg.Frames), len(raw.seg.Ends), len(frames), len(ends))
 		}
-		if n := len(frames); cap(raw.seg.Frames)-n > n/16+1024 {
+		if n := len(frames); cap(raw.seg.Frames)-n > unusedFrames(n) {
 			t.Errorf("chunk %d: %d frames held in %d", i, n, cap(raw.seg.Frames))
 		}
 	}
