@@ -163,3 +163,23 @@ func TestCompareTablesTies(t *testing.T) {
 		t.Error("reordering distinct names was not reported")
 	}
 }
+
+// TestOverflowsColumns checks the test for a pprof top table with a value wider than its
+// column, on pprof's own lines.
+func TestOverflowsColumns(t *testing.T) {
+	header := "Showing nodes accounting for 3.29MB, 99.14% of 3.32MB total\n      flat  flat%   sum%        cum   cum%\n"
+	for _, c := range []struct {
+		rows string
+		want bool
+	}{
+		{"  2885.75kB 86.86% 86.86%  2885.75kB 86.86%  main.f\n    0.22kB  0.66% 99.14%   270.28kB  8.14%  main.g (inline)\n", false},
+		{"  2885.75kB 86.86% 86.86%  2885.75kB 86.86%  main.f\n    0.22kB 0.0066% 99.14%   270.28kB  8.14%  main.g\n", true},
+		{"         0     0% 99.14%  3279.91kB 8.4e-05%  main.h\n", true},
+		{" 12345678.5MB 86.86% 86.86%  2885.75kB 86.86%  main.f\n", true},
+		{"", false},
+	} {
+		if got := overflowsColumns(header + c.rows); got != c.want {
+			t.Errorf("overflowsColumns(%q) = %v, want %v", c.rows, got, c.want)
+		}
+	}
+}

@@ -105,6 +105,24 @@ func sameFields(a, b string) bool {
 	})
 }
 
+// overflowsColumns says whether a top table of pprof's has a value wider than its column: a
+// percentage of more than six characters (0.0066%, as pprof prints a ratio below 1% with
+// %5.2g) or a value of more than ten. pprof shifts the rest of that line; profq widens the
+// column (docs/pprof-compatibility.md), so the two texts differ only in the spaces between
+// fields (sameFields).
+func overflowsColumns(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasSuffix(f[1], "%") || !strings.HasSuffix(f[4], "%") {
+			continue // not a row of the table
+		}
+		if len(f[0]) > 10 || len(f[3]) > 10 || len(f[1]) > 6 || len(f[2]) > 6 || len(f[4]) > 6 {
+			return true
+		}
+	}
+	return false
+}
+
 // pprofChoices adds what pprof must be told on every run in-process: a granularity and a
 // sort, whose flags otherwise keep the previous run's choice (see runPprof). Both are
 // pprof's defaults, so profq is not told them.

@@ -18,7 +18,9 @@ import (
 // TestParityTextOptions compares the text of top, tree and list with pprof's under the
 // options that only shape the text, byte for byte, on every profile of the corpus:
 // -divide_by (values divided as they are printed, the unit chosen from the divided values,
-// percentages unchanged) and -compact_labels (no profile lines in the header).
+// percentages unchanged) and -compact_labels (no profile lines in the header). Where a value
+// of pprof's top overflows its column (a generated profile can have a node at 0.0066%), the
+// fields must be the same and profq's columns aligned, as elsewhere (overflowsColumns).
 func TestParityTextOptions(t *testing.T) {
 	eachProfile(t, corpus(t), func(t *testing.T, name, path string, fv filterValues) {
 		skipLargeShort(t, name)
@@ -47,7 +49,7 @@ func TestParityTextOptions(t *testing.T) {
 				if err != nil {
 					return // a list that matches nothing: both refuse it
 				}
-				if d := cmp.Diff(want, got); d != "" {
+				if d := cmp.Diff(want, got); d != "" && !(c.report == "top" && overflowsColumns(want) && sameFields(want, got)) {
 					t.Errorf("%s (-pprof +profq):\n%s", cmdline, d)
 				}
 			})
