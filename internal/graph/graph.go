@@ -313,12 +313,12 @@ func (g *Graph) addLines(l *profile.Location, nodes *nodeIDs, idx *frameIndex) {
 	}
 	t := FrameType(l, g.opts.FrameTypes)
 	for k, line := range lines {
-		id, ok := g.nodeID(l, line, nodes)
+		id, info, ok := g.nodeID(l, line, nodes)
 		if !ok {
 			id = int32(len(g.Nodes))
-			g.Nodes = append(g.Nodes, Node{Info: nodeInfo(l, line, g.opts.ObjNames), FrameType: t})
+			g.Nodes = append(g.Nodes, Node{Info: info, FrameType: t})
 			idx.inlined = append(idx.inlined, false)
-			nodes.add(l, line, g.Nodes[id].Info, id, g.opts.ObjNames)
+			nodes.add(l, line, info, id, g.opts.ObjNames)
 		} else if g.Nodes[id].FrameType != t {
 			g.Nodes[id].FrameType = ""
 		}
@@ -339,16 +339,17 @@ func (nodes *nodeIDs) functionAlone(l *profile.Location, line profile.Line, objN
 	return f.ID, f.ID < uint64(len(nodes.byFunction))
 }
 
-// nodeID finds the node of one line of l, if there is one yet.
-func (g *Graph) nodeID(l *profile.Location, line profile.Line, nodes *nodeIDs) (int32, bool) {
-	if fn, ok := nodes.functionAlone(l, line, g.opts.ObjNames); ok && nodes.byFunction[fn] > 0 {
-		return nodes.byFunction[fn] - 1, true
+// nodeID finds the node of one line of l, if there is one yet; without one, info is the
+// line's identity, for the node to be made.
+func (g *Graph) nodeID(l *profile.Location, line profile.Line, nodes *nodeIDs) (id int32, info NodeInfo, ok bool) {
+	if fn, alone := nodes.functionAlone(l, line, g.opts.ObjNames); alone && nodes.byFunction[fn] > 0 {
+		return nodes.byFunction[fn] - 1, NodeInfo{}, true
 	}
-	id, ok := nodes.ids[nodeInfo(l, line, g.opts.ObjNames)]
-	if ok {
+	info = nodeInfo(l, line, g.opts.ObjNames)
+	if id, ok = nodes.ids[info]; ok {
 		nodes.remember(l, line, id, g.opts.ObjNames)
 	}
-	return id, ok
+	return id, info, ok
 }
 
 // add records the new node id of one line of l, whose identity is info.
