@@ -400,12 +400,6 @@ func newEdgePass(g *Graph, want, kept []bool) *edgePass {
 	return pass
 }
 
-// marked reports whether bit loc is set; a missing location (-1, as uint32) is beyond
-// every bit.
-func marked(bits []uint64, loc uint32) bool {
-	return int(loc/64) < len(bits) && bits[loc/64]&(1<<(loc%64)) != 0
-}
-
 // bit is bit loc as 0 or 1; a missing location (-1, as uint32) is beyond every bit.
 func bit(bits []uint64, loc uint32) int {
 	if int(loc/64) >= len(bits) {
@@ -518,7 +512,7 @@ func (s *shard) edgesInto(pass *edgePass, o Options) *edgeSet {
 			loc := uint32(stack[i])
 			parent := int32(-1)
 			for j := int(i) + 1; j < seen; j++ {
-				if l := uint32(stack[j]); marked(has, l) {
+				if l := uint32(stack[j]); bit(has, l) == 1 {
 					parent = pass.innermost(l)
 					break
 				}
