@@ -50,3 +50,24 @@ func FuzzSkippedLabelIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestLabelIndexReadsCommonLabels checks that the labels of real profiles are read in one
+// pass (labelIndex), not left to the field-by-field decoding: FuzzSkippedLabelIndex would
+// pass if labelIndex refused every label.
+func TestLabelIndexReadsCommonLabels(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		label []byte
+		index uint64
+	}{
+		{"string label", []byte{0x08, 3, 0x10, 5}, 5},
+		{"string label, indices of two bytes", []byte{0x08, 0x85, 0x01, 0x10, 0x90, 0x03}, 400},
+		{"numeric label with a unit (a Go heap profile's bytes)", []byte{0x08, 3, 0x18, 0x80, 0x80, 0x04, 0x20, 9}, 9},
+		{"numeric label without a unit", []byte{0x08, 7, 0x18, 42}, 7},
+	} {
+		index, ok := labelIndex(c.label)
+		if !ok || index != c.index {
+			t.Errorf("%s (% x): labelIndex = %d, %v; want %d, true", c.name, c.label, index, ok, c.index)
+		}
+	}
+}
